@@ -1,0 +1,1 @@
+//! Where a claude process keeps its transcript.

@@ -1,0 +1,4 @@
+//! Claude adapter.
+
+pub mod locate;
+pub mod parse;

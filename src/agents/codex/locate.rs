@@ -1,0 +1,1 @@
+//! Where a codex process keeps its transcript.

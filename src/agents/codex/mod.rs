@@ -1,0 +1,4 @@
+//! Codex adapter.
+
+pub mod locate;
+pub mod parse;

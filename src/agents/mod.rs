@@ -1,0 +1,36 @@
+//! Agent adapters: one folder per agent with `parse` (transcript line → [`Event`]) and `locate`
+//! (agent process → transcript file).
+
+pub mod claude;
+pub mod codex;
+
+use crate::events::{AgentKind, Event};
+
+/// Maps one transcript line to an event with the adapter for `agent`. `None` for lines that
+/// are not JSON objects or carry nothing the state engine uses.
+pub fn parse_line(agent: AgentKind, line: &[u8]) -> Option<Event> {
+    match agent {
+        AgentKind::Codex => codex::parse::parse_line(line),
+        _ => claude::parse::parse_line(line),
+    }
+}
+
+/// Guesses which agent wrote a line: Codex rollouts wrap everything in `{timestamp, type,
+/// payload}` with Codex record types.
+pub fn detect_line(line: &[u8]) -> Option<AgentKind> {
+    let value: serde_json::Value = serde_json::from_slice(line).ok()?;
+    let obj = value.as_object()?;
+    let ty = obj.get("type")?.as_str()?;
+    let codex_types = [
+        "session_meta",
+        "event_msg",
+        "response_item",
+        "turn_context",
+        "compacted",
+    ];
+    if obj.contains_key("payload") && codex_types.contains(&ty) {
+        Some(AgentKind::Codex)
+    } else {
+        Some(AgentKind::Claude)
+    }
+}

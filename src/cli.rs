@@ -1,0 +1,299 @@
+//! Command-line types (SPEC §12). No I/O here: parsing only, so the contract can be tested and
+//! documented without touching tmux or the disk.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Top-level arguments.
+#[derive(Debug, Parser)]
+#[command(
+    name = "agentpane",
+    version,
+    about = "Which tmux pane's coding agent is working, needs you, or is stuck — from the agents' own transcripts."
+)]
+pub struct Cli {
+    /// tmux socket name, as `tmux -L`.
+    #[arg(short = 'L', long = "socket-name", global = true, value_name = "NAME")]
+    pub socket_name: Option<String>,
+    /// tmux socket path, as `tmux -S`.
+    #[arg(
+        short = 'S',
+        long = "socket-path",
+        global = true,
+        value_name = "PATH",
+        conflicts_with = "socket_name"
+    )]
+    pub socket_path: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Which agent wrote a transcript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AgentArg {
+    Claude,
+    Codex,
+}
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// State of one transcript file (pure: no tmux, no memory).
+    Classify(ClassifyArgs),
+    /// The clean last answer of a pane's agent, or of a transcript file.
+    Last(LastArgs),
+    /// The chain pane → agent process → session record → transcript.
+    Resolve(ResolveArgs),
+    /// All agent panes with their state.
+    Panes(PanesArgs),
+    /// The status-line segment (empty when there are no agents).
+    Status(StatusArgs),
+    /// The most urgent state per window, and per-pane detail.
+    PaneStatus(PaneStatusArgs),
+    /// Background watcher: tmux options, alerts, routing queue, relays.
+    Watch(WatchArgs),
+    /// Hand one pane's answer to another pane.
+    Route(RouteArgs),
+    /// Relay answers between two panes for a bounded number of rounds.
+    Relay(RelayArgs),
+    /// A typed file mailbox between agents.
+    #[command(subcommand)]
+    Channel(ChannelCommand),
+    /// Record one Claude Code hook event (reads JSON on stdin; always exits 0).
+    Hook(HookArgs),
+    /// Install or remove agentpane's Claude Code hooks.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
+    /// A self-contained show on a private tmux server.
+    Demo(DemoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ClassifyArgs {
+    /// The transcript (JSONL) to classify.
+    pub file: PathBuf,
+    /// Which agent wrote it (default: detected from the content).
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentArg>,
+    /// The clock, as RFC 3339 (default: now).
+    #[arg(long, value_name = "RFC3339")]
+    pub now: Option<String>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct LastArgs {
+    /// A tmux pane target (`%3`, `work:2.1`).
+    #[arg(required_unless_present = "transcript", conflicts_with = "transcript")]
+    pub pane: Option<String>,
+    /// Read this transcript instead of a pane's.
+    #[arg(long, value_name = "FILE")]
+    pub transcript: Option<PathBuf>,
+    /// Which agent wrote the transcript (default: detected).
+    #[arg(long, value_enum)]
+    pub agent: Option<AgentArg>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ResolveArgs {
+    /// A tmux pane target (default: every agent pane).
+    pub pane: Option<String>,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct PanesArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Format with {working} {waiting} {your_turn} {stalled} {attention} {idle} and icons.
+    #[arg(long)]
+    pub format: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct PaneStatusArgs {
+    /// Only this window (any tmux window target).
+    #[arg(long, value_name = "TARGET")]
+    pub window: Option<String>,
+    /// Print JSON with per-pane detail.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct WatchArgs {
+    /// Run this command for each alert, with the alert as one JSON object on stdin.
+    #[arg(long, value_name = "CMD")]
+    pub alert_command: Option<String>,
+    /// Safety poll interval in seconds.
+    #[arg(long, default_value_t = 5.0)]
+    pub poll: f64,
+    /// Stop after this many seconds (for tests and benchmarks).
+    #[arg(long, hide = true)]
+    pub exit_after: Option<f64>,
+}
+
+/// How the routed text is made from the source pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
+pub enum Transform {
+    #[default]
+    Raw,
+    FullOutput,
+    Summary,
+    Ai,
+}
+
+#[derive(Debug, Args)]
+pub struct RouteArgs {
+    /// Source pane.
+    pub src: String,
+    /// Destination pane.
+    pub dst: String,
+    #[arg(long, value_enum, default_value_t = Transform::Raw)]
+    pub transform: Transform,
+    /// Built-in template name (review, continue, ask) or a template file.
+    #[arg(long, value_name = "NAME|FILE")]
+    pub template: Option<String>,
+    /// Text for `{instruction}` in the template.
+    #[arg(long, value_name = "TEXT")]
+    pub instruction: Option<String>,
+    /// Press Enter after pasting (default).
+    #[arg(long, overrides_with = "no_submit")]
+    pub submit: bool,
+    /// Paste without pressing Enter.
+    #[arg(long)]
+    pub no_submit: bool,
+    /// Wait up to SECS for the destination to be free.
+    #[arg(long, value_name = "SECS", conflicts_with = "queue")]
+    pub wait: Option<f64>,
+    /// Queue for the watcher when the destination is busy.
+    #[arg(long)]
+    pub queue: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct RelayArgs {
+    /// First pane.
+    pub a: String,
+    /// Second pane.
+    pub b: String,
+    /// Round trips before escalating to the human.
+    #[arg(long, default_value_t = 3)]
+    pub rounds: u32,
+    #[arg(long, value_name = "NAME|FILE")]
+    pub template: Option<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ChannelCommand {
+    /// Create a channel; prints its id.
+    New {
+        #[arg(long = "as", value_name = "NAME")]
+        name: String,
+    },
+    /// Join a channel.
+    Join {
+        id: String,
+        #[arg(long = "as", value_name = "NAME")]
+        name: String,
+    },
+    /// Send a message (TEXT, or `-` for stdin).
+    Send {
+        id: String,
+        #[arg(long = "as", value_name = "NAME")]
+        name: String,
+        #[arg(long, value_name = "NAME|all")]
+        to: String,
+        #[arg(long = "type", value_name = "TYPE")]
+        kind: String,
+        #[arg(long)]
+        thread: Option<String>,
+        #[arg(long)]
+        json: bool,
+        text: String,
+    },
+    /// Wait for unread messages from others, print them, exit 0.
+    Watch {
+        id: String,
+        #[arg(long = "as", value_name = "NAME")]
+        name: String,
+        #[arg(long, value_name = "DUR", default_value = "8h")]
+        timeout: String,
+    },
+    /// List messages.
+    List {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Close a thread.
+    Close {
+        id: String,
+        #[arg(long)]
+        thread: String,
+        #[arg(long)]
+        reason: String,
+        #[arg(long = "as", value_name = "NAME")]
+        name: Option<String>,
+    },
+    /// Install the Claude Code skill that teaches agents the channel.
+    InstallSkill {
+        /// Skills folder (default: ~/.claude/skills).
+        #[arg(long)]
+        dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct HookArgs {}
+
+#[derive(Debug, Subcommand)]
+pub enum HooksCommand {
+    /// Add agentpane's hooks to settings.json (idempotent, with a backup).
+    Install {
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+    /// Remove exactly what `install` added.
+    Uninstall {
+        #[arg(long, value_name = "FILE")]
+        settings: Option<PathBuf>,
+    },
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the demo server running until Enter/EOF instead of the scripted run.
+    #[arg(long)]
+    pub keep: bool,
+    /// Seconds the scripted show runs.
+    #[arg(long, default_value_t = 20.0)]
+    pub seconds: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

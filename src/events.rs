@@ -1,0 +1,153 @@
+//! Normalised transcript events (SPEC §3.5): what every agent adapter produces and the state
+//! engine consumes. Small, agent-neutral, ordered by position in the file.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+
+/// Semantic time: the record's own timestamp, never a file mtime.
+pub type Time = DateTime<Utc>;
+
+/// Which agent wrote a transcript or runs in a pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum AgentKind {
+    Claude,
+    Codex,
+    Gemini,
+    Opencode,
+    Amp,
+    Aider,
+}
+
+impl AgentKind {
+    /// Every kind, in matching order.
+    pub const ALL: [AgentKind; 6] = [
+        AgentKind::Claude,
+        AgentKind::Codex,
+        AgentKind::Gemini,
+        AgentKind::Opencode,
+        AgentKind::Amp,
+        AgentKind::Aider,
+    ];
+
+    /// The executable name that identifies the agent.
+    pub fn name(self) -> &'static str {
+        match self {
+            AgentKind::Claude => "claude",
+            AgentKind::Codex => "codex",
+            AgentKind::Gemini => "gemini",
+            AgentKind::Opencode => "opencode",
+            AgentKind::Amp => "amp",
+            AgentKind::Aider => "aider",
+        }
+    }
+
+    /// Parses an executable basename.
+    pub fn from_name(name: &str) -> Option<AgentKind> {
+        AgentKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+}
+
+impl std::fmt::Display for AgentKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Kinds of API failure an agent reports in its transcript.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiError {
+    /// `rate_limit`, `authentication_failed`, `billing_error`, `server_error`, … or `error`.
+    pub kind: String,
+    /// The human-readable text, bounded.
+    pub text: String,
+    /// When a rate limit resets, if the text says.
+    pub resets_at: Option<Time>,
+}
+
+/// What one transcript line means.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EventKind {
+    /// A turn starts without a human prompt of its own (Codex `task_started`).
+    TurnStart,
+    /// A human prompt: a new turn.
+    UserPrompt,
+    /// Assistant text. `closes` is true when the stop reason ends the turn; `None` means the
+    /// record carries no stop reason (settle rules apply).
+    AssistantText { closes: Option<bool> },
+    /// Assistant thinking/reasoning or any other non-text, non-tool block: proof of life.
+    AssistantOther,
+    /// Tool calls started by the assistant: ids and tool names, in the same order.
+    ToolUse { ids: Vec<String>, names: Vec<String> },
+    /// Tool results for these ids.
+    ToolResult { ids: Vec<String> },
+    /// The turn is over (stop hook summary, turn duration, Codex task_complete).
+    TurnEnd,
+    /// The human interrupted: control is back with them.
+    Interrupted,
+    /// The API failed.
+    ApiError(ApiError),
+    /// The model refused.
+    Refusal,
+    /// A recovery path inside a turn (max_tokens, context window, pause_turn): still working.
+    Recovering,
+    /// Context compaction in progress.
+    Compaction,
+    /// Hook/bash/agent progress: proof of life for an open turn.
+    Progress,
+    /// A local command run by the human between turns (slash command, its output).
+    LocalCommand,
+    /// Bookkeeping: never changes turn identity or semantic time.
+    Meta,
+}
+
+/// One normalised event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub kind: EventKind,
+    /// Written by a subagent (Claude `isSidechain`): never opens or closes the main turn.
+    pub sidechain: bool,
+    /// The record's own timestamp.
+    pub at: Option<Time>,
+    /// Record uuid, else message id, else Codex turn id.
+    pub key: Option<String>,
+    /// The API message this line belongs to (Claude streams one message over several lines).
+    pub message_id: Option<String>,
+}
+
+impl Event {
+    /// An event with no identity or time (tests and adapters fill in the rest).
+    pub fn new(kind: EventKind) -> Event {
+        Event {
+            kind,
+            sidechain: false,
+            at: None,
+            key: None,
+            message_id: None,
+        }
+    }
+
+    /// Builder: set the semantic time.
+    pub fn at(mut self, at: Time) -> Event {
+        self.at = Some(at);
+        self
+    }
+
+    /// Builder: set the turn key.
+    pub fn key(mut self, key: impl Into<String>) -> Event {
+        self.key = Some(key.into());
+        self
+    }
+
+    /// Builder: mark as sidechain.
+    pub fn sidechain(mut self) -> Event {
+        self.sidechain = true;
+        self
+    }
+
+    /// Builder: set the message id.
+    pub fn message(mut self, id: impl Into<String>) -> Event {
+        self.message_id = Some(id.into());
+        self
+    }
+}

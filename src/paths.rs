@@ -1,0 +1,172 @@
+//! Where agentpane keeps its state, and how it writes there: private folders (0700, symlinks
+//! refused), private files (0600), atomic replacement with fsync so a crash never leaves a
+//! half-written queue, journal or alert memory.
+
+use std::fs::{self, File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context, Result};
+
+/// `$AGENTPANE_STATE_DIR`, else `$XDG_STATE_HOME/agentpane`, else `~/.local/state/agentpane`.
+pub fn state_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("AGENTPANE_STATE_DIR").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir).join("agentpane");
+    }
+    directories::BaseDirs::new()
+        .and_then(|b| b.state_dir().map(Path::to_path_buf))
+        .map(|d| d.join("agentpane"))
+        .unwrap_or_else(|| home_dir().join(".local/state/agentpane"))
+}
+
+/// `$XDG_CONFIG_HOME/agentpane` (or the platform equivalent).
+pub fn config_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        return PathBuf::from(dir).join("agentpane");
+    }
+    directories::BaseDirs::new()
+        .map(|b| b.config_dir().join("agentpane"))
+        .unwrap_or_else(|| home_dir().join(".config/agentpane"))
+}
+
+/// The user's home directory.
+pub fn home_dir() -> PathBuf {
+    directories::BaseDirs::new()
+        .map(|b| b.home_dir().to_path_buf())
+        .or_else(|| std::env::var_os("HOME").map(PathBuf::from))
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// Creates `dir` (and parents) as 0700 and refuses a symlink at `dir` itself.
+pub fn ensure_private_dir(dir: &Path) -> Result<()> {
+    match fs::symlink_metadata(dir) {
+        Ok(meta) if meta.file_type().is_symlink() => {
+            bail!("refusing to use {}: it is a symlink", dir.display())
+        }
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => bail!("{} exists and is not a folder", dir.display()),
+        Err(_) => fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .with_context(|| format!("cannot create {}", dir.display())),
+    }
+}
+
+/// Replaces `path` with `data` atomically: a private temp file in the same folder, fsync,
+/// rename, fsync of the folder. Readers see the old or the new content, never a mix.
+pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .with_context(|| format!("{} has no file name", path.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.{}.{}.tmp",
+        name.to_string_lossy(),
+        std::process::id(),
+        unique_suffix()
+    ));
+    let result = (|| -> Result<()> {
+        let mut f = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        f.write_all(data)
+            .with_context(|| format!("cannot write {}", tmp.display()))?;
+        f.sync_all()
+            .with_context(|| format!("cannot sync {}", tmp.display()))?;
+        fs::rename(&tmp, path)
+            .with_context(|| format!("cannot replace {}", path.display()))?;
+        if let Ok(d) = File::open(dir) {
+            let _ = d.sync_all();
+        }
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Creates `path` exclusively (O_EXCL) as 0600 with `data`, fsynced. Fails if it exists.
+/// On a write failure the partial file is removed.
+pub fn create_exclusive(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    let mut f = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)?;
+    let written = f.write_all(data).and_then(|_| f.sync_all());
+    if let Err(e) = written {
+        drop(f);
+        let _ = fs::remove_file(path);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// Sets 0600 on an existing file.
+pub fn make_private(path: &Path) -> Result<()> {
+    fs::set_permissions(path, fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot set permissions on {}", path.display()))
+}
+
+fn unique_suffix() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos() as u64)
+        .unwrap_or(0);
+    nanos ^ (COUNTER.fetch_add(1, Ordering::Relaxed) << 32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn atomic_write_replaces_and_is_private() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("q.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"two");
+        let mode = fs::metadata(&p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let leftovers = fs::read_dir(dir.path()).unwrap().count();
+        assert_eq!(leftovers, 1, "no temp files left behind");
+    }
+
+    #[test]
+    fn private_dir_refuses_symlinks() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = dir.path().join("real");
+        fs::create_dir(&real).unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        assert!(ensure_private_dir(&link).is_err());
+        let fresh = dir.path().join("a/b");
+        ensure_private_dir(&fresh).unwrap();
+        let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn exclusive_create_refuses_existing() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("m.md");
+        create_exclusive(&p, b"x").unwrap();
+        assert!(create_exclusive(&p, b"y").is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"x");
+    }
+}

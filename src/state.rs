@@ -1,0 +1,355 @@
+//! Classification (SPEC §3.6): a pure function of normalised events, a clock and the freshness
+//! windows. It never reads the clock or the disk; callers pass both in.
+
+use std::collections::HashSet;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::events::{Event, EventKind, Time};
+
+/// What an agent session is doing, from the human's point of view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum State {
+    /// The agent is busy with a turn.
+    Working,
+    /// Blocked inside a turn on a human decision (permission, question).
+    Waiting,
+    /// The turn is over; control is back with the human.
+    YourTurn,
+    /// An open turn went quiet after this monitor saw it working.
+    Stalled,
+    /// API error, rate limit, auth, refusal.
+    Attention,
+    /// Nothing recent.
+    Idle,
+    /// No agent in the pane.
+    None,
+}
+
+impl State {
+    /// The name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Working => "working",
+            State::Waiting => "waiting",
+            State::YourTurn => "your-turn",
+            State::Stalled => "stalled",
+            State::Attention => "attention",
+            State::Idle => "idle",
+            State::None => "none",
+        }
+    }
+}
+
+impl std::fmt::Display for State {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Freshness windows (SPEC §3.6; defaults are Agent Island 1.7.1's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Windows {
+    /// Semantic activity this recent counts as "active right now".
+    pub active: Duration,
+    /// An open turn stays `working` this long after its last event.
+    pub open_turn: Duration,
+    /// An open turn this monitor saw working is `stalled` until this long after its last event.
+    pub stalled: Duration,
+    /// A closed turn is `your-turn` this long.
+    pub your_turn: Duration,
+    /// Attention expires after this long (unless a rate-limit reset is still ahead).
+    pub attention: Duration,
+    /// Local activity within this long after a completion is bookkeeping, not the human.
+    pub grace: Duration,
+    /// A text-only message without stop reason closes the turn after this much quiet.
+    pub settle: Duration,
+}
+
+impl Default for Windows {
+    fn default() -> Windows {
+        Windows {
+            active: Duration::from_secs(18),
+            open_turn: Duration::from_secs(5 * 60),
+            stalled: Duration::from_secs(15 * 60),
+            your_turn: Duration::from_secs(20 * 60),
+            attention: Duration::from_secs(30 * 60),
+            grace: Duration::from_secs(25),
+            settle: Duration::from_secs(3),
+        }
+    }
+}
+
+/// What a monitor remembers about a session between scans (empty for one-shot `classify`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Observation {
+    /// The monitor saw this turn `working` (turn key matched).
+    pub seen_working: bool,
+}
+
+/// The classification of one session.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Status {
+    pub state: State,
+    /// Why, when there is more to say: `interrupted`, `tool: Bash`, `rate_limit`, …
+    pub reason: Option<String>,
+    /// The turn (or deciding record) this state belongs to.
+    pub turn_key: Option<String>,
+    /// Semantic time of the deciding event.
+    pub at: Option<Time>,
+    /// The latest semantic or progress activity of the turn.
+    pub last_activity: Option<Time>,
+    /// When a rate limit resets, if known.
+    pub resets_at: Option<Time>,
+    /// The turn is open (the agent owes an answer).
+    pub turn_open: bool,
+    /// The human came back after the turn closed (only meaningful for `your-turn`).
+    pub seen: bool,
+}
+
+impl Status {
+    /// A status with nothing known.
+    pub fn idle() -> Status {
+        Status {
+            state: State::Idle,
+            reason: None,
+            turn_key: None,
+            at: None,
+            last_activity: None,
+            resets_at: None,
+            turn_open: false,
+            seen: false,
+        }
+    }
+}
+
+/// How urgent a state is, for merging (higher wins). `your-turn` already seen ranks below
+/// `working` (SPEC §3.6).
+pub fn urgency(state: State, seen: bool) -> u8 {
+    match state {
+        State::Attention => 8,
+        State::Waiting => 7,
+        State::YourTurn if !seen => 6,
+        State::Stalled => 5,
+        State::Working => 4,
+        State::YourTurn => 3,
+        State::Idle => 2,
+        State::None => 1,
+    }
+}
+
+/// The decisive main-thread event, found walking backwards from the end.
+#[derive(Debug)]
+enum Decision {
+    Open { reason: Option<String> },
+    Closed,
+    SettleClose,
+    Interrupted,
+    Attention { reason: String, resets_at: Option<Time> },
+}
+
+/// True when `event` alone decides a session's state (used by readers to stop early). Tool
+/// uses need the later results, which a backward reader has already seen.
+pub fn is_decisive(event: &Event) -> bool {
+    !event.sidechain
+        && !matches!(
+            event.kind,
+            EventKind::Meta | EventKind::Progress | EventKind::LocalCommand | EventKind::TurnEnd
+        )
+}
+
+/// Classifies a session from its events in file order (usually the tail a reader collected).
+pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
+    let mut results: HashSet<&str> = HashSet::new();
+    let mut life: Option<Time> = None;
+    let mut local: Option<Time> = None;
+    let mut ended_by_record: Option<&Event> = None;
+    let mut decided: Option<(&Event, Decision)> = None;
+
+    for ev in events.iter().rev() {
+        if ev.sidechain {
+            life = max_time(life, ev.at);
+            continue;
+        }
+        let decision = match &ev.kind {
+            EventKind::Meta => continue,
+            EventKind::Progress => {
+                life = max_time(life, ev.at);
+                continue;
+            }
+            EventKind::LocalCommand => {
+                local = max_time(local, ev.at);
+                continue;
+            }
+            EventKind::TurnEnd => {
+                if ended_by_record.is_none() {
+                    ended_by_record = Some(ev);
+                }
+                continue;
+            }
+            EventKind::ToolResult { ids } => {
+                results.extend(ids.iter().map(String::as_str));
+                Decision::Open { reason: None }
+            }
+            EventKind::ToolUse { ids, names } => {
+                let pending: Vec<&str> = ids
+                    .iter()
+                    .zip(names.iter().map(String::as_str).chain(std::iter::repeat("tool")))
+                    .filter(|(id, _)| !results.contains(id.as_str()))
+                    .map(|(_, name)| name)
+                    .collect();
+                let reason = (!pending.is_empty()).then(|| format!("tool: {}", pending.join(", ")));
+                Decision::Open { reason }
+            }
+            EventKind::AssistantText { closes: Some(true) } => Decision::Closed,
+            EventKind::AssistantText { closes: Some(false) } => Decision::Open { reason: None },
+            EventKind::AssistantText { closes: None } => Decision::SettleClose,
+            EventKind::AssistantOther | EventKind::UserPrompt | EventKind::TurnStart => {
+                Decision::Open { reason: None }
+            }
+            EventKind::Recovering => Decision::Open {
+                reason: Some("recovering".into()),
+            },
+            EventKind::Compaction => Decision::Open {
+                reason: Some("compacting".into()),
+            },
+            EventKind::Interrupted => Decision::Interrupted,
+            EventKind::ApiError(err) => Decision::Attention {
+                reason: err.kind.clone(),
+                resets_at: err.resets_at,
+            },
+            EventKind::Refusal => Decision::Attention {
+                reason: "refused".into(),
+                resets_at: None,
+            },
+        };
+        decided = Some((ev, decision));
+        break;
+    }
+
+    // A turn-end record (stop hook summary, turn duration, task_complete) after the decisive
+    // event closes the turn at once, whatever the assistant line said.
+    if let Some(end) = ended_by_record {
+        let closes_open_turn = match &decided {
+            Some((ev, Decision::Open { .. } | Decision::SettleClose | Decision::Closed)) => {
+                ev.at.is_none() || end.at.is_none() || ev.at <= end.at
+            }
+            None => true,
+            _ => false,
+        };
+        if closes_open_turn {
+            let key_source = decided.as_ref().map(|(ev, _)| *ev).unwrap_or(end);
+            return closed(key_source, end.at, local, now, windows);
+        }
+    }
+
+    let Some((ev, decision)) = decided else {
+        return Status::idle();
+    };
+    match decision {
+        Decision::Closed => closed(ev, ev.at, local, now, windows),
+        Decision::SettleClose => {
+            let quiet_since = max_time(ev.at, life);
+            if age(now, quiet_since) >= windows.settle {
+                closed(ev, ev.at, local, now, windows)
+            } else {
+                open(ev, None, life, now, windows, obs)
+            }
+        }
+        Decision::Open { reason } => open(ev, reason, life, now, windows, obs),
+        Decision::Interrupted => {
+            let mut s = closed(ev, ev.at, local, now, windows);
+            if s.state == State::YourTurn {
+                s.reason = Some("interrupted".into());
+            }
+            s
+        }
+        Decision::Attention { reason, resets_at } => {
+            let mut s = base(ev, State::Attention);
+            s.reason = Some(reason);
+            s.resets_at = resets_at;
+            let expired = match resets_at {
+                Some(reset) => reset <= now,
+                None => age(now, ev.at) > windows.attention,
+            };
+            if expired {
+                s.state = State::Idle;
+            }
+            s
+        }
+    }
+}
+
+fn base(ev: &Event, state: State) -> Status {
+    Status {
+        state,
+        reason: None,
+        turn_key: ev.key.clone().or_else(|| ev.message_id.clone()),
+        at: ev.at,
+        last_activity: ev.at,
+        resets_at: None,
+        turn_open: false,
+        seen: false,
+    }
+}
+
+fn closed(
+    ev: &Event,
+    closed_at: Option<Time>,
+    local: Option<Time>,
+    now: Time,
+    windows: &Windows,
+) -> Status {
+    let mut s = base(ev, State::YourTurn);
+    s.at = closed_at.or(ev.at);
+    if age(now, s.at) > windows.your_turn {
+        s.state = State::Idle;
+    }
+    // The human ran local commands well after the completion: they have seen it.
+    if let (Some(l), Some(at)) = (local, s.at) {
+        if l > at + chrono::Duration::from_std(windows.grace).unwrap_or_default() {
+            s.seen = true;
+        }
+    }
+    s
+}
+
+fn open(
+    ev: &Event,
+    reason: Option<String>,
+    life: Option<Time>,
+    now: Time,
+    windows: &Windows,
+    obs: Observation,
+) -> Status {
+    let mut s = base(ev, State::Working);
+    s.turn_open = true;
+    s.reason = reason;
+    s.last_activity = max_time(ev.at, life);
+    let quiet = age(now, s.last_activity);
+    if quiet > windows.open_turn {
+        if obs.seen_working && quiet <= windows.stalled {
+            s.state = State::Stalled;
+        } else {
+            s.state = State::Idle;
+            s.reason = Some("quiet".into());
+        }
+    }
+    s
+}
+
+fn max_time(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// How long ago `at` was; unknown or future times count as "just now".
+fn age(now: Time, at: Option<Time>) -> Duration {
+    at.and_then(|t| (now - t).to_std().ok())
+        .unwrap_or(Duration::ZERO)
+}

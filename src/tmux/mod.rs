@@ -1,0 +1,130 @@
+//! The tmux seam: every tmux call goes through [`Tmux`], which runs commands on one selected
+//! server through a swappable [`Runner`] with a timeout. Tests use a private `-L` server or a
+//! fake runner; nothing here ever touches a server it was not pointed at.
+
+mod panes;
+
+pub use panes::{Pane, PANE_FORMAT};
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::exec::{self, ExecError};
+
+/// Which tmux server to talk to, with tmux's own meaning of `-L` and `-S`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Socket {
+    /// `$TMUX` when inside tmux, else tmux's default server.
+    #[default]
+    Default,
+    /// `-L NAME`.
+    Name(String),
+    /// `-S PATH`.
+    Path(PathBuf),
+}
+
+impl Socket {
+    /// The global flags that select this server.
+    pub fn args(&self) -> Vec<String> {
+        match self {
+            Socket::Default => Vec::new(),
+            Socket::Name(n) => vec!["-L".into(), n.clone()],
+            Socket::Path(p) => vec!["-S".into(), p.to_string_lossy().into_owned()],
+        }
+    }
+}
+
+/// Why a tmux call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TmuxError {
+    #[error("tmux is not installed (install it, e.g. `apt-get install tmux`)")]
+    Missing,
+    #[error("no tmux server is running{0}")]
+    NoServer(String),
+    #[error("tmux: {0}")]
+    Command(String),
+    #[error(transparent)]
+    Exec(ExecError),
+}
+
+/// Runs one tmux command line (without the program name) and returns its stdout.
+pub trait Runner: Send + Sync {
+    fn run(&self, args: &[String], stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError>;
+}
+
+/// The real runner: spawns `tmux` with the socket flags and a timeout.
+#[derive(Debug, Clone)]
+pub struct ProcessRunner {
+    pub socket: Socket,
+    pub timeout: Duration,
+}
+
+impl Runner for ProcessRunner {
+    fn run(&self, args: &[String], stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+        let mut all = self.socket.args();
+        all.extend(args.iter().cloned());
+        match exec::run("tmux", &all, stdin, self.timeout) {
+            Ok(out) => Ok(out.stdout),
+            Err(ExecError::NotFound { .. }) => Err(TmuxError::Missing),
+            Err(ExecError::Failed { stderr, .. }) => Err(classify_failure(&self.socket, stderr)),
+            Err(e) => Err(TmuxError::Exec(e)),
+        }
+    }
+}
+
+fn classify_failure(socket: &Socket, stderr: String) -> TmuxError {
+    let lower = stderr.to_ascii_lowercase();
+    if lower.contains("no server running")
+        || lower.contains("error connecting to")
+        || lower.contains("no such file or directory") && lower.contains("connect")
+    {
+        let which = match socket {
+            Socket::Default => String::new(),
+            Socket::Name(n) => format!(" on socket name `{n}`"),
+            Socket::Path(p) => format!(" at `{}`", p.display()),
+        };
+        TmuxError::NoServer(which)
+    } else {
+        TmuxError::Command(stderr)
+    }
+}
+
+/// A handle on one tmux server.
+pub struct Tmux {
+    runner: Box<dyn Runner>,
+}
+
+impl Tmux {
+    /// The real server selected by `socket`, with a 2 s timeout per call.
+    pub fn new(socket: Socket) -> Tmux {
+        Tmux::with_runner(Box::new(ProcessRunner {
+            socket,
+            timeout: Duration::from_secs(2),
+        }))
+    }
+
+    /// Any runner (tests pass a fake).
+    pub fn with_runner(runner: Box<dyn Runner>) -> Tmux {
+        Tmux { runner }
+    }
+
+    /// Runs a raw tmux command and returns stdout as (lossy) text.
+    pub fn cmd(&self, args: &[&str]) -> Result<String, TmuxError> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let out = self.runner.run(&args, None)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Runs a raw tmux command feeding `stdin`.
+    pub fn cmd_stdin(&self, args: &[&str], stdin: &[u8]) -> Result<String, TmuxError> {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let out = self.runner.run(&args, Some(stdin))?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
+    }
+
+    /// Every pane on the server: one `list-panes -a` call.
+    pub fn list_panes(&self) -> Result<Vec<Pane>, TmuxError> {
+        let out = self.cmd(&["list-panes", "-a", "-F", PANE_FORMAT])?;
+        Ok(panes::parse_list(&out))
+    }
+}

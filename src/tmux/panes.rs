@@ -1,0 +1,101 @@
+//! `list-panes` output → typed [`Pane`] values.
+
+use serde::Serialize;
+
+/// Fields are separated by US (0x1f), which tmux never puts into names.
+const SEP: char = '\u{1f}';
+
+/// The `-F` format for `list-panes -a`, in the order [`parse_line`] expects.
+pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}";
+
+/// One tmux pane.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Pane {
+    /// `%N`.
+    pub pane_id: String,
+    /// The pane's first process (usually a shell).
+    pub pane_pid: u32,
+    pub session: String,
+    pub window_index: u32,
+    pub window_name: String,
+    /// `@N`.
+    pub window_id: String,
+    pub pane_index: u32,
+    pub cwd: String,
+    pub pane_active: bool,
+    pub window_active: bool,
+    /// Number of clients attached to the session.
+    pub session_attached: u32,
+    pub dead: bool,
+    pub current_command: String,
+}
+
+impl Pane {
+    /// `session:window.pane`.
+    pub fn target(&self) -> String {
+        format!("{}:{}.{}", self.session, self.window_index, self.pane_index)
+    }
+
+    /// `session:window`.
+    pub fn window_target(&self) -> String {
+        format!("{}:{}", self.session, self.window_index)
+    }
+
+    /// The user is looking at this pane right now.
+    pub fn focused(&self) -> bool {
+        self.pane_active && self.window_active && self.session_attached > 0
+    }
+}
+
+/// Parses the whole output; malformed lines (a pane vanishing mid-listing) are skipped.
+pub fn parse_list(out: &str) -> Vec<Pane> {
+    out.lines().filter_map(parse_line).collect()
+}
+
+/// Parses one line of [`PANE_FORMAT`].
+pub fn parse_line(line: &str) -> Option<Pane> {
+    let f: Vec<&str> = line.split(SEP).collect();
+    if f.len() < 13 {
+        return None;
+    }
+    let flag = |s: &str| s == "1";
+    Some(Pane {
+        pane_id: f[0].to_string(),
+        pane_pid: f[1].parse().ok()?,
+        session: f[2].to_string(),
+        window_index: f[3].parse().ok()?,
+        window_name: f[4].to_string(),
+        pane_index: f[5].parse().ok()?,
+        cwd: f[6].to_string(),
+        pane_active: flag(f[7]),
+        window_active: flag(f[8]),
+        session_attached: f[9].parse().unwrap_or(0),
+        dead: flag(f[10]),
+        window_id: f[11].to_string(),
+        current_command: f[12..].join("\u{1f}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_with_spaces_hashes_and_unicode_survive() {
+        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude";
+        let p = parse_line(line).unwrap();
+        assert_eq!(p.pane_id, "%3");
+        assert_eq!(p.pane_pid, 4242);
+        assert_eq!(p.session, "my work #1");
+        assert_eq!(p.window_name, "코드 리뷰 #x");
+        assert_eq!(p.cwd, "/home/u/a b");
+        assert_eq!(p.target(), "my work #1:2.0");
+        assert!(p.pane_active && !p.window_active && !p.focused());
+    }
+
+    #[test]
+    fn truncated_lines_are_skipped() {
+        assert!(parse_line("%3\u{1f}12").is_none());
+        assert!(parse_list("garbage\n\n").is_empty());
+    }
+}
