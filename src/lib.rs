@@ -8,6 +8,8 @@ pub mod cmd;
 pub mod events;
 pub mod exec;
 pub mod paths;
+pub mod resolve;
+pub mod scan;
 pub mod state;
 pub mod tmux;
 pub mod transcript;
