@@ -205,6 +205,7 @@ fn last_answer_is_the_final_message_text_byte_exact() {
     let data = std::fs::read_to_string(&path).unwrap();
     let last_text = data
         .lines()
+        .rev()
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .filter(|v| v["type"] == "assistant")
         .filter_map(|v| {
@@ -212,7 +213,7 @@ fn last_answer_is_the_final_message_text_byte_exact() {
                 .as_str()
                 .map(str::to_string)
         })
-        .last()
+        .next()
         .unwrap();
     assert_eq!(answer.text, last_text.trim_matches('\n'));
     assert!(answer.text.contains("```\nOn branch spotter-gqc\n"));
