@@ -7,6 +7,7 @@ pub mod cli;
 pub mod cmd;
 pub mod events;
 pub mod exec;
+pub mod extract;
 pub mod fake_agent;
 pub mod paths;
 pub mod proctree;
