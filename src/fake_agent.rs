@@ -199,7 +199,9 @@ impl Sink {
         match kind {
             AgentKind::Codex => {
                 let root = env_dir("CODEX_HOME").unwrap_or_else(|| home.join(".codex"));
-                let dir = root.join("sessions").join(now.format("%Y/%m/%d").to_string());
+                let dir = root
+                    .join("sessions")
+                    .join(now.format("%Y/%m/%d").to_string());
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("cannot create {}", dir.display()))?;
                 let name = format!(
@@ -419,9 +421,11 @@ mod tests {
         assert_ne!(a, b);
         assert_eq!(a.len(), 36);
         assert_eq!(a.as_bytes()[14], b'4');
-        assert!(crate::agents::codex::locate::session_id_of(Path::new(&format!(
-            "rollout-2026-01-01T00-00-00-{a}.jsonl"
-        )))
-        .is_some());
+        assert!(
+            crate::agents::codex::locate::session_id_of(Path::new(&format!(
+                "rollout-2026-01-01T00-00-00-{a}.jsonl"
+            )))
+            .is_some()
+        );
     }
 }
