@@ -12,7 +12,8 @@ use agentpane::state::{Observation, Windows};
 use agentpane::transcript::classify_file;
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
 
-const FIXTURE: &str = "fixtures/real/claude/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl";
+const FIXTURE: &str =
+    "fixtures/real/claude/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl";
 
 fn transcript_of(mb: u64) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
@@ -29,7 +30,10 @@ fn transcript_of(mb: u64) -> PathBuf {
     if want < real.len() as u64 {
         // Smaller than the real file: its last `want` bytes, from a line start.
         let from = real.len() - want as usize;
-        let start = real[from..].iter().position(|&b| b == b'\n').map_or(from, |i| from + i + 1);
+        let start = real[from..]
+            .iter()
+            .position(|&b| b == b'\n')
+            .map_or(from, |i| from + i + 1);
         f.write_all(&real[start..]).unwrap();
         f.flush().unwrap();
         return path;
@@ -38,7 +42,10 @@ fn transcript_of(mb: u64) -> PathBuf {
     let filler_target = want.saturating_sub(real.len() as u64);
     while written < filler_target {
         let take = (filler_target - written).min(real.len() as u64) as usize;
-        let cut = real[..take].iter().rposition(|&b| b == b'\n').map_or(take, |i| i + 1);
+        let cut = real[..take]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(take, |i| i + 1);
         let cut = if cut == 0 { take } else { cut };
         f.write_all(&real[..cut]).unwrap();
         if !real[..cut].ends_with(b"\n") {
@@ -64,9 +71,13 @@ fn classify(c: &mut Criterion) {
     let mut group = c.benchmark_group("classify");
     for mb in sizes() {
         let path = transcript_of(mb);
-        group.bench_with_input(BenchmarkId::from_parameter(format!("{mb}MB")), &path, |b, p| {
-            b.iter(|| classify_file(p, None, now, &windows, Observation::default()).unwrap())
-        });
+        group.bench_with_input(
+            BenchmarkId::from_parameter(format!("{mb}MB")),
+            &path,
+            |b, p| {
+                b.iter(|| classify_file(p, None, now, &windows, Observation::default()).unwrap())
+            },
+        );
     }
     group.finish();
 }
