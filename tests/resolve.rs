@@ -300,3 +300,44 @@ fn resolve_without_a_pane_shows_every_agent_chain() {
         2
     );
 }
+
+#[test]
+fn any_tmux_target_names_the_same_pane() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::codex());
+    let window = server.tmux(&["display-message", "-p", "-t", &pane, "#{window_index}"]);
+    let by_id = resolve(&server, &pane);
+    for target in [format!("main:{window}"), format!("=main:{window}.0")] {
+        let v = resolve(&server, &target);
+        assert_eq!(v["pane_id"], pane.as_str(), "{target}");
+        assert_eq!(v["transcript"], by_id["transcript"], "{target}");
+    }
+}
+
+#[test]
+fn a_paced_fake_agent_writes_its_fixture_over_time() {
+    let server = TmuxServer::start();
+    let agent = FakeAgent::claude()
+        .fixture(CLAUDE_FIXTURE)
+        .env("AGENTPANE_FAKE_PACE_MS", "20");
+    let exe = server.bin().join("claude");
+    let pane = server.split(
+        "main:0",
+        exe.to_str().unwrap(),
+        &server.work("proj"),
+        &agent.env,
+    );
+    server.wait_for_agent(&pane);
+    let transcript = resolve(&server, &pane)["transcript"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_until(DEADLINE, "the whole fixture, paced", || {
+        std::fs::read_to_string(&transcript).is_ok_and(|t| t.lines().count() == 15)
+    });
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let first: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(first["cwd"], server.work("proj").to_str().unwrap());
+    let id = resolve(&server, &pane)["session_id"].clone();
+    assert_eq!(first["sessionId"], id);
+}
