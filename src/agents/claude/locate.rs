@@ -171,10 +171,11 @@ pub fn config_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
         .filter(|h| !h.is_empty())
     {
         Some(home) => (Path::new(home).join(".claude"), "agent's HOME"),
-        None => (
+        None if env.is_none() => (
             fallback_home.join(".claude"),
-            "default; agent environment unreadable",
+            "default; the agent's environment is unreadable",
         ),
+        None => (fallback_home.join(".claude"), "default"),
     }
 }
 

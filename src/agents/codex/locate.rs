@@ -26,10 +26,11 @@ pub fn codex_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
         .filter(|h| !h.is_empty())
     {
         Some(home) => (Path::new(home).join(".codex"), "agent's HOME"),
-        None => (
+        None if env.is_none() => (
             fallback_home.join(".codex"),
-            "default; agent environment unreadable",
+            "default; the agent's environment is unreadable",
         ),
+        None => (fallback_home.join(".codex"), "default"),
     }
 }
 
