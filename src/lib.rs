@@ -6,6 +6,7 @@ pub mod agents;
 pub mod cli;
 pub mod cmd;
 pub mod events;
+pub mod evidence;
 pub mod exec;
 pub mod paths;
 pub mod resolve;
@@ -39,7 +40,11 @@ where
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             return code;
         }
