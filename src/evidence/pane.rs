@@ -107,10 +107,32 @@ fn option_label(line: &str) -> Option<&str> {
         .then(|| rest.trim())
 }
 
-/// The agent's idle input box or busy footer: the screen is not a dialog.
+/// The agent's input box, a submitted prompt or a busy footer under a title: the title is
+/// history, not a live dialog.
 fn idle_box(line: &str) -> bool {
-    let l = line.trim();
-    l == "❯" || l == ">" || l.contains("? for shortcuts") || l.contains("esc to interrupt")
+    let l = content(line);
+    if l.contains("? for shortcuts") || l.contains("esc to interrupt") {
+        return true;
+    }
+    let Some(rest) = ['❯', '›', '>']
+        .iter()
+        .find_map(|p| l.strip_prefix(*p))
+        .map(str::trim_start)
+    else {
+        return false;
+    };
+    const LABELS: [&str; 9] = [
+        "Yes",
+        "No",
+        "Approve",
+        "Edit",
+        "Explain",
+        "Switch",
+        "View",
+        "Cancel",
+        "Type here",
+    ];
+    option_label(l).is_none() && !LABELS.iter().any(|w| rest.starts_with(w))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -180,9 +202,14 @@ impl Title {
             Title::ClaudeEdit => Some("Edit".into()),
             Title::ClaudeCreate => Some("Write".into()),
             Title::ClaudePlan => None,
-            Title::CodexCommand | Title::CodexOldCommand => {
+            Title::CodexCommand => {
                 Some(codex_command_program(below).unwrap_or_else(|| "command".into()))
             }
+            // The TypeScript Codex drew the command above the question.
+            Title::CodexOldCommand => Some(
+                codex_command_program(&above[above.len().saturating_sub(12)..])
+                    .unwrap_or_else(|| "command".into()),
+            ),
             Title::CodexEdits | Title::CodexOldChanges => Some("edit".into()),
             Title::CodexPermissions => Some("permissions".into()),
         };

@@ -190,7 +190,14 @@ fn apply(
                 State::YourTurn
             };
             s.reason = None;
-            s.at = Some(at);
+            // A text answer still settling is the completion itself: keep its time, so the
+            // reading does not move when the transcript settles on its own a moment later.
+            let settling = transcript.state == State::Working && transcript.reason.is_none();
+            s.at = if settling {
+                transcript.at.or(Some(at))
+            } else {
+                Some(at)
+            };
             s.last_activity = max_time(transcript.last_activity, Some(at));
             s.turn_open = false;
         }
@@ -214,10 +221,11 @@ fn refine_with_pane(
 ) -> (Status, Source) {
     match pane {
         Some(PaneEvidence::Prompt(prompt)) => {
+            // A pending tool call; `quiet` is an open turn whose tool call went silent.
             let pending_tool = status
                 .reason
                 .as_deref()
-                .is_some_and(|r| r.starts_with("tool:"));
+                .is_some_and(|r| r.starts_with("tool:") || r == "quiet");
             if !status.turn_open || status.state == State::Waiting || !pending_tool {
                 return (status, source);
             }
