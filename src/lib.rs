@@ -8,6 +8,7 @@ pub mod cmd;
 pub mod events;
 pub mod evidence;
 pub mod exec;
+pub mod extract;
 pub mod paths;
 pub mod resolve;
 pub mod scan;
