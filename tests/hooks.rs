@@ -777,6 +777,54 @@ fn hook_keeps_huge_tool_events_bounded() {
     );
 }
 
+#[test]
+fn concurrent_hooks_of_one_session_lose_no_event() {
+    let home = Home::new();
+    let events = [
+        r#"{"session_id":"s-par","hook_event_name":"UserPromptSubmit"}"#,
+        r#"{"session_id":"s-par","hook_event_name":"PreToolUse","tool_name":"Bash"}"#,
+        r#"{"session_id":"s-par","hook_event_name":"PostToolUse","tool_name":"Bash"}"#,
+        r#"{"session_id":"s-par","hook_event_name":"Notification","notification_type":"idle_prompt"}"#,
+        r#"{"session_id":"s-par","hook_event_name":"Stop"}"#,
+    ];
+    let env = home.env();
+    std::thread::scope(|scope| {
+        for event in events {
+            let env = &env;
+            scope.spawn(move || {
+                let refs: Vec<(&str, &Path)> = env.iter().map(|(k, v)| (*k, v.as_path())).collect();
+                let (out, _) = agentpane(&["hook"], &refs, event.as_bytes());
+                assert_eq!(out.status.code(), Some(0));
+            });
+        }
+    });
+    let ev: HookEvidence =
+        serde_json::from_slice(&fs::read(home.state().join("evidence/s-par.json")).unwrap())
+            .unwrap();
+    let mut kinds: Vec<HookKind> = ev.events.iter().map(|r| r.kind).collect();
+    kinds.sort();
+    assert_eq!(
+        kinds,
+        [
+            HookKind::UserPromptSubmit,
+            HookKind::PreToolUse,
+            HookKind::PostToolUse,
+            HookKind::IdlePrompt,
+            HookKind::Stop
+        ]
+    );
+    let leftovers: Vec<_> = fs::read_dir(home.state().join("evidence"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(
+        leftovers.len(),
+        1,
+        "no lock or temp files left: {leftovers:?}"
+    );
+}
+
 // ---------------------------------------------------------------- settings.json round trips
 
 const USER_SETTINGS: &str = r#"{

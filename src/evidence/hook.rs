@@ -297,6 +297,18 @@ pub fn load(state_dir: &Path, session_id: &str) -> Option<HookEvidence> {
         .filter(|e| e.version == FORMAT_VERSION && e.session_id == session_id)
 }
 
+/// The hook evidence of the session that writes `transcript` (Claude names transcripts
+/// `<session_id>.jsonl`). Evidence that names a different transcript is not returned, so a
+/// reused or stale session id never lends its hooks to another file.
+pub fn load_for_transcript(state_dir: &Path, transcript: &Path) -> Option<HookEvidence> {
+    let session_id = transcript.file_stem()?.to_str()?;
+    load(state_dir, session_id).filter(|e| {
+        e.transcript_path
+            .as_deref()
+            .map_or(true, |p| p == transcript)
+    })
+}
+
 /// What the watcher finds in `<state>/nudge`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Nudge {
@@ -416,14 +428,14 @@ fn prune(dir: &Path, now: Time) {
 }
 
 /// A best-effort lock file (O_EXCL) so two hooks of one session do not lose each other's
-/// update. Never blocks for more than ~50 ms; a lock older than 2 s is stale.
+/// update. Never waits more than ~0.5 s (then writes anyway); a lock older than 2 s is stale.
 struct FileLock {
     path: Option<PathBuf>,
 }
 
 impl FileLock {
     fn acquire(path: &Path) -> FileLock {
-        for _ in 0..25 {
+        for _ in 0..250 {
             match paths::create_exclusive(path, b"") {
                 Ok(()) => {
                     return FileLock {
@@ -530,6 +542,19 @@ mod tests {
         for bad in ["", "../x", "a/b", ".hidden", "a b", &"x".repeat(200)] {
             assert!(!valid_session_id(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn evidence_for_a_transcript_must_name_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let input = HookInput::parse(
+            br#"{"session_id":"s2","transcript_path":"/p/s2.jsonl","hook_event_name":"Stop"}"#,
+        )
+        .unwrap();
+        record_event(dir.path(), &input, None, t(1)).unwrap();
+        assert!(load_for_transcript(dir.path(), Path::new("/p/s2.jsonl")).is_some());
+        assert!(load_for_transcript(dir.path(), Path::new("/other/s2.jsonl")).is_none());
+        assert!(load_for_transcript(dir.path(), Path::new("/p/s3.jsonl")).is_none());
     }
 
     #[test]
