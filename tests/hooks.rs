@@ -257,6 +257,17 @@ fn stale_session_record_is_ignored() {
 }
 
 #[test]
+fn a_fresh_idle_record_never_resurrects_an_old_completion() {
+    let events = closed_turn();
+    let now = t(10 + 3 * 3600);
+    let status = transcript(&events, now);
+    assert_eq!(status.state, State::Idle);
+    let touched = record(RecordState::Idle, None, now - chrono::Duration::seconds(5));
+    let (s, src) = reconcile(&status, None, Some(&touched), None, now, &w());
+    assert_eq!((s.state, src), (State::Idle, Source::Transcript));
+}
+
+#[test]
 fn fresh_session_record_counts() {
     let events = pending_bash();
     let now = t(30);

@@ -5,9 +5,10 @@
 //! 2. Hook evidence and the live session record count only when they are newer than the
 //!    transcript's deciding event (its `at`/`last_activity`): older evidence yields. Between
 //!    the two, the newer wins; a tie goes to the hook (stronger source).
-//! 3. A close (Stop hook, record `idle`) never hides `attention`, and confirms rather than
+//! 3. A close (Stop hook, record `idle`) never hides `attention`, confirms rather than
 //!    replaces a transcript that already reads `your-turn` (same turn key, same time: an
-//!    `idle_prompt` 60 s later is not a new completion — it is not decisive at all).
+//!    `idle_prompt` 60 s later is not a new completion — it is not decisive at all), and
+//!    never turns a completion that aged to `idle` back into `your-turn`.
 //! 4. The pane refines: a known approval dialog turns a pending tool call into `waiting`;
 //!    a pane showing no dialog ends a hook/record permission wait older than the settle window.
 
@@ -181,7 +182,11 @@ fn apply(
             s.turn_open = true;
         }
         Verdict::Closed => {
-            if matches!(transcript.state, State::Attention | State::YourTurn) {
+            // A close confirms a completion the transcript shows, and never resurrects one
+            // that has aged to idle (a record's `updatedAt` may move without a new turn).
+            let aged_out =
+                transcript.state == State::Idle && !transcript.turn_open && transcript.at.is_some();
+            if aged_out || matches!(transcript.state, State::Attention | State::YourTurn) {
                 return None;
             }
             s.state = if age(now, Some(at)) > windows.your_turn {
