@@ -1080,3 +1080,32 @@ fn invalid_settings_are_refused_untouched() {
     );
     assert!(backups(home.dir.path()).is_empty());
 }
+
+// ---------------------------------------------------------------- totality
+
+mod totality {
+    use super::*;
+    use agentpane::evidence::hook::HookInput;
+    use agentpane::evidence::{countdown, parse_reset};
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn parsers_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..400),
+                               text in "(resets|reset at|resets in|Do you want to proceed\\?|❯ 1\\. Yes|\"resetsAt\":|[0-9:apm ,()/A-Za-z\n]){0,12}",
+                               offset_h in -12i32..14) {
+            let now = t(0);
+            let off = chrono::FixedOffset::east_opt(offset_h * 3600).unwrap();
+            let _ = HookInput::parse(&bytes).and_then(|i| i.record(now));
+            let lossy = String::from_utf8_lossy(&bytes);
+            let _ = parse_reset(&lossy, now, off);
+            let _ = detect_prompt(&lossy);
+            if let Some(at) = parse_reset(&text, now, off) {
+                prop_assert!(!countdown(at, now).contains('-'));
+            }
+            let _ = detect_prompt(&text);
+        }
+    }
+}

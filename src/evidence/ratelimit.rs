@@ -77,6 +77,14 @@ fn phrase(lower: &str, now: Time, offset: FixedOffset) -> Option<Time> {
     while let Some(pos) = lower[from..].find("reset") {
         let start = from + pos;
         from = start + 5;
+        // A word of its own: not the tail of "presets".
+        if lower[..start]
+            .chars()
+            .next_back()
+            .is_some_and(|c| c.is_alphanumeric())
+        {
+            continue;
+        }
         let mut c = Cursor::new(&lower[start..]);
         if !(c.word("resets") || c.word("reset")) {
             continue;
@@ -386,6 +394,7 @@ mod tests {
             ),
             ("API Error: 500 Internal server error", 0, None),
             ("resets 3 limits", 0, None),
+            ("loaded presets 9pm from disk", 0, None),
             ("resets 25:00", 0, None),
             ("resets 13pm", 0, None),
             ("", 0, None),
