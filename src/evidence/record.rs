@@ -10,6 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bounded;
+use crate::agents::claude::locate::SessionRecord;
 use crate::events::Time;
 
 /// What the record says the session is doing.
@@ -68,6 +69,28 @@ impl RecordStatus {
                 .get("sessionId")
                 .and_then(Value::as_str)
                 .map(|s| bounded(s, 128)),
+        })
+    }
+
+    /// The status part of a record the resolver already parsed; `None` without `status`.
+    pub fn from_session_record(record: &SessionRecord) -> Option<RecordStatus> {
+        let state = match record.status.as_deref()? {
+            "busy" => RecordState::Busy,
+            "idle" => RecordState::Idle,
+            "waiting" => RecordState::Waiting,
+            _ => RecordState::Other,
+        };
+        let ms = |v: Option<i64>| v.and_then(|n| epoch_time(n as f64));
+        Some(RecordStatus {
+            state,
+            waiting_for: record
+                .waiting_for
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(|s| bounded(s, 200)),
+            updated_at: ms(record.status_updated_at).or_else(|| ms(record.updated_at)),
+            session_id: record.session_id.clone(),
         })
     }
 
@@ -140,6 +163,17 @@ mod tests {
         let shell = RecordStatus::parse(br#"{"status":"shell"}"#).unwrap();
         assert_eq!(shell.state, RecordState::Other);
         assert_eq!(shell.updated_at, None);
+    }
+
+    #[test]
+    fn agrees_with_the_resolvers_record() {
+        let json = br#"{"pid":7,"sessionId":"abc","status":"waiting","waitingFor":"permission",
+            "statusUpdatedAt":1764500060000,"updatedAt":1764500000000}"#;
+        let parsed = RecordStatus::parse(json).unwrap();
+        let via_resolver =
+            RecordStatus::from_session_record(&SessionRecord::parse(json).unwrap()).unwrap();
+        assert_eq!(parsed, via_resolver);
+        assert!(RecordStatus::from_session_record(&SessionRecord::default()).is_none());
     }
 
     #[test]
