@@ -3,6 +3,7 @@
 //! tmux panes → process tree → agent → session record → transcript → events → state → outputs.
 
 pub mod agents;
+pub mod channel;
 pub mod cli;
 pub mod cmd;
 pub mod events;
@@ -39,7 +40,11 @@ where
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             return code;
         }
