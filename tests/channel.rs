@@ -40,6 +40,7 @@ impl World {
             .env("HOME", &self.home)
             .env_remove("XDG_STATE_HOME")
             .env_remove("CLAUDE_CONFIG_DIR")
+            .env_remove("TMUX_PANE")
             .stdin(Stdio::null());
         c
     }
@@ -829,6 +830,43 @@ fn library_api_counts_unread_per_member() {
     assert_eq!(agentpane::channel::pending_for("nobody").unwrap(), vec![]);
     w.ok(&["channel", "watch", &id, "--as", "B", "--timeout", "5s"]);
     assert_eq!(agentpane::channel::unread_count(&id, "B").unwrap(), 0);
+    assert_eq!(
+        agentpane::channel::pane_members().unwrap(),
+        vec![],
+        "no member ran in tmux"
+    );
+
+    // Members that create or join from a tmux pane are found by pane.
+    let in_pane = |args: &[&str], pane: &str| {
+        let out = w.cmd(args).env("TMUX_PANE", pane).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let tm = in_pane(&["channel", "new", "--as", "P"], "%7")
+        .trim()
+        .to_string();
+    in_pane(&["channel", "join", &tm, "--as", "Q"], "%8");
+    in_pane(&["channel", "join", &tm, "--as", "R"], "not-a-pane");
+    w.msg(&tm, "Q", "P", "request").ok("Which pane are you in?");
+    let found = agentpane::channel::pane_members().unwrap();
+    let pane_member = |member: &str, pane: &str, unread: usize| agentpane::channel::PaneMember {
+        channel: tm.clone(),
+        member: member.into(),
+        pane: pane.into(),
+        unread,
+    };
+    // P: Q's and R's join notices and Q's request; Q: R's join notice.
+    assert_eq!(
+        found,
+        vec![pane_member("P", "%7", 3), pane_member("Q", "%8", 1)]
+    );
+    // Joining again from another pane moves the member.
+    in_pane(&["channel", "join", &tm, "--as", "Q"], "%9");
+    assert_eq!(agentpane::channel::pane_members().unwrap()[1].pane, "%9");
 }
 
 /// `Command` built by [`World::cmd`] but running another program with the same environment.

@@ -116,6 +116,16 @@ pub struct Membership {
     pub unread: usize,
 }
 
+/// A member that created or joined a channel from a tmux pane, with its unread count.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PaneMember {
+    pub channel: String,
+    pub member: String,
+    /// tmux pane id, e.g. `%3`.
+    pub pane: String,
+    pub unread: usize,
+}
+
 /// Whether `join` added the member.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Joined {
@@ -145,21 +155,34 @@ fn require_member(info: &ChannelInfo, name: &str) -> Result<(), ChannelError> {
     }
 }
 
-/// Creates a channel with `owner` as its first member.
-pub fn create(owner: &str, now: Time) -> Result<ChannelInfo> {
+/// tmux pane ids look like `%12`; anything else is not recorded.
+pub fn valid_pane(pane: &str) -> bool {
+    pane.len() > 1 && pane.starts_with('%') && pane[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Creates a channel with `owner` as its first member, remembering its tmux `pane` if given.
+pub fn create(owner: &str, pane: Option<&str>, now: Time) -> Result<ChannelInfo> {
     check_member_name(owner)?;
-    let (_, info) = ChannelDir::create(owner, now)?;
+    let (_, info) = ChannelDir::create(owner, pane.filter(|p| valid_pane(p)), now)?;
     Ok(info)
 }
 
 /// Adds `name` to channel `id` (at most [`MAX_MEMBERS`]) and tells the others with an `info`.
-/// The newcomer's cursor starts after the existing history.
-pub fn join(id: &str, name: &str, now: Time) -> Result<Joined> {
+/// The newcomer's cursor starts after the existing history. Joining again only updates the
+/// member's tmux `pane`.
+pub fn join(id: &str, name: &str, pane: Option<&str>, now: Time) -> Result<Joined> {
     check_member_name(name)?;
+    let pane = pane.filter(|p| valid_pane(p));
     let ch = ChannelDir::open(id)?;
     let _lock = ch.lock()?;
     let mut info = ch.info()?;
     if info.members.iter().any(|m| m == name) {
+        if let Some(p) = pane {
+            if info.panes.get(name).map(String::as_str) != Some(p) {
+                info.panes.insert(name.to_string(), p.to_string());
+                ch.save_info(&info)?;
+            }
+        }
         return Ok(Joined::AlreadyMember);
     }
     if info.members.len() >= info.max_members.min(MAX_MEMBERS) {
@@ -172,6 +195,9 @@ pub fn join(id: &str, name: &str, now: Time) -> Result<Joined> {
     }
     let before = ch.list(None)?.newest;
     info.members.push(name.to_string());
+    if let Some(p) = pane {
+        info.panes.insert(name.to_string(), p.to_string());
+    }
     ch.save_info(&info)?;
     if let Some(newest) = before {
         ch.set_cursor(name, &newest)?;
@@ -362,15 +388,8 @@ pub fn unread_count(channel_id: &str, member: &str) -> Result<usize> {
 /// Every channel `member` belongs to, with its unread count, sorted by channel id. Channels
 /// that cannot be read are left out: this feeds a status display, which must not fail.
 pub fn pending_for(member: &str) -> Result<Vec<Membership>> {
-    let root = store::channels_root();
-    let entries = match std::fs::read_dir(&root) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(e).with_context(|| format!("cannot read {}", root.display())),
-    };
-    let mut out: Vec<Membership> = entries
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|id| store::valid_channel_id(id))
+    Ok(channel_ids()?
+        .into_iter()
         .filter_map(|id| {
             let unread = unread_count(&id, member).ok()?;
             Some(Membership {
@@ -378,7 +397,49 @@ pub fn pending_for(member: &str) -> Result<Vec<Membership>> {
                 unread,
             })
         })
+        .collect())
+}
+
+/// The ids of all channel folders, sorted.
+fn channel_ids() -> Result<Vec<String>> {
+    let root = store::channels_root();
+    let entries = match std::fs::read_dir(&root) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", root.display())),
+    };
+    let mut ids: Vec<String> = entries
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|id| store::valid_channel_id(id))
         .collect();
-    out.sort_by(|a, b| a.channel.cmp(&b.channel));
+    ids.sort();
+    Ok(ids)
+}
+
+/// Every member bound to a tmux pane in every channel, with unread counts: what the watcher
+/// needs to show "2 unread" on a pane or deliver a message there. Unreadable channels are
+/// left out.
+pub fn pane_members() -> Result<Vec<PaneMember>> {
+    let mut out = Vec::new();
+    for id in channel_ids()? {
+        let Ok(ch) = ChannelDir::open(&id) else {
+            continue;
+        };
+        let Ok(info) = ch.info() else { continue };
+        for (member, pane) in &info.panes {
+            if !info.members.contains(member) {
+                continue;
+            }
+            let Ok(unread) = unread_in(&ch, member) else {
+                continue;
+            };
+            out.push(PaneMember {
+                channel: id.clone(),
+                member: member.clone(),
+                pane: pane.clone(),
+                unread: unread.messages.len(),
+            });
+        }
+    }
     Ok(out)
 }

@@ -6,6 +6,7 @@
 //! final name — `link(2)` never replaces an existing file, so a name collision is detected and
 //! retried one millisecond later, and a reader never sees a half-written message.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{ErrorKind, Read};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -37,6 +38,10 @@ pub struct ChannelInfo {
     pub members: Vec<String>,
     pub max_members: usize,
     pub created: Time,
+    /// The tmux pane (`%3`) each member was in when it created or joined the channel, so the
+    /// watcher can show unread counts on that pane and deliver there.
+    #[serde(default)]
+    pub panes: BTreeMap<String, String>,
 }
 
 /// Messages read from the folder, plus what was skipped and why.
@@ -88,7 +93,7 @@ pub struct Lock(#[allow(dead_code)] File);
 
 impl ChannelDir {
     /// Creates a new channel owned by `owner`, with a fresh random id.
-    pub fn create(owner: &str, now: Time) -> Result<(ChannelDir, ChannelInfo)> {
+    pub fn create(owner: &str, pane: Option<&str>, now: Time) -> Result<(ChannelDir, ChannelInfo)> {
         let root = channels_root();
         paths::ensure_private_dir(&root)?;
         for _ in 0..16 {
@@ -115,6 +120,10 @@ impl ChannelDir {
                 members: vec![owner.to_string()],
                 max_members: MAX_MEMBERS,
                 created: now,
+                panes: pane
+                    .map(|p| (owner.to_string(), p.to_string()))
+                    .into_iter()
+                    .collect(),
             };
             paths::write_atomic(&ch.dir.join("PROTOCOL.md"), PROTOCOL.as_bytes())?;
             ch.save_info(&info)?;

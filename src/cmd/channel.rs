@@ -31,17 +31,19 @@ pub fn run(cmd: ChannelCommand) -> Result<i32> {
 fn dispatch(cmd: ChannelCommand) -> Result<i32> {
     match cmd {
         ChannelCommand::New { name } => {
-            let info = channel::create(&name, Utc::now())?;
+            let info = channel::create(&name, tmux_pane().as_deref(), Utc::now())?;
             println!("{}", info.id);
             eprintln!(
                 "channel {id} created; others join with: agentpane channel join {id} --as NAME",
                 id = info.id
             );
         }
-        ChannelCommand::Join { id, name } => match channel::join(&id, &name, Utc::now())? {
-            Joined::Added => println!("joined channel {id} as {name}"),
-            Joined::AlreadyMember => println!("{name} is already a member of channel {id}"),
-        },
+        ChannelCommand::Join { id, name } => {
+            match channel::join(&id, &name, tmux_pane().as_deref(), Utc::now())? {
+                Joined::Added => println!("joined channel {id} as {name}"),
+                Joined::AlreadyMember => println!("{name} is already a member of channel {id}"),
+            }
+        }
         ChannelCommand::Send {
             id,
             name,
@@ -127,6 +129,11 @@ fn dispatch(cmd: ChannelCommand) -> Result<i32> {
         }
     }
     Ok(crate::exit::OK)
+}
+
+/// The pane this command runs in, when inside tmux: recorded so the watcher can find the member.
+fn tmux_pane() -> Option<String> {
+    std::env::var("TMUX_PANE").ok()
 }
 
 /// Bodies are re-sanitised on output: files may have been written by something else.
