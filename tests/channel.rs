@@ -249,7 +249,7 @@ fn unknown_channel_or_member_is_a_clear_error() {
         2,
     );
     assert!(err.contains("not a member"), "{err}");
-    let err = w.msg(&id, "A", "Z", "info").fails("news for nobody", 1);
+    let err = w.msg(&id, "A", "Z", "info").fails("news for nobody", 2);
     assert!(err.contains("Z is not a member"), "{err}");
     w.msg(&id, "A", "B", "question").fails("what?", 2);
 }

@@ -3,8 +3,9 @@
 //! loops. Messages are files written by code (never by the model), the reply rules are checked
 //! by `send`, and `watch` blocks until someone else writes.
 //!
-//! Library API for other stages (the watcher): [`unread_count`] and [`pending_for`] read without
-//! changing anything; [`Message::is_escalation`] spots the close a human must see.
+//! Library API for other stages (the watcher): [`unread_count`], [`pending_for`] and
+//! [`pane_members`] read without changing anything; [`Message::is_escalation`] spots the close
+//! a human must see. User docs: `docs/channel.md`.
 
 pub mod message;
 pub mod rules;
@@ -84,6 +85,8 @@ impl ChannelError {
     /// The documented exit code for this error.
     pub fn exit_code(&self) -> i32 {
         match self {
+            // An unknown member is bad input, like an unknown channel, not a broken rule.
+            ChannelError::Refused(Refusal::UnknownRecipient(_)) => crate::exit::USAGE,
             ChannelError::Refused(_) => exit::REFUSED,
             ChannelError::Escalated { .. } => exit::ESCALATED,
             ChannelError::Timeout { .. } => exit::TIMEOUT,

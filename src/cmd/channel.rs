@@ -154,6 +154,7 @@ fn print_json<T: Serialize + ?Sized>(value: &T) -> Result<()> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;
     writeln!(out)?;
+    out.flush()?;
     Ok(())
 }
 
@@ -194,6 +195,8 @@ fn print_for_agent(id: &str, me: &str, messages: &[Message]) -> Result<()> {
         }
         writeln!(out)?;
     }
+    // Surface a closed stdout now, before the caller moves the read cursor.
+    out.flush()?;
     Ok(())
 }
 
