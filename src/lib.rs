@@ -40,11 +40,7 @@ where
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::OK
-            };
+            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
             let _ = e.print();
             return code;
         }
