@@ -143,11 +143,16 @@ pub fn urgency(state: State, seen: bool) -> u8 {
 /// The decisive main-thread event, found walking backwards from the end.
 #[derive(Debug)]
 enum Decision {
-    Open { reason: Option<String> },
+    Open {
+        reason: Option<String>,
+    },
     Closed,
     SettleClose,
     Interrupted,
-    Attention { reason: String, resets_at: Option<Time> },
+    Attention {
+        reason: String,
+        resets_at: Option<Time>,
+    },
 }
 
 /// True when `event` alone decides a session's state (used by readers to stop early). Tool
@@ -193,18 +198,29 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
                 results.extend(ids.iter().map(String::as_str));
                 Decision::Open { reason: None }
             }
-            EventKind::ToolUse { ids, names } => {
-                let pending: Vec<&str> = ids
+            EventKind::ToolUse { .. } => {
+                // Every pending tool of this API message, which may span several lines.
+                let pending: Vec<&str> = events
                     .iter()
-                    .zip(names.iter().map(String::as_str).chain(std::iter::repeat("tool")))
+                    .filter(|e| {
+                        std::ptr::eq(*e, ev)
+                            || (e.message_id.is_some() && e.message_id == ev.message_id)
+                    })
+                    .filter_map(|e| match &e.kind {
+                        EventKind::ToolUse { ids, names } => Some(ids.iter().zip(names)),
+                        _ => None,
+                    })
+                    .flatten()
                     .filter(|(id, _)| !results.contains(id.as_str()))
-                    .map(|(_, name)| name)
+                    .map(|(_, name)| name.as_str())
                     .collect();
                 let reason = (!pending.is_empty()).then(|| format!("tool: {}", pending.join(", ")));
                 Decision::Open { reason }
             }
             EventKind::AssistantText { closes: Some(true) } => Decision::Closed,
-            EventKind::AssistantText { closes: Some(false) } => Decision::Open { reason: None },
+            EventKind::AssistantText {
+                closes: Some(false),
+            } => Decision::Open { reason: None },
             EventKind::AssistantText { closes: None } => Decision::SettleClose,
             EventKind::AssistantOther | EventKind::UserPrompt | EventKind::TurnStart => {
                 Decision::Open { reason: None }
@@ -241,7 +257,11 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
         };
         if closes_open_turn {
             let key_source = decided.as_ref().map(|(ev, _)| *ev).unwrap_or(end);
-            return closed(key_source, end.at, local, now, windows);
+            let mut s = closed(key_source, end.at, local, now, windows);
+            if s.turn_key.is_none() {
+                s.turn_key = end.key.clone();
+            }
+            return s;
         }
     }
 
