@@ -1,170 +1,18 @@
 //! `agentpane channel` end to end: the real binary, a private state dir per test.
 
+#[path = "channel/world.rs"]
+mod world;
+
 use std::collections::{BTreeSet, HashSet};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::Stdio;
 use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-const BIN: &str = env!("CARGO_BIN_EXE_agentpane");
-
-/// One isolated world: its own state dir and home.
-struct World {
-    _tmp: tempfile::TempDir,
-    state: PathBuf,
-    home: PathBuf,
-}
-
-impl World {
-    fn new() -> World {
-        let tmp = tempfile::tempdir().unwrap();
-        let state = tmp.path().join("state");
-        let home = tmp.path().join("home");
-        fs::create_dir_all(&home).unwrap();
-        World {
-            _tmp: tmp,
-            state,
-            home,
-        }
-    }
-
-    fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
-        c.args(args)
-            .env("AGENTPANE_STATE_DIR", &self.state)
-            .env("HOME", &self.home)
-            .env_remove("XDG_STATE_HOME")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env_remove("TMUX_PANE")
-            .stdin(Stdio::null());
-        c
-    }
-
-    fn run(&self, args: &[&str]) -> Output {
-        self.cmd(args).output().unwrap()
-    }
-
-    /// Runs and expects exit 0; returns stdout.
-    fn ok(&self, args: &[&str]) -> String {
-        let out = self.run(args);
-        assert!(
-            out.status.success(),
-            "{args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8(out.stdout).unwrap()
-    }
-
-    /// Runs and expects exit `code`; returns stderr.
-    fn fails(&self, args: &[&str], code: i32) -> String {
-        let out = self.run(args);
-        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-        assert_eq!(out.status.code(), Some(code), "{args:?}: stderr {stderr}");
-        stderr
-    }
-
-    /// A channel owned by the first name, joined by the others.
-    fn channel(&self, names: &[&str]) -> String {
-        let id = self
-            .ok(&["channel", "new", "--as", names[0]])
-            .trim()
-            .to_string();
-        for n in &names[1..] {
-            self.ok(&["channel", "join", &id, "--as", n]);
-        }
-        id
-    }
-
-    fn dir(&self, id: &str) -> PathBuf {
-        self.state.join("channels").join(id)
-    }
-
-    fn message_files(&self, id: &str) -> Vec<String> {
-        let mut names: Vec<String> = fs::read_dir(self.dir(id).join("messages"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        names.sort();
-        names
-    }
-
-    /// Starts a `channel send` from `from` to `to` of type `kind`.
-    fn msg(&self, id: &str, from: &str, to: &str, kind: &str) -> Send<'_> {
-        let args = [
-            "channel", "send", id, "--as", from, "--to", to, "--type", kind,
-        ];
-        Send {
-            world: self,
-            args: args.iter().map(|a| a.to_string()).collect(),
-        }
-    }
-
-    fn list(&self, id: &str) -> Value {
-        serde_json::from_str(&self.ok(&["channel", "list", id, "--json"])).unwrap()
-    }
-}
-
-/// A `channel send` being built.
-struct Send<'w> {
-    world: &'w World,
-    args: Vec<String>,
-}
-
-impl Send<'_> {
-    fn thread(mut self, thread: &str) -> Self {
-        self.args
-            .extend(["--thread".to_string(), thread.to_string()]);
-        self
-    }
-
-    fn argv(&self, text: &str) -> Vec<String> {
-        let mut args = self.args.clone();
-        args.push(text.to_string());
-        args
-    }
-
-    /// Sends with `--json` and expects success; returns (id, thread).
-    fn ok(self, text: &str) -> (String, String) {
-        let mut args = self.argv(text);
-        args.insert(2, "--json".to_string());
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        let v: Value = serde_json::from_str(&self.world.ok(&args)).unwrap();
-        (
-            v["id"].as_str().unwrap().to_string(),
-            v["thread"].as_str().unwrap().to_string(),
-        )
-    }
-
-    /// Sends and expects exit `code`; returns stderr.
-    fn fails(self, text: &str, code: i32) -> String {
-        let args = self.argv(text);
-        let args: Vec<&str> = args.iter().map(String::as_str).collect();
-        self.world.fails(&args, code)
-    }
-}
-
-fn mode(path: &Path) -> u32 {
-    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
-}
-
-/// Waits for a child with a generous deadline; kills it and fails when it does not end.
-fn wait_with_deadline(mut child: Child, deadline: Duration) -> Output {
-    let start = Instant::now();
-    while child.try_wait().unwrap().is_none() {
-        if start.elapsed() > deadline {
-            let _ = child.kill();
-            panic!("child did not finish within {deadline:?}");
-        }
-        thread::sleep(Duration::from_millis(20));
-    }
-    child.wait_with_output().unwrap()
-}
-
+use world::{mode, wait_with_deadline, SpawnWith, World, BIN};
 #[test]
 fn new_channel_is_private_and_carries_the_protocol() {
     let w = World::new();
@@ -867,26 +715,4 @@ fn library_api_counts_unread_per_member() {
     // Joining again from another pane moves the member.
     in_pane(&["channel", "join", &tm, "--as", "Q"], "%9");
     assert_eq!(agentpane::channel::pane_members().unwrap()[1].pane, "%9");
-}
-
-/// `Command` built by [`World::cmd`] but running another program with the same environment.
-trait SpawnWith {
-    fn spawn_with(&mut self, program: &str, args: &[&str]) -> Child;
-}
-
-impl SpawnWith for Command {
-    fn spawn_with(&mut self, program: &str, args: &[&str]) -> Child {
-        let mut c = Command::new(program);
-        c.args(args);
-        for (k, v) in self.get_envs() {
-            match v {
-                Some(v) => c.env(k, v),
-                None => c.env_remove(k),
-            };
-        }
-        c.stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c.spawn().unwrap()
-    }
 }
