@@ -127,38 +127,7 @@ pub fn check(
             }
         }
         Kind::Response => {
-            let nothing = |why: String| Refusal::NothingToAnswer {
-                thread: thread_id.to_string(),
-                why,
-            };
-            let ask = asks
-                .last()
-                .ok_or_else(|| nothing("it has no request or task".into()))?;
-            if ask.header.from == draft.from {
-                return Err(nothing("its latest request is your own".into()));
-            }
-            if !ask.header.to.includes(draft.from) {
-                return Err(nothing(format!(
-                    "its latest {} is addressed to {}, not to you",
-                    ask.header.kind, ask.header.to
-                )));
-            }
-            let answered = thread.iter().any(|m| {
-                m.header.kind == Kind::Response
-                    && m.header.from == draft.from
-                    && m.header.id > ask.header.id
-            });
-            if answered {
-                return Err(Refusal::AlreadyAnswered {
-                    thread: thread_id.to_string(),
-                    round: ask.header.round,
-                });
-            }
-            if *draft.to != Recipient::Member(ask.header.from.clone()) {
-                return Err(Refusal::WrongAddressee {
-                    asker: ask.header.from.clone(),
-                });
-            }
+            let ask = ask_to_answer(&thread, thread_id, draft)?;
             Ok(Decision::Send {
                 thread: Some(thread_id.to_string()),
                 round: ask.header.round,
@@ -169,6 +138,61 @@ pub fn check(
             round: current_round,
         }),
     }
+}
+
+/// The ask a response from `draft.from` answers: the latest request/task in the thread from
+/// someone else, addressed to the responder (or to all), that the responder has not answered
+/// yet — from the `--to` member when several are waiting.
+fn ask_to_answer<'a>(
+    thread: &[&'a Message],
+    thread_id: &str,
+    draft: Draft<'_>,
+) -> Result<&'a Message, Refusal> {
+    let me = draft.from;
+    let answered = |ask: &Message| {
+        thread.iter().any(|m| {
+            m.header.kind == Kind::Response
+                && m.header.from == me
+                && m.header.id > ask.header.id
+                && m.header.to == Recipient::Member(ask.header.from.clone())
+        })
+    };
+    let for_me: Vec<&Message> = thread
+        .iter()
+        .copied()
+        .filter(|m| m.header.kind.is_ask() && m.header.from != me && m.header.to.includes(me))
+        .collect();
+    let pending: Vec<&Message> = for_me.iter().copied().filter(|a| !answered(a)).collect();
+    if let Some(ask) = pending
+        .iter()
+        .rev()
+        .find(|a| *draft.to == Recipient::Member(a.header.from.clone()))
+    {
+        return Ok(ask);
+    }
+    if let Some(ask) = pending.last() {
+        return Err(Refusal::WrongAddressee {
+            asker: ask.header.from.clone(),
+        });
+    }
+    if let Some(ask) = for_me.last() {
+        return Err(Refusal::AlreadyAnswered {
+            thread: thread_id.to_string(),
+            round: ask.header.round,
+        });
+    }
+    let why = match thread.iter().rev().find(|m| m.header.kind.is_ask()) {
+        None => "it has no request or task".to_string(),
+        Some(ask) if ask.header.from == me => "its latest request is your own".to_string(),
+        Some(ask) => format!(
+            "its latest {} is addressed to {}, not to you",
+            ask.header.kind, ask.header.to
+        ),
+    };
+    Err(Refusal::NothingToAnswer {
+        thread: thread_id.to_string(),
+        why,
+    })
 }
 
 /// The messages of thread `id` (in id order), refusing unknown and closed threads.
@@ -391,6 +415,55 @@ mod tests {
             h.check(Kind::Response, "C", "A", Some(&t)),
             Err(Refusal::AlreadyAnswered { round: 1, .. })
         ));
+    }
+
+    #[test]
+    fn a_clarifying_question_and_the_original_both_get_answered() {
+        let mut h = History::default();
+        let t = h.add(Kind::Request, "A", "B", None);
+        // B asks back before answering; A answers that, then B answers A's question.
+        h.add(Kind::Request, "B", "A", Some(&t));
+        assert_eq!(
+            h.check(Kind::Response, "A", "B", Some(&t)),
+            send(Some(&t), 2)
+        );
+        h.add(Kind::Response, "A", "B", Some(&t));
+        assert_eq!(
+            h.check(Kind::Response, "B", "A", Some(&t)),
+            send(Some(&t), 1)
+        );
+        h.add(Kind::Response, "B", "A", Some(&t));
+        for who in ["A", "B"] {
+            let other = if who == "A" { "B" } else { "A" };
+            assert!(matches!(
+                h.check(Kind::Response, who, other, Some(&t)),
+                Err(Refusal::AlreadyAnswered { .. })
+            ));
+        }
+    }
+
+    #[test]
+    fn with_two_askers_waiting_the_addressee_picks_one_by_to() {
+        let mut h = History::default();
+        let t = h.add(Kind::Request, "A", "all", None);
+        h.add(Kind::Request, "C", "all", Some(&t));
+        assert_eq!(
+            h.check(Kind::Response, "B", "A", Some(&t)),
+            send(Some(&t), 1)
+        );
+        assert_eq!(
+            h.check(Kind::Response, "B", "C", Some(&t)),
+            send(Some(&t), 2)
+        );
+        h.add(Kind::Response, "B", "C", Some(&t));
+        assert_eq!(
+            h.check(Kind::Response, "B", "C", Some(&t)),
+            Err(Refusal::WrongAddressee { asker: "A".into() })
+        );
+        assert_eq!(
+            h.check(Kind::Response, "B", "A", Some(&t)),
+            send(Some(&t), 1)
+        );
     }
 
     #[test]
