@@ -376,6 +376,11 @@ fn concurrent_senders_lose_nothing_and_names_follow_time() {
         .iter()
         .map(|m| m["created"].as_str().unwrap())
         .collect();
+    // Fixed-width RFC 3339 with milliseconds: string order is time order.
+    assert!(
+        created.iter().all(|c| c.len() == 24 && c.ends_with('Z')),
+        "{created:?}"
+    );
     assert!(created.windows(2).all(|p| p[0] < p[1]), "{created:?}");
     let sorted: BTreeSet<&String> = ids.iter().copied().collect();
     assert_eq!(sorted.len(), ids.len());

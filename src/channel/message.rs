@@ -142,7 +142,19 @@ pub struct Header {
     /// How many asks (request/task) the thread has had, this one included.
     pub round: u32,
     /// The time in the id, as RFC 3339 with milliseconds.
+    #[serde(serialize_with = "serialize_millis")]
     pub created: Time,
+}
+
+/// `2026-06-12T21:15:04.000Z`, never `…:04Z`: the same fixed width as in the file, so the JSON
+/// strings sort like the times.
+fn serialize_millis<S: serde::Serializer>(t: &Time, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(&format_created(t))
+}
+
+/// The `created` value as written in the frontmatter.
+pub fn format_created(t: &Time) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// A message as read from (or written to) its file.
