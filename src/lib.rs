@@ -3,6 +3,7 @@
 //! tmux panes → process tree → agent → session record → transcript → events → state → outputs.
 
 pub mod agents;
+pub mod channel;
 pub mod cli;
 pub mod cmd;
 pub mod events;
