@@ -23,19 +23,11 @@ JQ_TIMEOUT=${JQ_TIMEOUT:-120}
 OUT=$ROOT/target/compare
 mkdir -p "$OUT"
 
-need() {
-    command -v "$1" >/dev/null 2>&1 && return 0
-    echo "compare: installing $2" >&2
-    export DEBIAN_FRONTEND=noninteractive
-    apt-get update -qq && apt-get install -y -qq "$2" >/dev/null
-}
-need hyperfine hyperfine
-need jq jq
-need tmux tmux
-
-echo "compare: release build" >&2
-cargo build --release --quiet
-BIN=$ROOT/target/release/agentpane
+. scripts/bench-lib.sh
+bench_need hyperfine hyperfine
+bench_need jq jq
+bench_need tmux tmux
+bench_build
 
 # Transcripts of each size, built by the classify bench's generator (kept in target/bench-data).
 DATA=$ROOT/target/bench-data
@@ -48,13 +40,7 @@ if [[ -n $missing ]]; then
     AGENTPANE_BENCH_SIZES_MB=${missing#,} cargo bench --quiet --bench classify -- --test >/dev/null
 fi
 
-WORK=$(mktemp -d)
-SERVER=agentpane-bench-$$
-cleanup() {
-    tmux -L "$SERVER" kill-server >/dev/null 2>&1 || true
-    rm -rf "$WORK"
-}
-trap cleanup EXIT
+bench_world
 
 # The naive commands, as small scripts so hyperfine runs them without quoting games.
 cat >"$WORK/jq-full.sh" <<'EOF'
@@ -115,15 +101,6 @@ for mb in $SIZES_MB; do
 done
 
 # ---- (b) status over N panes ---------------------------------------------------------------
-export HOME=$WORK/home AGENTPANE_STATE_DIR=$WORK/state XDG_STATE_HOME=$WORK/state
-export CLAUDE_CONFIG_DIR=$WORK/claude CODEX_HOME=$WORK/codex SHELL=/bin/sh
-unset TMUX TMUX_PANE
-mkdir -p "$HOME" "$AGENTPANE_STATE_DIR" "$CLAUDE_CONFIG_DIR" "$CODEX_HOME" "$WORK/bin"
-ln -s "$BIN" "$WORK/bin/claude"
-ln -s "$BIN" "$WORK/bin/codex"
-T=(tmux -L "$SERVER" -f /dev/null)
-"${T[@]}" new-session -d -s main -x 200 -y 50 -c "$WORK"
-
 # Which command is the status line's: `status` once it is built, else `panes`.
 OURS_CMD=status
 if ! "$BIN" -L "$SERVER" status >/dev/null 2>&1; then
@@ -137,26 +114,8 @@ for p in \$(tmux -L $SERVER list-panes -a -F '#{pane_id}'); do
 done
 EOF
 
-have=0
 for n in $PANES; do
-    while ((have < n)); do
-        if ((have % 2 == 0)); then
-            agent=claude fixture=$ROOT/fixtures/real/claude/marot-spotter/short.jsonl
-        else
-            agent=codex fixture=$ROOT/fixtures/real/codex/kvsankar-agent-history/session-01.jsonl
-        fi
-        dir=$WORK/work/p$have
-        mkdir -p "$dir"
-        "${T[@]}" new-window -d -t main: -c "$dir" -e "AGENTPANE_FAKE_AGENT=$fixture" "$WORK/bin/$agent"
-        have=$((have + 1))
-    done
-    echo "compare: waiting for $n agents" >&2
-    for _ in $(seq 1 600); do
-        got=$("$BIN" -L "$SERVER" panes --json 2>/dev/null | jq '[.[] | select(.transcript != null)] | length' || echo 0)
-        ((got == n)) && break
-        sleep 0.2
-    done
-    ((got == n)) || { echo "compare: only $got of $n agents resolved" >&2; exit 1; }
+    bench_add_agents "$n"
     echo "compare: $n panes" >&2
     "${HF[@]}" --warmup 3 --runs 30 --export-json "$OUT/panes-${n}.json" \
         -n ours "$BIN -L $SERVER $OURS_CMD" \
@@ -165,7 +124,7 @@ for n in $PANES; do
     cap=$(median_ms "$OUT/panes-${n}.json" 1)
     word=panes
     ((n == 1)) && word=pane
-    row "\`$OURS_CMD\`, $n $word" "$(fmt "$ours")" "capture-pane polling ($((n + 1)) tmux calls + grep)" "$(fmt "$cap")" "$(ratio "$cap" "$ours")"
+    row "\`$OURS_CMD\`, $n $word" "$(fmt "$ours")" "capture-pane polling ($((n + 2)) tmux calls + grep)" "$(fmt "$cap")" "$(ratio "$cap" "$ours")"
 done
 
 {
@@ -173,7 +132,5 @@ done
     echo "|---|---:|---|---:|---:|"
     printf '%s\n' "${ROWS[@]}"
     echo
-    echo "Machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'))," \
-        "$(free -g | awk '/^Mem:/ {print $2}') GB RAM, load average $(cut -d' ' -f1-3 /proc/loadavg) at the end;" \
-        "$(tmux -V), $(jq --version), hyperfine $(hyperfine --version | cut -d' ' -f2)."
+    echo "Machine: $(bench_machine), $(jq --version), hyperfine $(hyperfine --version | cut -d' ' -f2)."
 } | tee "$OUT/compare.md"
