@@ -10,6 +10,7 @@ pub mod exec;
 pub mod extract;
 pub mod paths;
 pub mod resolve;
+pub mod route;
 pub mod scan;
 pub mod state;
 pub mod tmux;

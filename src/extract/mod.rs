@@ -1,5 +1,7 @@
 //! Extraction (SPEC §4): the clean last answer of an agent.
 
+pub mod cache;
+pub mod capture;
 pub mod transcript;
 
 use serde::Serialize;

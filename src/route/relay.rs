@@ -1,0 +1,425 @@
+//! Automatic relays between two panes (SPEC §5, seed 004): when one side's turn ends, its
+//! answer goes to the other side, and back, for a bounded number of round trips; then the
+//! human is called (ESCALATED) instead of sending. Acknowledgement-only answers ("thanks",
+//! "you're welcome", "고마워", "不客气") end the thread instead of starting another lap of
+//! politeness. The logic is a pure step function so the watcher and the foreground
+//! `agentpane relay` loop run the same code.
+
+use serde::Serialize;
+
+use crate::scan::PaneReport;
+use crate::state::State;
+
+/// One thing the relay wants done after a scan.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "action", rename_all = "kebab-case")]
+pub enum Action {
+    /// Send `text` (the answer, before templating) from `src` to `dst`.
+    Route {
+        src: String,
+        dst: String,
+        round: u32,
+        text: String,
+    },
+    /// A turn ended but nothing is sent (no answer text, or the side that was not expected).
+    Skip { pane: String, reason: String },
+    /// The round limit is reached or an agent failed: stop and call the human.
+    Escalate { reason: String },
+    /// The thread ended on its own (an acknowledgement, a pane gone).
+    Finish { reason: String },
+}
+
+/// A relay between panes `a` and `b` (pane ids).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RelayState {
+    pub a: String,
+    pub b: String,
+    /// Round trips allowed before escalating.
+    pub max_rounds: u32,
+    /// Routes sent so far (two per round trip).
+    pub sent: u32,
+    /// The side whose turn end is relayed next (`None` until the first one).
+    expect: Option<usize>,
+    /// The last turn key seen closed per side.
+    keys: [Option<String>; 2],
+    started: bool,
+    /// Set once the relay escalated or finished; later steps do nothing.
+    pub over: bool,
+}
+
+impl RelayState {
+    /// A fresh relay; the first [`step`](RelayState::step) only records a baseline, so turns
+    /// that ended before the relay started are history, not news.
+    pub fn new(a: &str, b: &str, max_rounds: u32) -> RelayState {
+        RelayState {
+            a: a.to_string(),
+            b: b.to_string(),
+            max_rounds,
+            sent: 0,
+            expect: None,
+            keys: [None, None],
+            started: false,
+            over: false,
+        }
+    }
+
+    fn pane(&self, side: usize) -> &str {
+        if side == 0 {
+            &self.a
+        } else {
+            &self.b
+        }
+    }
+
+    /// The current round (1-based).
+    pub fn round(&self) -> u32 {
+        self.sent / 2 + 1
+    }
+
+    /// Advances the relay on one scan. `answer` gives the clean last answer of a pane; it is
+    /// only called for a turn that just ended on the side whose answer would be sent.
+    pub fn step(
+        &mut self,
+        reports: &[PaneReport],
+        answer: &mut dyn FnMut(&PaneReport) -> Option<String>,
+    ) -> Vec<Action> {
+        if self.over {
+            return Vec::new();
+        }
+        let find = |id: &str| reports.iter().find(|r| r.resolved.pane.pane_id == id);
+        let sides = [find(&self.a), find(&self.b)];
+        for (side, report) in sides.iter().enumerate() {
+            if report.is_none() {
+                self.over = true;
+                return vec![Action::Finish {
+                    reason: format!("pane {} no longer runs an agent", self.pane(side)),
+                }];
+            }
+        }
+        let sides = [sides[0].expect("checked"), sides[1].expect("checked")];
+        if !self.started {
+            self.started = true;
+            for (side, r) in sides.iter().enumerate() {
+                self.keys[side] = closed_key(r);
+            }
+            return Vec::new();
+        }
+        let mut actions = Vec::new();
+        for (side, r) in sides.iter().enumerate() {
+            let key = closed_key(r);
+            if key.is_none() || key == self.keys[side] {
+                continue;
+            }
+            self.keys[side] = key;
+            let pane = self.pane(side).to_string();
+            if self.expect.is_some_and(|e| e != side) {
+                actions.push(Action::Skip {
+                    pane,
+                    reason: "turn ended out of order (a human spoke to it); not relayed".into(),
+                });
+                continue;
+            }
+            if r.status.state == State::Attention {
+                self.over = true;
+                actions.push(Action::Escalate {
+                    reason: format!(
+                        "ESCALATED: {pane} needs attention ({}) in round {}",
+                        r.status.reason.as_deref().unwrap_or("error"),
+                        self.round()
+                    ),
+                });
+                return actions;
+            }
+            let Some(text) = answer(r).filter(|t| !t.trim().is_empty()) else {
+                actions.push(Action::Skip {
+                    pane,
+                    reason: "turn ended without an answer text".into(),
+                });
+                continue;
+            };
+            if is_acknowledgement(&text) {
+                self.over = true;
+                actions.push(Action::Finish {
+                    reason: format!("{pane} only acknowledged; the thread is done"),
+                });
+                return actions;
+            }
+            if self.sent >= self.max_rounds.saturating_mul(2) {
+                self.over = true;
+                actions.push(Action::Escalate {
+                    reason: format!(
+                        "ESCALATED: {} round trips between {} and {} without an end; over to you",
+                        self.max_rounds, self.a, self.b
+                    ),
+                });
+                return actions;
+            }
+            let other = 1 - side;
+            actions.push(Action::Route {
+                src: pane,
+                dst: self.pane(other).to_string(),
+                round: self.round(),
+                text,
+            });
+            self.sent += 1;
+            self.expect = Some(other);
+        }
+        actions
+    }
+}
+
+/// The turn key of a turn that is closed now (your-turn or attention), if any.
+fn closed_key(r: &PaneReport) -> Option<String> {
+    match r.status.state {
+        State::YourTurn | State::Attention => r.status.turn_key.clone(),
+        _ => None,
+    }
+}
+
+/// Phrases that, alone or strung together, make a message an acknowledgement. Written without
+/// spaces or punctuation, lower case (see [`normalise`]).
+const ACK_PHRASES: &[&str] = &[
+    // English
+    "thanks",
+    "thank",
+    "thankyou",
+    "thx",
+    "ty",
+    "ok",
+    "okay",
+    "k",
+    "kk",
+    "cool",
+    "great",
+    "perfect",
+    "done",
+    "gotit",
+    "got",
+    "it",
+    "understood",
+    "noted",
+    "sure",
+    "np",
+    "noproblem",
+    "noproblems",
+    "youre",
+    "you",
+    "are",
+    "welcome",
+    "anytime",
+    "soundsgood",
+    "sounds",
+    "good",
+    "lgtm",
+    "nice",
+    "awesome",
+    "much",
+    "so",
+    "very",
+    "alot",
+    "again",
+    "for",
+    "the",
+    "help",
+    "your",
+    "all",
+    "too",
+    "same",
+    "to",
+    "me",
+    "glad",
+    "happy",
+    "i",
+    "could",
+    "helped",
+    "bye",
+    "cheers",
+    "appreciate",
+    "appreciated",
+    "that",
+    "will",
+    "do",
+    "roger",
+    "ack",
+    "alright",
+    "allright",
+    "fine",
+    "excellent",
+    "my",
+    "pleasure",
+    "likewise",
+    "wise",
+    "and",
+    "keep",
+    "up",
+    "work",
+    "have",
+    "a",
+    "day",
+    "ill",
+    "let",
+    "know",
+    "if",
+    "need",
+    "anything",
+    "else",
+    // Korean
+    "고마워",
+    "고마워요",
+    "고맙습니다",
+    "고맙다",
+    "감사",
+    "감사해",
+    "감사해요",
+    "감사합니다",
+    "천만에요",
+    "천만에",
+    "아니에요",
+    "아닙니다",
+    "별말씀을요",
+    "저야말로",
+    "저도",
+    "네",
+    "넵",
+    "예",
+    "알겠습니다",
+    "알겠어요",
+    "알겠어",
+    "좋아요",
+    "좋아",
+    "좋습니다",
+    "완료",
+    "완료했습니다",
+    "확인",
+    "확인했습니다",
+    "수고하셨습니다",
+    "수고했어",
+    "도움이",
+    "됐어",
+    "됐어요",
+    "되었어요",
+    "되었습니다",
+    "그럼",
+    "계속해서",
+    "잘",
+    "부탁해",
+    "부탁해요",
+    "부탁드립니다",
+    "앞으로도",
+    // Chinese
+    "谢谢",
+    "多谢",
+    "感谢",
+    "谢谢你",
+    "谢谢您",
+    "不客气",
+    "不用谢",
+    "好的",
+    "好",
+    "收到",
+    "明白",
+    "明白了",
+    "完成",
+    "完成了",
+    "了解",
+    "没问题",
+    "辛苦了",
+    "太好了",
+    "也",
+    "非常",
+    "你",
+    "您",
+    // Japanese
+    "ありがとう",
+    "ありがとうございます",
+    "ありがとうございました",
+    "どういたしまして",
+    "了解です",
+    "承知しました",
+    "はい",
+    "よろしく",
+    "お願いします",
+    "こちらこそ",
+];
+
+/// Longest acknowledgement considered, in characters after normalising.
+const ACK_MAX_CHARS: usize = 48;
+
+/// True when `text` says nothing but thanks / ok / you're welcome / done, in English, Korean,
+/// Chinese or Japanese. Such answers are never relayed (seed 004: the politeness loop).
+pub fn is_acknowledgement(text: &str) -> bool {
+    if text.chars().count() > 160 {
+        return false;
+    }
+    let norm: Vec<char> = normalise(text).chars().collect();
+    if norm.is_empty() || norm.len() > ACK_MAX_CHARS {
+        return false;
+    }
+    // Can `norm` be cut into acknowledgement phrases? Dynamic programming over positions.
+    let phrases: Vec<Vec<char>> = ACK_PHRASES.iter().map(|p| p.chars().collect()).collect();
+    let mut reach = vec![false; norm.len() + 1];
+    reach[0] = true;
+    for i in 0..norm.len() {
+        if !reach[i] {
+            continue;
+        }
+        for p in &phrases {
+            if norm[i..].starts_with(p) {
+                reach[i + p.len()] = true;
+            }
+        }
+    }
+    reach[norm.len()]
+}
+
+/// Lower case, letters and digits only (Hangul and CJK are letters).
+fn normalise(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_alphanumeric())
+        .flat_map(char::to_lowercase)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acknowledgements_in_four_languages() {
+        for ack in [
+            "Thanks!",
+            "thank you so much 🙏",
+            "You're welcome.",
+            "OK",
+            "Done.",
+            "Got it, thanks!",
+            "Sounds good — LGTM",
+            "고마워, 도움이 됐어",
+            "아니에요, 저야말로",
+            "그럼 계속해서 잘 부탁해",
+            "감사합니다!",
+            "谢谢！",
+            "不客气。",
+            "好的，收到",
+            "ありがとうございます",
+        ] {
+            assert!(is_acknowledgement(ack), "{ack}");
+        }
+    }
+
+    #[test]
+    fn real_answers_are_not_acknowledgements() {
+        for text in [
+            "Done. I renamed `parse` to `parse_line` in src/lib.rs.",
+            "Thanks — but the test still fails on line 12: expected 3, got 4.",
+            "yes",
+            "42",
+            "",
+            "감사합니다. 그런데 src/main.rs 12번째 줄에 버그가 있습니다.",
+            "谢谢，但是第12行还有一个错误。",
+            &"ok ".repeat(40),
+        ] {
+            assert!(!is_acknowledgement(text), "{text}");
+        }
+    }
+}
