@@ -52,6 +52,8 @@ pub enum Outcome {
     Uncertain,
     /// Too old to deliver.
     Expired,
+    /// A relay reached its round limit (or an agent failed) and called the human.
+    Escalated,
     /// A tmux error.
     Failed,
 }
@@ -168,10 +170,11 @@ impl Store {
             outcome,
             detail,
         };
-        self.append(&entry)
+        self.record_entry(&entry)
     }
 
-    fn append(&self, entry: &JournalEntry) -> Result<()> {
+    /// Appends `entry` to the journal and fsyncs it.
+    pub fn record_entry(&self, entry: &JournalEntry) -> Result<()> {
         let path = self.journal_path();
         let mut line = serde_json::to_vec(entry)?;
         line.push(b'\n');
@@ -229,9 +232,10 @@ pub fn disposition(last: Option<Outcome>) -> Disposition {
     match last {
         None | Some(Outcome::Queued) | Some(Outcome::Failed) => Disposition::Deliver,
         Some(Outcome::Delivered) | Some(Outcome::Unverified) => Disposition::AlreadyDone,
-        Some(Outcome::DstGone) | Some(Outcome::Expired) | Some(Outcome::Uncertain) => {
-            Disposition::AlreadyDone
-        }
+        Some(Outcome::DstGone)
+        | Some(Outcome::Expired)
+        | Some(Outcome::Uncertain)
+        | Some(Outcome::Escalated) => Disposition::AlreadyDone,
         Some(Outcome::Pasting) => Disposition::Uncertain,
     }
 }
