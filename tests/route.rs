@@ -301,3 +301,33 @@ fn last_pane_falls_back_to_the_screen_and_says_so() {
     assert_eq!(v["text"], "bold answer");
     assert_eq!(v["agent"], serde_json::Value::Null);
 }
+
+/// Recorded screens (`fixtures/captures/*.ansi.txt`, see SOURCES.md) → their expected answer.
+#[test]
+fn capture_fixtures_yield_their_last_answer() {
+    use agentpane::events::AgentKind;
+    use agentpane::extract::capture::last_answer;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/captures");
+    let cases = [
+        ("claude-after-tool", Some(AgentKind::Claude)),
+        ("claude-working", Some(AgentKind::Claude)),
+        ("claude-boxed-prompt", Some(AgentKind::Claude)),
+        ("codex-final", Some(AgentKind::Codex)),
+        ("codex-working", Some(AgentKind::Codex)),
+        ("codex-legacy", Some(AgentKind::Codex)),
+        ("plain-shell", None),
+    ];
+    for (name, agent) in cases {
+        let raw = std::fs::read(dir.join(format!("{name}.ansi.txt"))).unwrap();
+        assert!(raw.contains(&0x1b), "{name} carries ANSI");
+        let expected = read(&dir.join(format!("{name}.expected.txt")));
+        let got = last_answer(&raw, agent);
+        assert_eq!(got.as_deref(), Some(expected.trim_end()), "{name}");
+        // Without knowing the agent, the same answer comes out (markers are unambiguous).
+        assert_eq!(last_answer(&raw, None).as_deref(), Some(expected.trim_end()), "{name} (no agent)");
+        let answer = got.unwrap();
+        for chrome in ["esc to interrupt", "for shortcuts", "context left", "⎿", "❯", "╭", "✻"] {
+            assert!(!answer.contains(chrome), "{name}: `{chrome}` left in the answer");
+        }
+    }
+}

@@ -218,7 +218,7 @@ fn classify(line: &str, agent: Option<AgentKind>) -> Kind {
     if PROMPTS.contains(&first) {
         return Kind::Prompt;
     }
-    if first == '│' || first == '▐' || first == '▝' || first == '▘' {
+    if first == '│' || trimmed.starts_with(['▐', '▝', '▘', '▛', '▜', '█']) {
         return Kind::Chrome;
     }
     if SPINNERS.contains(&first) && line[first.len_utf8()..].starts_with(' ') {

@@ -83,13 +83,29 @@ impl RelayState {
         reports: &[PaneReport],
         answer: &mut dyn FnMut(&PaneReport) -> Option<String>,
     ) -> Vec<Action> {
+        let turns: Vec<Turn> = reports.iter().map(Turn::of).collect();
+        let mut by_pane = |pane: &str| {
+            reports
+                .iter()
+                .find(|r| r.resolved.pane.pane_id == pane)
+                .and_then(&mut *answer)
+        };
+        self.step_turns(&turns, &mut by_pane)
+    }
+
+    /// [`step`](RelayState::step) on the few facts it needs per pane.
+    pub fn step_turns(
+        &mut self,
+        turns: &[Turn],
+        answer: &mut dyn FnMut(&str) -> Option<String>,
+    ) -> Vec<Action> {
         if self.over {
             return Vec::new();
         }
-        let find = |id: &str| reports.iter().find(|r| r.resolved.pane.pane_id == id);
+        let find = |id: &str| turns.iter().find(|t| t.pane == id);
         let sides = [find(&self.a), find(&self.b)];
-        for (side, report) in sides.iter().enumerate() {
-            if report.is_none() {
+        for (side, turn) in sides.iter().enumerate() {
+            if turn.is_none() {
                 self.over = true;
                 return vec![Action::Finish {
                     reason: format!("pane {} no longer runs an agent", self.pane(side)),
@@ -99,14 +115,14 @@ impl RelayState {
         let sides = [sides[0].expect("checked"), sides[1].expect("checked")];
         if !self.started {
             self.started = true;
-            for (side, r) in sides.iter().enumerate() {
-                self.keys[side] = closed_key(r);
+            for (side, t) in sides.iter().enumerate() {
+                self.keys[side] = t.closed_key();
             }
             return Vec::new();
         }
         let mut actions = Vec::new();
-        for (side, r) in sides.iter().enumerate() {
-            let key = closed_key(r);
+        for (side, t) in sides.iter().enumerate() {
+            let key = t.closed_key();
             if key.is_none() || key == self.keys[side] {
                 continue;
             }
@@ -119,18 +135,18 @@ impl RelayState {
                 });
                 continue;
             }
-            if r.status.state == State::Attention {
+            if t.state == State::Attention {
                 self.over = true;
                 actions.push(Action::Escalate {
                     reason: format!(
                         "ESCALATED: {pane} needs attention ({}) in round {}",
-                        r.status.reason.as_deref().unwrap_or("error"),
+                        t.reason.as_deref().unwrap_or("error"),
                         self.round()
                     ),
                 });
                 return actions;
             }
-            let Some(text) = answer(r).filter(|t| !t.trim().is_empty()) else {
+            let Some(text) = answer(&pane).filter(|t| !t.trim().is_empty()) else {
                 actions.push(Action::Skip {
                     pane,
                     reason: "turn ended without an answer text".into(),
@@ -168,11 +184,32 @@ impl RelayState {
     }
 }
 
-/// The turn key of a turn that is closed now (your-turn or attention), if any.
-fn closed_key(r: &PaneReport) -> Option<String> {
-    match r.status.state {
-        State::YourTurn | State::Attention => r.status.turn_key.clone(),
-        _ => None,
+/// What the relay needs to know about one pane after a scan.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Turn {
+    pub pane: String,
+    pub state: State,
+    pub turn_key: Option<String>,
+    pub reason: Option<String>,
+}
+
+impl Turn {
+    /// The facts of one scanned pane.
+    pub fn of(r: &PaneReport) -> Turn {
+        Turn {
+            pane: r.resolved.pane.pane_id.clone(),
+            state: r.status.state,
+            turn_key: r.status.turn_key.clone(),
+            reason: r.status.reason.clone(),
+        }
+    }
+
+    /// The turn key of a turn that is closed now (your-turn or attention), if any.
+    fn closed_key(&self) -> Option<String> {
+        match self.state {
+            State::YourTurn | State::Attention => self.turn_key.clone(),
+            _ => None,
+        }
     }
 }
 
@@ -421,5 +458,110 @@ mod tests {
         ] {
             assert!(!is_acknowledgement(text), "{text}");
         }
+    }
+
+    fn turn(pane: &str, state: State, key: &str) -> Turn {
+        Turn {
+            pane: pane.into(),
+            state,
+            turn_key: Some(key.into()),
+            reason: None,
+        }
+    }
+
+    /// Runs one scan where `a` and `b` are in the given states/keys.
+    fn scan(
+        relay: &mut RelayState,
+        a: (State, &str),
+        b: (State, &str),
+        answers: &[(&str, &str)],
+    ) -> Vec<Action> {
+        let turns = [turn("%1", a.0, a.1), turn("%2", b.0, b.1)];
+        let mut answer = |p: &str| {
+            answers
+                .iter()
+                .find(|(pane, _)| *pane == p)
+                .map(|(_, t)| t.to_string())
+        };
+        relay.step_turns(&turns, &mut answer)
+    }
+
+    fn routes(actions: &[Action]) -> Vec<(String, String, u32)> {
+        actions
+            .iter()
+            .filter_map(|a| match a {
+                Action::Route { src, dst, round, .. } => Some((src.clone(), dst.clone(), *round)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn first_scan_is_a_baseline_then_turns_alternate_and_rounds_count() {
+        use State::{Working as W, YourTurn as Y};
+        let mut r = RelayState::new("%1", "%2", 2);
+        let ans = [("%1", "Question from A?"), ("%2", "Answer from B.")];
+        // A finished before the relay started: history, not news.
+        assert!(scan(&mut r, (Y, "a0"), (Y, "b0"), &ans).is_empty());
+        assert!(scan(&mut r, (W, "a0"), (Y, "b0"), &ans).is_empty());
+        let step = scan(&mut r, (Y, "a1"), (Y, "b0"), &ans);
+        assert_eq!(routes(&step), [("%1".into(), "%2".into(), 1)]);
+        // Same key again: nothing new.
+        assert!(scan(&mut r, (Y, "a1"), (W, "b0"), &ans).is_empty());
+        let step = scan(&mut r, (Y, "a1"), (Y, "b1"), &ans);
+        assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
+        let step = scan(&mut r, (Y, "a2"), (Y, "b1"), &ans);
+        assert_eq!(routes(&step), [("%1".into(), "%2".into(), 2)]);
+        let step = scan(&mut r, (Y, "a2"), (Y, "b2"), &ans);
+        assert_eq!(routes(&step), [("%2".into(), "%1".into(), 2)]);
+        assert_eq!(r.sent, 4);
+        // Two round trips done: the next answer goes to the human, not to B.
+        let step = scan(&mut r, (Y, "a3"), (Y, "b2"), &ans);
+        assert!(routes(&step).is_empty());
+        assert!(matches!(&step[..], [Action::Escalate { reason }] if reason.starts_with("ESCALATED")));
+        assert!(r.over);
+        assert!(scan(&mut r, (Y, "a4"), (Y, "b3"), &ans).is_empty(), "over means over");
+    }
+
+    #[test]
+    fn acknowledgement_ends_the_thread_without_relaying() {
+        use State::YourTurn as Y;
+        let mut r = RelayState::new("%1", "%2", 3);
+        scan(&mut r, (Y, "a0"), (Y, "b0"), &[]);
+        let step = scan(&mut r, (Y, "a1"), (Y, "b0"), &[("%1", "Please check lib.rs")]);
+        assert_eq!(routes(&step).len(), 1);
+        let step = scan(&mut r, (Y, "a1"), (Y, "b1"), &[("%2", "고마워, 도움이 됐어")]);
+        assert!(routes(&step).is_empty());
+        assert!(matches!(&step[..], [Action::Finish { .. }]));
+        assert!(r.over);
+    }
+
+    #[test]
+    fn out_of_order_turns_and_missing_answers_are_skipped() {
+        use State::YourTurn as Y;
+        let mut r = RelayState::new("%1", "%2", 3);
+        scan(&mut r, (Y, "a0"), (Y, "b0"), &[]);
+        let step = scan(&mut r, (Y, "a1"), (Y, "b0"), &[("%1", "Do X")]);
+        assert_eq!(routes(&step).len(), 1);
+        // A human talks to A again before B answered: A's new turn is not relayed.
+        let step = scan(&mut r, (Y, "a2"), (Y, "b0"), &[("%1", "Also Y")]);
+        assert!(matches!(&step[..], [Action::Skip { pane, .. }] if pane == "%1"));
+        // B ends a turn but has no answer text: skipped, relay still expects B.
+        let step = scan(&mut r, (Y, "a2"), (Y, "b1"), &[]);
+        assert!(matches!(&step[..], [Action::Skip { pane, .. }] if pane == "%2"));
+        let step = scan(&mut r, (Y, "a2"), (Y, "b2"), &[("%2", "X done in a.rs")]);
+        assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
+    }
+
+    #[test]
+    fn attention_escalates_and_a_vanished_pane_finishes() {
+        use State::{Attention as X, YourTurn as Y};
+        let mut r = RelayState::new("%1", "%2", 3);
+        scan(&mut r, (Y, "a0"), (Y, "b0"), &[]);
+        let step = scan(&mut r, (X, "a1"), (Y, "b0"), &[("%1", "rate limited")]);
+        assert!(matches!(&step[..], [Action::Escalate { .. }]));
+        let mut r = RelayState::new("%1", "%2", 3);
+        let step = r.step_turns(&[turn("%1", Y, "a0")], &mut |_| None);
+        assert!(matches!(&step[..], [Action::Finish { reason }] if reason.contains("%2")));
     }
 }
