@@ -324,10 +324,25 @@ fn capture_fixtures_yield_their_last_answer() {
         let got = last_answer(&raw, agent);
         assert_eq!(got.as_deref(), Some(expected.trim_end()), "{name}");
         // Without knowing the agent, the same answer comes out (markers are unambiguous).
-        assert_eq!(last_answer(&raw, None).as_deref(), Some(expected.trim_end()), "{name} (no agent)");
+        assert_eq!(
+            last_answer(&raw, None).as_deref(),
+            Some(expected.trim_end()),
+            "{name} (no agent)"
+        );
         let answer = got.unwrap();
-        for chrome in ["esc to interrupt", "for shortcuts", "context left", "⎿", "❯", "╭", "✻"] {
-            assert!(!answer.contains(chrome), "{name}: `{chrome}` left in the answer");
+        for chrome in [
+            "esc to interrupt",
+            "for shortcuts",
+            "context left",
+            "⎿",
+            "❯",
+            "╭",
+            "✻",
+        ] {
+            assert!(
+                !answer.contains(chrome),
+                "{name}: `{chrome}` left in the answer"
+            );
         }
     }
 }

@@ -416,7 +416,9 @@ pub fn menu(args: RouteMenuArgs, ctx: &Context) -> Result<i32> {
         },
     };
     let reports = scan::scan(&tmux, Utc::now())?;
-    let items = menu_items(&current, &reports, &ctx.socket, &program_path());
+    let mut targets: Vec<MenuTarget> = reports.iter().map(MenuTarget::of).collect();
+    targets.sort_by(|a, b| a.target.cmp(&b.target));
+    let items = menu_items(&current, &targets, &ctx.socket, &program_path());
     if items.is_empty() {
         let _ = tmux.display_message(None, "agentpane: no other agent pane to route to");
         return Ok(exit::NOTHING);
@@ -450,53 +452,63 @@ fn program_path() -> String {
         .unwrap_or_else(|| "agentpane".to_string())
 }
 
+/// One destination offered in the `prefix + R` menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuTarget {
+    pub pane_id: String,
+    /// `session:window.pane`.
+    pub target: String,
+    pub agent: String,
+    pub state: State,
+}
+
+impl MenuTarget {
+    fn of(r: &PaneReport) -> MenuTarget {
+        MenuTarget {
+            pane_id: r.resolved.pane.pane_id.clone(),
+            target: r.resolved.pane.target(),
+            agent: r
+                .resolved
+                .agent
+                .as_ref()
+                .map(|a| a.kind.name().to_string())
+                .unwrap_or_else(|| "pane".into()),
+            state: r.status.state,
+        }
+    }
+}
+
 /// Menu items `(name, key, command)`: every other agent pane, with its state. Names are
-/// escaped for tmux formats; commands carry only pane ids, the program path and the socket,
-/// all checked to need no quoting.
+/// escaped for tmux formats (and start with `→`, so a name never reads as a menu separator);
+/// commands carry only pane ids, the program path and the socket, all checked to need no
+/// quoting anywhere.
 pub fn menu_items(
     current: &str,
-    reports: &[PaneReport],
+    targets: &[MenuTarget],
     socket: &crate::tmux::Socket,
     program: &str,
 ) -> Vec<(String, String, String)> {
     let socket_args = socket.args();
-    let socket_flag = if socket_args.iter().all(|a| shell_safe(a)) {
-        socket_args.join(" ")
-    } else {
-        String::new()
-    };
-    let mut targets: Vec<&PaneReport> = reports
-        .iter()
-        .filter(|r| r.resolved.pane.pane_id != current && shell_safe(&r.resolved.pane.pane_id))
-        .collect();
-    targets.sort_by_key(|r| {
-        (
-            r.resolved.pane.session.clone(),
-            r.resolved.pane.window_index,
-            r.resolved.pane.pane_index,
-        )
-    });
+    let mut prefix = vec![program.to_string()];
+    if socket_args.iter().all(|a| shell_safe(a)) {
+        prefix.extend(socket_args);
+    }
+    let prefix = prefix.join(" ");
     targets
         .iter()
+        .filter(|t| t.pane_id != current && shell_safe(&t.pane_id) && shell_safe(current))
         .enumerate()
-        .map(|(i, r)| {
-            let p = &r.resolved.pane;
-            let agent = r
-                .resolved
-                .agent
-                .as_ref()
-                .map(|a| a.kind.name())
-                .unwrap_or("pane");
-            let state = r.status.state;
-            let busy = if is_free(state) {
+        .map(|(i, t)| {
+            let busy = if is_free(t.state) {
                 ""
             } else {
                 " (queued until free)"
             };
             let name = escape_format(&format!(
-                "→ {} {agent} {}{busy}",
-                p.target(),
-                state_label(state)
+                "→ {} {} {}{busy}",
+                t.target,
+                t.agent,
+                state_label(t.state)
             ));
             let key = if i < 9 {
                 (i + 1).to_string()
@@ -504,10 +516,9 @@ pub fn menu_items(
                 String::new()
             };
             let command = format!(
-                "run-shell -b '{program} {socket_flag} route {current} {} --queue --notify'",
-                p.pane_id
-            )
-            .replace("  ", " ");
+                "run-shell -b '{prefix} route {current} {} --queue --notify'",
+                t.pane_id
+            );
             (name, key, command)
         })
         .collect()
@@ -566,4 +577,59 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tmux::Socket;
+
+    fn target(id: &str, target: &str, state: State) -> MenuTarget {
+        MenuTarget {
+            pane_id: id.into(),
+            target: target.into(),
+            agent: "claude".into(),
+            state,
+        }
+    }
+
+    #[test]
+    fn menu_offers_other_panes_with_escaped_names_and_plain_commands() {
+        let targets = [
+            target("%1", "w:1.0", State::YourTurn),
+            target("%2", "-evil #{pane_id}:1.0", State::Working),
+            target("%3;rm", "x:1.0", State::Idle),
+        ];
+        let items = menu_items(
+            "%1",
+            &targets,
+            &Socket::Name("dev".into()),
+            "/usr/bin/agentpane",
+        );
+        assert_eq!(
+            items.len(),
+            1,
+            "self and unsafe ids are left out: {items:?}"
+        );
+        let (name, key, command) = &items[0];
+        assert_eq!(
+            name,
+            "→ -evil ##{pane_id}:1.0 claude working (queued until free)"
+        );
+        assert_eq!(key, "1");
+        assert_eq!(
+            command,
+            "run-shell -b '/usr/bin/agentpane -L dev route %1 %2 --queue --notify'"
+        );
+        let odd = menu_items(
+            "%9",
+            &targets[..1],
+            &Socket::Name("a b'".into()),
+            "agentpane",
+        );
+        assert_eq!(
+            odd[0].2,
+            "run-shell -b 'agentpane route %9 %1 --queue --notify'"
+        );
+    }
 }

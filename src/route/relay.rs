@@ -490,7 +490,9 @@ mod tests {
         actions
             .iter()
             .filter_map(|a| match a {
-                Action::Route { src, dst, round, .. } => Some((src.clone(), dst.clone(), *round)),
+                Action::Route {
+                    src, dst, round, ..
+                } => Some((src.clone(), dst.clone(), *round)),
                 _ => None,
             })
             .collect()
@@ -518,9 +520,14 @@ mod tests {
         // Two round trips done: the next answer goes to the human, not to B.
         let step = scan(&mut r, (Y, "a3"), (Y, "b2"), &ans);
         assert!(routes(&step).is_empty());
-        assert!(matches!(&step[..], [Action::Escalate { reason }] if reason.starts_with("ESCALATED")));
+        assert!(
+            matches!(&step[..], [Action::Escalate { reason }] if reason.starts_with("ESCALATED"))
+        );
         assert!(r.over);
-        assert!(scan(&mut r, (Y, "a4"), (Y, "b3"), &ans).is_empty(), "over means over");
+        assert!(
+            scan(&mut r, (Y, "a4"), (Y, "b3"), &ans).is_empty(),
+            "over means over"
+        );
     }
 
     #[test]
@@ -528,9 +535,19 @@ mod tests {
         use State::YourTurn as Y;
         let mut r = RelayState::new("%1", "%2", 3);
         scan(&mut r, (Y, "a0"), (Y, "b0"), &[]);
-        let step = scan(&mut r, (Y, "a1"), (Y, "b0"), &[("%1", "Please check lib.rs")]);
+        let step = scan(
+            &mut r,
+            (Y, "a1"),
+            (Y, "b0"),
+            &[("%1", "Please check lib.rs")],
+        );
         assert_eq!(routes(&step).len(), 1);
-        let step = scan(&mut r, (Y, "a1"), (Y, "b1"), &[("%2", "고마워, 도움이 됐어")]);
+        let step = scan(
+            &mut r,
+            (Y, "a1"),
+            (Y, "b1"),
+            &[("%2", "고마워, 도움이 됐어")],
+        );
         assert!(routes(&step).is_empty());
         assert!(matches!(&step[..], [Action::Finish { .. }]));
         assert!(r.over);
