@@ -6,12 +6,13 @@ pub mod follow;
 pub mod reverse;
 
 use std::fs::File;
+use std::io::{Read, Seek};
 use std::path::Path;
 
 use anyhow::{Context, Result};
 
 use crate::agents;
-use crate::events::{AgentKind, Event, Time};
+use crate::events::{AgentKind, Event, EventKind, Time};
 use crate::state::{self, Observation, Status, Windows};
 use reverse::{Line, ReverseLines};
 
@@ -48,14 +49,23 @@ pub struct Tail {
 /// Reads events backwards from the end of `path` until the state is decided.
 pub fn tail_events(path: &Path, agent: Option<AgentKind>, budget: Budget) -> Result<Tail> {
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let mut lines = ReverseLines::new(file, MAX_LINE)
-        .with_context(|| format!("cannot read {}", path.display()))?;
+    tail_events_from(file, agent, budget).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// [`tail_events`] over any seekable source (tests feed prefixes of real files from memory).
+pub fn tail_events_from<R: Read + Seek>(
+    src: R,
+    agent: Option<AgentKind>,
+    budget: Budget,
+) -> std::io::Result<Tail> {
+    let mut lines = ReverseLines::from_reader(src, MAX_LINE)?;
     let mut agent = agent;
     let mut events = Vec::new();
     let mut skipped = 0;
     let mut count = 0;
+    let mut open_message: Option<String> = None;
     while let Some(line) = lines.next() {
-        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        let line = line?;
         count += 1;
         let event = match &line {
             Line::Full(bytes) => {
@@ -70,10 +80,20 @@ pub fn tail_events(path: &Path, agent: Option<AgentKind>, budget: Budget) -> Res
         match event {
             Some(ev) => {
                 let decisive = state::is_decisive(&ev);
-                events.push(ev);
-                if decisive {
+                let same_message = open_message.is_some() && ev.message_id == open_message;
+                if decisive && !same_message {
+                    if let (EventKind::ToolUse { .. }, Some(id)) = (&ev.kind, &ev.message_id) {
+                        // Tool uses of one message are split over lines: collect them all.
+                        if open_message.is_none() {
+                            open_message = Some(id.clone());
+                            events.push(ev);
+                            continue;
+                        }
+                    }
+                    events.push(ev);
                     break;
                 }
+                events.push(ev);
             }
             None => skipped += 1,
         }
