@@ -26,7 +26,10 @@ fn bench(c: &mut Criterion) {
         b.iter(|| cache.get_or_extract(&path, None).unwrap())
     });
     group.finish();
-    assert!(cache.hits() > 0 && cache.misses() == 1, "every repeat was a hit");
+    assert!(
+        cache.hits() > 0 && cache.misses() == 1,
+        "every repeat was a hit"
+    );
 }
 
 criterion_group!(benches, bench);

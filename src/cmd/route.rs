@@ -13,7 +13,7 @@ use crate::cli::{RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform}
 use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::extract::capture;
-use crate::route::deliver::{self, deliver_one, is_free, state_of};
+use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
 use crate::route::queue::{new_id, JournalEntry, Outcome, Queued, Store};
 use crate::route::relay::{Action, RelayState};
 use crate::route::sanitize::sanitize;
@@ -97,7 +97,7 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
     };
     let store = Store::open_default()?;
     let transform = transform_name(args.transform);
-    let (mut state, mut agent) = state_of(&reports, &dst);
+    let (mut state, mut agent) = checked_state_of(tmux, &reports, &dst);
     if !is_free(state) {
         if args.queue {
             store.enqueue(&msg)?;
@@ -123,7 +123,7 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
             while !is_free(state) && Instant::now() < deadline {
                 std::thread::sleep(POLL);
                 reports = scan::scan(tmux, Utc::now())?;
-                (state, agent) = state_of(&reports, &dst);
+                (state, agent) = checked_state_of(tmux, &reports, &dst);
             }
         }
         if !is_free(state) {
@@ -345,7 +345,7 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
                         text: sanitize(&body),
                         submit: true,
                     };
-                    let (state, agent) = state_of(&reports, &dst);
+                    let (state, agent) = checked_state_of(&tmux, &reports, &dst);
                     if is_free(state) {
                         let done = deliver_one(&store, &tmux, &msg, agent);
                         eprintln!(

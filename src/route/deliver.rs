@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::queue::{disposition, Disposition, Outcome, Queued, Store};
 use crate::events::AgentKind;
-use crate::scan::PaneReport;
+use crate::scan::{PaneReport, Source};
 use crate::state::State;
 use crate::tmux::{Tmux, TmuxError};
 
@@ -42,6 +42,39 @@ pub fn state_of(reports: &[PaneReport], pane_id: &str) -> (State, Option<AgentKi
         .find(|r| r.resolved.pane.pane_id == pane_id)
         .map(|r| (r.status.state, r.resolved.agent.as_ref().map(|a| a.kind)))
         .unwrap_or((State::None, None))
+}
+
+/// The state of `pane_id`, double-checked on screen when an agent runs there without any
+/// transcript evidence: a visible "esc to interrupt" means a turn is running.
+pub fn checked_state_of(
+    tmux: &Tmux,
+    reports: &[PaneReport],
+    pane_id: &str,
+) -> (State, Option<AgentKind>) {
+    let (state, agent) = state_of(reports, pane_id);
+    let blind = reports
+        .iter()
+        .find(|r| r.resolved.pane.pane_id == pane_id)
+        .is_some_and(|r| r.resolved.agent.is_some() && r.source == Source::None);
+    if blind && is_free(state) {
+        if let Ok(screen) = tmux.capture(pane_id, 0) {
+            if screen_busy(&screen) {
+                return (State::Working, agent);
+            }
+        }
+    }
+    (state, agent)
+}
+
+/// True when the bottom of a screen shows an agent's running-turn status line.
+pub fn screen_busy(screen: &str) -> bool {
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(NEAR_BOTTOM)..]
+        .iter()
+        .any(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("esc to interrupt") || l.contains("ctrl+c to interrupt")
+        })
 }
 
 /// Pause between the paste and Enter, so the agent's input box has taken the paste as a
@@ -268,8 +301,11 @@ pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> 
             let _ = store.hold(&msg.id);
             continue;
         }
-        let (state, agent) = state_of(reports, &msg.dst);
-        if !is_free(state) || served.contains(&msg.dst) {
+        if served.contains(&msg.dst) {
+            continue;
+        }
+        let (state, agent) = checked_state_of(tmux, reports, &msg.dst);
+        if !is_free(state) {
             continue;
         }
         served.insert(msg.dst.clone());
@@ -361,6 +397,15 @@ mod tests {
         assert!(after.arrived_since(&before));
         let claude = Seen::of("❯ [Pasted text #1 +40 lines]\n", "zzz");
         assert!(claude.arrived_since(&Seen::of("❯ \n", "zzz")));
+    }
+
+    #[test]
+    fn running_turn_on_screen_is_busy() {
+        assert!(screen_busy(
+            "⏺ ok\n\n✶ Deliberating… (4s · esc to interrupt)\n───\n❯ \n"
+        ));
+        assert!(screen_busy("• Working (12s • Esc to interrupt)\n› \n"));
+        assert!(!screen_busy("⏺ Done.\n───\n❯ \n  ? for shortcuts\n"));
     }
 
     #[test]
