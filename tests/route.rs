@@ -2,152 +2,73 @@
 //! a plain pane's screen routed into a pane running `cat`, injection neutralised, Enter
 //! submitted once; self-routes refused; the queue surviving a restart, delivered exactly once.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
 
 use agentpane::route::queue::{new_id, Outcome, Queued, Store};
+use common::{wait_until, FakeAgent, Run, TmuxServer, DEADLINE};
 
-const BIN: &str = env!("CARGO_BIN_EXE_agentpane");
+const CLAUDE_WITH_ANSWER: &str =
+    "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+const CODEX_MID_TURN: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
 
-/// A private tmux server with a private home and state dir; killed on drop.
-struct Server {
-    name: String,
-    home: tempfile::TempDir,
+/// A plain pane running `command` (test-controlled text) in a new window.
+fn plain(server: &TmuxServer, command: &str) -> String {
+    server.new_window(command, &server.work("plain"), &[])
 }
 
-impl Server {
-    fn start() -> Server {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "agentpane-test-route-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        let server = Server {
-            name,
-            home: tempfile::tempdir().unwrap(),
-        };
-        server.tmux(&[
-            "new-session",
-            "-d",
-            "-s",
-            "t",
-            "-x",
-            "160",
-            "-y",
-            "40",
-            "sleep 600",
-        ]);
-        server
-    }
-
-    fn state(&self) -> PathBuf {
-        self.home.path().join("state")
-    }
-
-    fn tmux(&self, args: &[&str]) -> String {
-        let out = Command::new("tmux")
-            .args(["-L", &self.name, "-f", "/dev/null"])
-            .args(args)
-            .env_remove("TMUX")
-            .output()
-            .expect("tmux runs");
-        assert!(
-            out.status.success(),
-            "tmux {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// A new window running `command` (through tmux's shell: test-controlled text only).
-    fn pane(&self, command: &str) -> String {
-        self.tmux(&[
-            "new-window",
-            "-d",
-            "-P",
-            "-F",
-            "#{pane_id}",
-            "-t",
-            "t:",
-            command,
-        ])
-        .trim()
-        .to_string()
-    }
-
-    fn capture(&self, pane: &str) -> String {
-        self.tmux(&["capture-pane", "-p", "-J", "-t", pane])
-    }
-
-    fn agentpane(&self, args: &[&str]) -> Output {
-        let home = self.home.path();
-        Command::new(BIN)
-            .args(["-L", &self.name])
-            .args(args)
-            .env_remove("TMUX")
-            .env_remove("TMUX_PANE")
-            .env("HOME", home)
-            .env("AGENTPANE_STATE_DIR", self.state())
-            .env("XDG_STATE_HOME", home.join("xdg-state"))
-            .env("XDG_CONFIG_HOME", home.join("xdg-config"))
-            .env("CLAUDE_CONFIG_DIR", home.join("claude"))
-            .env("CODEX_HOME", home.join("codex"))
-            .output()
-            .expect("agentpane runs")
-    }
+/// A pane whose submitted lines land in a file (cooked tty: a line reaches `cat` only on
+/// Enter, so the file proves what was submitted, and how often).
+fn sink(server: &TmuxServer) -> (String, std::path::PathBuf) {
+    let file = server.path().join("received.txt");
+    let pane = plain(server, &format!("exec cat > '{}'", file.display()));
+    (pane, file)
 }
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = Command::new("tmux")
-            .args(["-L", &self.name, "kill-server"])
-            .output();
-    }
-}
-
-fn wait_for(what: &str, timeout: Duration, mut check: impl FnMut() -> bool) {
-    let deadline = Instant::now() + timeout;
-    while Instant::now() < deadline {
-        if check() {
-            return;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    panic!("timed out waiting for {what}");
+fn capture(server: &TmuxServer, pane: &str) -> String {
+    server.tmux(&["capture-pane", "-p", "-J", "-t", pane])
 }
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
-fn text(out: &Output) -> String {
-    format!(
-        "status {:?}\nstdout: {}\nstderr: {}",
-        out.status.code(),
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+fn wait_for(what: &str, timeout: Duration, check: impl FnMut() -> bool) {
+    wait_until(timeout, what, check)
+}
+
+fn outcomes(server: &TmuxServer) -> Vec<String> {
+    read(&server.state_dir().join("journal.jsonl"))
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"]
+                .as_str()
+                .unwrap()
+                .to_string()
+        })
+        .collect()
 }
 
 #[test]
 fn plain_screen_routes_into_cat_once_with_injection_neutralised() {
-    let server = Server::start();
-    let src = server.pane("printf 'hello from src\\nline two\\n'; exec sleep 600");
-    let sink = server.home.path().join("received.txt");
-    let dst = server.pane(&format!("exec cat > '{}'", sink.display()));
-    wait_for("the source text", Duration::from_secs(10), || {
-        server.capture(&src).contains("line two")
+    let server = TmuxServer::start();
+    let src = plain(
+        &server,
+        "printf 'hello from src\\nline two\\n'; exec sleep 600",
+    );
+    let (dst, file) = sink(&server);
+    wait_for("the source text", DEADLINE, || {
+        capture(&server, &src).contains("line two")
     });
-    let template = server.home.path().join("evil.tmpl");
+    let template = server.path().join("evil.tmpl");
     std::fs::write(
         &template,
         "Q: {answer}\nEND\x1b[201~INJECT\u{9b}2J\x07\r\n\0tail-marker-xyz",
     )
     .unwrap();
-    let out = server.agentpane(&[
+    let run = server.agentpane(&[
         "route",
         &src,
         &dst,
@@ -157,50 +78,36 @@ fn plain_screen_routes_into_cat_once_with_injection_neutralised() {
         template.to_str().unwrap(),
         "--json",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run.code, 0, "{run:?}");
+    let report = run.json();
     assert_eq!(report["outcome"], "delivered");
     assert_eq!(report["submitted"], true);
     assert_eq!(report["source"], "pane");
     eprintln!(
-        "routing latency (command start → Enter): {} ms",
+        "routing latency, plain pane (command start → Enter): {} ms",
         report["latency_ms"]
     );
 
     let expected = "Q: hello from src\nline two\nEND[201~INJECT2J\ntail-marker-xyz\n";
-    wait_for("the submitted text", Duration::from_secs(10), || {
-        read(&sink) == expected
-    });
+    wait_for("the submitted text", DEADLINE, || read(&file) == expected);
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
-        read(&sink),
+        read(&file),
         expected,
         "arrives once, with Enter, controls stripped"
     );
-
-    let journal = read(&server.state().join("journal.jsonl"));
-    let outcomes: Vec<String> = journal
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<serde_json::Value>(l).unwrap()["outcome"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect();
-    assert_eq!(outcomes, ["pasting", "delivered"]);
+    assert_eq!(outcomes(&server), ["pasting", "delivered"]);
 }
 
 #[test]
 fn no_submit_pastes_without_enter() {
-    let server = Server::start();
-    let src = server.pane("printf 'only pasted\\n'; exec sleep 600");
-    let sink = server.home.path().join("received.txt");
-    let dst = server.pane(&format!("exec cat > '{}'", sink.display()));
-    wait_for("the source text", Duration::from_secs(10), || {
-        server.capture(&src).contains("only pasted")
+    let server = TmuxServer::start();
+    let src = plain(&server, "printf 'only pasted\\n'; exec sleep 600");
+    let (dst, file) = sink(&server);
+    wait_for("the source text", DEADLINE, || {
+        capture(&server, &src).contains("only pasted")
     });
-    let out = server.agentpane(&[
+    let run = server.agentpane(&[
         "route",
         &src,
         &dst,
@@ -208,36 +115,153 @@ fn no_submit_pastes_without_enter() {
         "full-output",
         "--no-submit",
     ]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert!(server.capture(&dst).contains("only pasted"));
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(capture(&server, &dst).contains("only pasted"));
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(read(&sink), "", "nothing submitted without Enter");
+    assert_eq!(read(&file), "", "nothing submitted without Enter");
 }
 
 #[test]
 fn routing_a_pane_to_itself_is_refused() {
-    let server = Server::start();
-    let pane = server.pane("exec sleep 600");
-    let index = server.tmux(&["display-message", "-p", "-t", &pane, "t:#{window_index}.0"]);
-    let out = server.agentpane(&["route", &pane, index.trim()]);
-    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("to itself"),
-        "{}",
-        text(&out)
-    );
+    let server = TmuxServer::start();
+    let pane = plain(&server, "exec sleep 600");
+    let same = server.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &pane,
+        "main:#{window_index}.0",
+    ]);
+    let run = server.agentpane(&["route", &pane, &same]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("to itself"), "{run:?}");
     let missing = server.agentpane(&["route", &pane, "%999"]);
-    assert_ne!(missing.status.code(), Some(0), "{}", text(&missing));
+    assert_ne!(missing.code, 0, "{missing:?}");
+    assert!(outcomes(&server).is_empty(), "nothing journalled");
+}
+
+#[test]
+fn claude_transcript_answer_routes_with_a_template() {
+    let server = TmuxServer::start();
+    let claude = server.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    // The fake writes the fixture right after starting; wait for its last answer.
+    let mut answer: Option<Run> = None;
+    wait_for("the fake's answer", DEADLINE, || {
+        let run = server.agentpane(&["last", &claude, "--json"]);
+        let ok = run.code == 0;
+        answer = Some(run);
+        ok
+    });
+    let answer = answer.unwrap();
+    let answer = answer.json();
+    assert_eq!(answer["source"], "transcript");
+    assert_eq!(answer["agent"], "claude");
+    let text = answer["text"].as_str().unwrap().to_string();
+    assert!(text.starts_with("I've created a basic CLAUDE.md"), "{text}");
+
+    let (dst, file) = sink(&server);
+    let run = server.agentpane(&[
+        "route",
+        &claude,
+        &dst,
+        "--template",
+        "review",
+        "--instruction",
+        "Be brief.",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["source"], "transcript");
+    eprintln!(
+        "routing latency, fake claude source (command start → Enter): {} ms",
+        run.json()["latency_ms"]
+    );
+    wait_for("the routed answer", DEADLINE, || {
+        read(&file).ends_with("</answer>\n")
+    });
+    let got = read(&file);
+    assert!(
+        got.starts_with("Review the answer below from claude in "),
+        "{got}"
+    );
+    assert!(got.contains("\nBe brief.\n"), "{got}");
+    assert!(
+        got.contains(&format!("<answer>\n{text}\n</answer>\n")),
+        "{got}"
+    );
+}
+
+#[test]
+fn busy_agent_is_refused_then_queued_and_delivered_when_free() {
+    let server = TmuxServer::start();
+    let src = plain(&server, "printf 'please review\\n'; exec sleep 600");
+    wait_for("the source text", DEADLINE, || {
+        capture(&server, &src).contains("please review")
+    });
+    let codex = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN));
+    wait_for("codex working", DEADLINE, || {
+        server.agentpane(&["resolve", &codex, "--json"]).json()["state"] == "working"
+    });
+
+    let refused = server.agentpane(&["route", &src, &codex, "--transform", "full-output"]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert!(refused.stderr.contains("busy (working)"), "{refused:?}");
+    let waited = server.agentpane(&[
+        "route",
+        &src,
+        &codex,
+        "--transform",
+        "full-output",
+        "--wait",
+        "0.5",
+    ]);
+    assert_eq!(waited.code, 1, "{waited:?}");
+    assert!(
+        waited.stderr.contains("still working after waiting"),
+        "{waited:?}"
+    );
+
+    let queued = server.agentpane(&[
+        "route",
+        &src,
+        &codex,
+        "--transform",
+        "full-output",
+        "--queue",
+        "--json",
+    ]);
+    assert_eq!(queued.code, 0, "{queued:?}");
+    assert_eq!(queued.json()["outcome"], "queued");
+    // Still busy: a delivery pass leaves it queued.
+    let early = server.agentpane(&["route-queue", "--deliver", "--json"]);
+    assert_eq!(early.stdout, "", "{early:?}");
+    assert_eq!(server.agentpane(&["route-queue"]).stdout.lines().count(), 1);
+
+    // The turn ends (the fake appends Codex's task_complete): the next pass delivers, once.
+    server.send_line(
+        &codex,
+        r#"line {"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"ok"}}"#,
+    );
+    wait_for("codex your-turn", DEADLINE, || {
+        server.agentpane(&["resolve", &codex, "--json"]).json()["state"] == "your-turn"
+    });
+    let delivered = server.agentpane(&["route-queue", "--deliver", "--json"]);
+    assert_eq!(delivered.code, 0, "{delivered:?}");
+    assert_eq!(delivered.json()["outcome"], "delivered");
+    assert!(capture(&server, &codex).contains("please review"));
+    let again = server.agentpane(&["route-queue", "--deliver", "--json"]);
+    assert_eq!(again.stdout, "", "{again:?}");
+    assert_eq!(server.agentpane(&["route-queue"]).stdout, "");
+    assert_eq!(outcomes(&server), ["queued", "pasting", "delivered"]);
 }
 
 #[test]
 fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
-    let server = Server::start();
-    let sink = server.home.path().join("received.txt");
-    let dst = server.pane(&format!("exec cat > '{}'", sink.display()));
+    let server = TmuxServer::start();
+    let (dst, file) = sink(&server);
     let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
     // One process queues (here: the test, as a process that then "crashes"), …
-    let store = Store::open(&server.state()).unwrap();
+    let store = Store::open(&server.state_dir()).unwrap();
     let msg = Queued {
         id: new_id(),
         created: chrono::Utc::now(),
@@ -256,25 +280,34 @@ fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
     };
     store.enqueue(&started).unwrap();
     store.record(&started, Outcome::Pasting, None).unwrap();
+    // A message for another tmux server is left alone.
+    let elsewhere = Queued {
+        id: new_id(),
+        server: "/tmp/some-other-server".into(),
+        text: "other server".into(),
+        ..msg.clone()
+    };
+    store.enqueue(&elsewhere).unwrap();
     drop(store);
 
     // A new process delivers the queue; a second one finds nothing left to do.
     let first = server.agentpane(&["route-queue", "--deliver", "--json"]);
-    wait_for("the queued text", Duration::from_secs(10), || {
-        read(&sink) == "queued hello\n"
+    wait_for("the queued text", DEADLINE, || {
+        read(&file) == "queued hello\n"
     });
     let second = server.agentpane(&["route-queue", "--deliver", "--json"]);
-    assert!(second.stdout.is_empty(), "{}", text(&second));
+    assert!(second.stdout.is_empty(), "{second:?}");
     std::thread::sleep(Duration::from_millis(300));
-    assert_eq!(read(&sink), "queued hello\n", "{}", text(&first));
+    assert_eq!(read(&file), "queued hello\n", "{first:?}");
 
-    let store = Store::open(&server.state()).unwrap();
-    assert!(store.pending().unwrap().is_empty());
+    let store = Store::open(&server.state_dir()).unwrap();
+    let pending: Vec<String> = store.pending().unwrap().into_iter().map(|m| m.id).collect();
+    assert_eq!(pending, std::slice::from_ref(&elsewhere.id));
     let last = store.last_outcomes().unwrap();
     assert_eq!(last.get(&msg.id), Some(&Outcome::Delivered));
     assert_eq!(last.get(&started.id), Some(&Outcome::Uncertain));
     assert!(server
-        .state()
+        .state_dir()
         .join("queue/held")
         .join(format!("{}.json", started.id))
         .exists());
@@ -289,17 +322,23 @@ fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
 
 #[test]
 fn last_pane_falls_back_to_the_screen_and_says_so() {
-    let server = Server::start();
-    let pane = server.pane("printf '\\033[1mbold answer\\033[0m\\n'; exec sleep 600");
-    wait_for("the text", Duration::from_secs(10), || {
-        server.capture(&pane).contains("bold answer")
+    let server = TmuxServer::start();
+    let pane = plain(
+        &server,
+        "printf '\\033[1mbold answer\\033[0m\\n'; exec sleep 600",
+    );
+    wait_for("the text", DEADLINE, || {
+        capture(&server, &pane).contains("bold answer")
     });
-    let out = server.agentpane(&["last", &pane, "--json"]);
-    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = server.agentpane(&["last", &pane, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let v = run.json();
     assert_eq!(v["source"], "pane");
     assert_eq!(v["text"], "bold answer");
     assert_eq!(v["agent"], serde_json::Value::Null);
+    let text = server.agentpane(&["last", &pane]);
+    assert_eq!(text.stdout, "bold answer\n");
+    assert!(text.stderr.contains("source: pane"), "{text:?}");
 }
 
 /// Recorded screens (`fixtures/captures/*.ansi.txt`, see SOURCES.md) → their expected answer.
@@ -345,4 +384,103 @@ fn capture_fixtures_yield_their_last_answer() {
             );
         }
     }
+}
+
+/// Appends a Codex `task_complete` to the fake in `pane` (its turn ends with `message`).
+fn codex_completes(server: &TmuxServer, pane: &str, turn: &str, message: &str) {
+    let line = serde_json::json!({
+        "timestamp": "2026-01-01T00:00:00Z",
+        "type": "event_msg",
+        "payload": {"type": "task_complete", "turn_id": turn, "last_agent_message": message},
+    });
+    server.send_line(pane, &format!("line {line}"));
+}
+
+#[test]
+fn relay_alternates_then_escalates_after_the_round_limit() {
+    let server = TmuxServer::start();
+    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
+    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
+    for pane in [&a, &b] {
+        wait_for("codex working", DEADLINE, || {
+            server.agentpane(&["resolve", pane, "--json"]).json()["state"] == "working"
+        });
+    }
+    let log = server.path().join("relay.log");
+    let mut relay = std::process::Command::new(common::agentpane_bin());
+    relay
+        .env_remove("TMUX")
+        .env_remove("TMUX_PANE")
+        .args(["-L", &server.name, "relay", &a, &b, "--rounds", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::fs::File::create(&log).unwrap());
+    for (k, v) in server.env() {
+        relay.env(k, v);
+    }
+    let mut child = relay.spawn().unwrap();
+    // Kill the child we started if the test fails midway.
+    struct Reap(std::process::Child);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    wait_for("the relay to start", DEADLINE, || {
+        read(&log).contains("relaying between")
+    });
+    std::thread::sleep(Duration::from_millis(1500));
+
+    // A finishes while B is still busy: the route waits for B.
+    codex_completes(&server, &a, "a1", "QUESTION-FROM-A what does lib.rs do");
+    wait_for("the relay to hold A's answer", DEADLINE, || {
+        read(&log).contains("waits for it")
+    });
+    assert!(!capture(&server, &b).contains("QUESTION-FROM-A"));
+    // B's unrelated turn ends: A's answer is delivered to B, and B's old turn is not relayed.
+    codex_completes(&server, &b, "b1", "UNRELATED-B-WORK");
+    wait_for("A's answer in B", DEADLINE, || {
+        capture(&server, &b).contains("QUESTION-FROM-A")
+    });
+    // The journal line is written after Enter: only then may the test type into B again.
+    let delivered = |n: usize| {
+        outcomes(&server)
+            .iter()
+            .filter(|o| *o == "delivered")
+            .count()
+            == n
+    };
+    wait_for("A's answer submitted", DEADLINE, || delivered(1));
+    // B's reply goes back to A.
+    codex_completes(&server, &b, "b2", "REPLY-FROM-B lib.rs parses input");
+    wait_for("B's reply in A", DEADLINE, || {
+        capture(&server, &a).contains("REPLY-FROM-B")
+    });
+    wait_for("B's reply submitted", DEADLINE, || delivered(2));
+    assert!(!capture(&server, &a).contains("UNRELATED-B-WORK"));
+    // One round trip done: A's next answer is not sent; the relay escalates and exits 1.
+    codex_completes(&server, &a, "a2", "FOLLOW-UP-FROM-A and main.rs?");
+    let deadline = std::time::Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "relay did not stop: {}",
+            read(&log)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _reap = Reap(child);
+    assert_eq!(status.code(), Some(1), "{}", read(&log));
+    assert!(read(&log).contains("ESCALATED"), "{}", read(&log));
+    assert!(!capture(&server, &b).contains("FOLLOW-UP-FROM-A"));
+    let journal = outcomes(&server);
+    assert_eq!(
+        journal.iter().filter(|o| *o == "delivered").count(),
+        2,
+        "{journal:?}"
+    );
+    assert_eq!(journal.last().map(String::as_str), Some("escalated"));
 }

@@ -7,6 +7,7 @@
 
 use serde::Serialize;
 
+use super::deliver::is_free;
 use crate::scan::PaneReport;
 use crate::state::State;
 
@@ -43,6 +44,8 @@ pub struct RelayState {
     /// The last turn key seen closed per side.
     keys: [Option<String>; 2],
     started: bool,
+    /// A route held until its destination is free: (src side, round, text).
+    pending: Option<(usize, u32, String)>,
     /// Set once the relay escalated or finished; later steps do nothing.
     pub over: bool,
 }
@@ -59,6 +62,7 @@ impl RelayState {
             expect: None,
             keys: [None, None],
             started: false,
+            pending: None,
             over: false,
         }
     }
@@ -121,7 +125,29 @@ impl RelayState {
             return Vec::new();
         }
         let mut actions = Vec::new();
+        if let Some((src, round, text)) = self.pending.take() {
+            let dst = 1 - src;
+            if is_free(sides[dst].state) {
+                // Whatever turn the destination just closed was not a reply to this message.
+                self.keys[dst] = sides[dst].closed_key();
+                actions.push(Action::Route {
+                    src: self.pane(src).to_string(),
+                    dst: self.pane(dst).to_string(),
+                    round,
+                    text,
+                });
+            } else {
+                self.pending = Some((src, round, text));
+            }
+        }
         for (side, t) in sides.iter().enumerate() {
+            if self
+                .pending
+                .as_ref()
+                .is_some_and(|(src, _, _)| 1 - src == side)
+            {
+                continue;
+            }
             let key = t.closed_key();
             if key.is_none() || key == self.keys[side] {
                 continue;
@@ -171,12 +197,23 @@ impl RelayState {
                 return actions;
             }
             let other = 1 - side;
-            actions.push(Action::Route {
-                src: pane,
-                dst: self.pane(other).to_string(),
-                round: self.round(),
-                text,
-            });
+            if is_free(sides[other].state) {
+                actions.push(Action::Route {
+                    src: pane,
+                    dst: self.pane(other).to_string(),
+                    round: self.round(),
+                    text,
+                });
+            } else {
+                actions.push(Action::Skip {
+                    pane: self.pane(other).to_string(),
+                    reason: format!(
+                        "busy ({}); the answer of {pane} waits for it",
+                        sides[other].state
+                    ),
+                });
+                self.pending = Some((side, self.round(), text));
+            }
             self.sent += 1;
             self.expect = Some(other);
         }
@@ -567,6 +604,24 @@ mod tests {
         let step = scan(&mut r, (Y, "a2"), (Y, "b1"), &[]);
         assert!(matches!(&step[..], [Action::Skip { pane, .. }] if pane == "%2"));
         let step = scan(&mut r, (Y, "a2"), (Y, "b2"), &[("%2", "X done in a.rs")]);
+        assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
+    }
+
+    #[test]
+    fn a_busy_destination_holds_the_route_and_its_own_turn_is_not_a_reply() {
+        use State::{Working as W, YourTurn as Y};
+        let mut r = RelayState::new("%1", "%2", 3);
+        let ans = [("%1", "Question from A?"), ("%2", "Unrelated B work.")];
+        scan(&mut r, (Y, "a0"), (W, "b0"), &ans);
+        let step = scan(&mut r, (Y, "a1"), (W, "b0"), &ans);
+        assert!(routes(&step).is_empty());
+        assert!(matches!(&step[..], [Action::Skip { pane, .. }] if pane == "%2"));
+        assert!(scan(&mut r, (Y, "a1"), (W, "b0"), &ans).is_empty());
+        // B finishes its unrelated turn: now free, A's answer goes out; B's turn is no reply.
+        let step = scan(&mut r, (Y, "a1"), (Y, "b1"), &ans);
+        assert_eq!(routes(&step), [("%1".into(), "%2".into(), 1)]);
+        assert!(scan(&mut r, (Y, "a1"), (W, "b1"), &ans).is_empty());
+        let step = scan(&mut r, (Y, "a1"), (Y, "b2"), &[("%2", "Reply to A.")]);
         assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
     }
 
