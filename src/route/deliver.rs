@@ -124,8 +124,12 @@ pub struct Pasted {
 /// Why a paste did not complete.
 #[derive(Debug, thiserror::Error)]
 pub enum DeliverError {
-    #[error(transparent)]
-    Tmux(#[from] TmuxError),
+    /// Nothing reached the pane: safe to try again.
+    #[error("nothing was pasted: {0}")]
+    NotPasted(TmuxError),
+    /// The paste was sent, then tmux failed: never repeated.
+    #[error("pasted, then: {0}")]
+    AfterPaste(TmuxError),
     #[error("the text did not appear in pane {pane} within {waited:?}; Enter was not pressed")]
     Unverified { pane: String, waited: Duration },
 }
@@ -139,17 +143,22 @@ pub fn paste(
     text: &str,
     opts: Options,
 ) -> Result<Pasted, DeliverError> {
+    use DeliverError::{AfterPaste, NotPasted};
     let started = Instant::now();
     let tail = tail_marker(text);
-    let before = Seen::of(&tmux.capture(pane, VERIFY_LINES)?, &tail);
+    let before = Seen::of(&tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?, &tail);
     let buffer = format!("agentpane-{id}");
-    tmux.load_buffer(&buffer, text.as_bytes())?;
+    tmux.load_buffer(&buffer, text.as_bytes())
+        .map_err(NotPasted)?;
     if let Err(e) = tmux.paste_buffer(&buffer, pane) {
         tmux.delete_buffer(&buffer);
-        return Err(e.into());
+        return Err(NotPasted(e));
     }
     loop {
-        let now = Seen::of(&tmux.capture(pane, VERIFY_LINES)?, &tail);
+        let now = Seen::of(
+            &tmux.capture(pane, VERIFY_LINES).map_err(AfterPaste)?,
+            &tail,
+        );
         if now.arrived_since(&before) {
             break;
         }
@@ -163,7 +172,7 @@ pub fn paste(
     }
     if opts.submit {
         std::thread::sleep(opts.enter_delay);
-        tmux.send_enter(pane)?;
+        tmux.send_enter(pane).map_err(AfterPaste)?;
     }
     Ok(Pasted {
         submitted: opts.submit,
@@ -235,14 +244,7 @@ pub struct Delivered {
 pub fn deliver_queued(tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
     match Store::open_default() {
         Ok(store) => deliver_queued_in(&store, tmux, reports),
-        Err(e) => vec![Delivered {
-            id: String::new(),
-            src: String::new(),
-            dst: String::new(),
-            bytes: 0,
-            outcome: Outcome::Failed,
-            detail: Some(format!("{e:#}")),
-        }],
+        Err(e) => vec![failure(format!("{e:#}"))],
     }
 }
 
@@ -251,15 +253,15 @@ pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> 
     let pending = match store.pending() {
         Ok(p) if p.is_empty() => return Vec::new(),
         Ok(p) => p,
-        Err(e) => return vec![failure(None, format!("{e:#}"))],
+        Err(e) => return vec![failure(format!("{e:#}"))],
     };
     let server = match tmux.socket_path() {
         Ok(s) => s,
-        Err(e) => return vec![failure(None, e.to_string())],
+        Err(e) => return vec![failure(e.to_string())],
     };
     let alive: HashSet<String> = match tmux.list_panes() {
         Ok(panes) => panes.into_iter().map(|p| p.pane_id).collect(),
-        Err(e) => return vec![failure(None, e.to_string())],
+        Err(e) => return vec![failure(e.to_string())],
     };
     let outcomes = store.last_outcomes().unwrap_or_default();
     let mut served: HashSet<String> = HashSet::new();
@@ -267,14 +269,7 @@ pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> 
     for msg in pending.iter().filter(|m| m.server == server) {
         let done = |outcome: Outcome, detail: Option<String>| {
             let _ = store.record(msg, outcome, detail.clone());
-            Delivered {
-                id: msg.id.clone(),
-                src: msg.src.clone(),
-                dst: msg.dst.clone(),
-                bytes: msg.text.len(),
-                outcome,
-                detail,
-            }
+            Delivered::of(msg, outcome, detail)
         };
         match disposition(outcomes.get(&msg.id).copied()) {
             Disposition::AlreadyDone => {
@@ -314,8 +309,9 @@ pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> 
     out
 }
 
-/// Delivers one queued message with the journal around it: `pasting` first (fsynced), then
-/// the outcome, then the queue file goes.
+/// Delivers one message with the journal around it: `pasting` first (fsynced), then the
+/// outcome. The queue file goes once a paste was sent (delivered or not confirmed: never
+/// repeated); when nothing reached the pane it stays queued for the next try.
 pub fn deliver_one(
     store: &Store,
     tmux: &Tmux,
@@ -324,6 +320,24 @@ pub fn deliver_one(
 ) -> Delivered {
     let report = |outcome: Outcome, detail: Option<String>| {
         let _ = store.record(msg, outcome, detail.clone());
+        Delivered::of(msg, outcome, detail)
+    };
+    if let Err(e) = store.record(msg, Outcome::Pasting, None) {
+        // Without the journal line a crash could repeat the paste: do not paste.
+        return Delivered::of(msg, Outcome::Failed, Some(format!("{e:#}")));
+    }
+    let opts = Options::for_agent(agent, msg.submit);
+    let delivered = match paste(tmux, &msg.dst, &msg.id, &msg.text, opts) {
+        Ok(p) => report(Outcome::Delivered, Some(format!("{} ms", p.elapsed_ms))),
+        Err(e @ DeliverError::NotPasted(_)) => return report(Outcome::Failed, Some(e.to_string())),
+        Err(e) => report(Outcome::Unverified, Some(e.to_string())),
+    };
+    let _ = store.remove(&msg.id);
+    delivered
+}
+
+impl Delivered {
+    fn of(msg: &Queued, outcome: Outcome, detail: Option<String>) -> Delivered {
         Delivered {
             id: msg.id.clone(),
             src: msg.src.clone(),
@@ -332,39 +346,13 @@ pub fn deliver_one(
             outcome,
             detail,
         }
-    };
-    if let Err(e) = store.record(msg, Outcome::Pasting, None) {
-        // Without the journal line a crash could repeat the paste: do not paste.
-        return Delivered {
-            id: msg.id.clone(),
-            src: msg.src.clone(),
-            dst: msg.dst.clone(),
-            bytes: msg.text.len(),
-            outcome: Outcome::Failed,
-            detail: Some(format!("{e:#}")),
-        };
     }
-    let result = paste(
-        tmux,
-        &msg.dst,
-        &msg.id,
-        &msg.text,
-        Options::for_agent(agent, msg.submit),
-    );
-    let delivered = match result {
-        Ok(p) => report(Outcome::Delivered, Some(format!("{} ms", p.elapsed_ms))),
-        Err(e @ DeliverError::Unverified { .. }) => {
-            report(Outcome::Unverified, Some(e.to_string()))
-        }
-        Err(e) => report(Outcome::Failed, Some(e.to_string())),
-    };
-    let _ = store.remove(&msg.id);
-    delivered
 }
 
-fn failure(id: Option<&str>, detail: String) -> Delivered {
+/// A failure before any message was looked at.
+fn failure(detail: String) -> Delivered {
     Delivered {
-        id: id.unwrap_or_default().to_string(),
+        id: String::new(),
         src: String::new(),
         dst: String::new(),
         bytes: 0,
@@ -376,6 +364,127 @@ fn failure(id: Option<&str>, detail: String) -> Delivered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tmux::Runner;
+    use std::sync::{Arc, Mutex};
+
+    /// A tmux that records every call; the pane shows the pasted text once it was pasted.
+    #[derive(Clone, Default)]
+    struct FakeTmux {
+        calls: Arc<Mutex<Vec<String>>>,
+        pasted: Arc<Mutex<Option<String>>>,
+        fail: Option<&'static str>,
+    }
+
+    impl Runner for FakeTmux {
+        fn run(&self, args: &[String], stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            self.calls.lock().unwrap().push(args.join(" "));
+            if self.fail.is_some_and(|f| args[0] == f) {
+                return Err(TmuxError::Command(format!("{} failed", args[0])));
+            }
+            match args[0].as_str() {
+                "load-buffer" => {
+                    *self.pasted.lock().unwrap() =
+                        stdin.map(|b| String::from_utf8_lossy(b).into_owned());
+                    Ok(Vec::new())
+                }
+                "capture-pane" => {
+                    let calls = self.calls.lock().unwrap();
+                    let pasted = calls.iter().any(|c| c.starts_with("paste-buffer"));
+                    let text = if pasted {
+                        self.pasted.lock().unwrap().clone()
+                    } else {
+                        None
+                    };
+                    Ok(format!("$ cat\n{}\n", text.unwrap_or_default()).into_bytes())
+                }
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    fn msg() -> Queued {
+        Queued {
+            id: "20260101-000000-000-1-0".into(),
+            created: Utc::now(),
+            server: "/s".into(),
+            src: "%1".into(),
+            dst: "%2".into(),
+            text: "line one\nthe end".into(),
+            submit: true,
+        }
+    }
+
+    #[test]
+    fn paste_is_buffer_on_stdin_bracketed_paste_then_enter() {
+        let fake = FakeTmux::default();
+        let tmux = Tmux::with_runner(Box::new(fake.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg();
+        store.enqueue(&m).unwrap();
+        let d = deliver_one(&store, &tmux, &m, None);
+        assert_eq!(d.outcome, Outcome::Delivered, "{d:?}");
+        let calls = fake.calls.lock().unwrap().clone();
+        let id = &m.id;
+        assert_eq!(calls[0], "capture-pane -p -J -S -200 -t %2");
+        assert_eq!(calls[1], format!("load-buffer -b agentpane-{id} -"));
+        assert_eq!(
+            calls[2],
+            format!("paste-buffer -p -d -b agentpane-{id} -t %2")
+        );
+        assert_eq!(calls.last().unwrap(), "send-keys -t %2 Enter");
+        assert!(
+            calls.iter().all(|c| !c.contains("the end")),
+            "text only on stdin"
+        );
+        assert_eq!(
+            fake.pasted.lock().unwrap().as_deref(),
+            Some("line one\nthe end")
+        );
+        assert!(store.pending().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failure_before_the_paste_keeps_the_message_queued() {
+        let fake = FakeTmux {
+            fail: Some("load-buffer"),
+            ..FakeTmux::default()
+        };
+        let tmux = Tmux::with_runner(Box::new(fake.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg();
+        store.enqueue(&m).unwrap();
+        assert_eq!(
+            deliver_one(&store, &tmux, &m, None).outcome,
+            Outcome::Failed
+        );
+        assert_eq!(store.pending().unwrap().len(), 1, "still queued");
+        assert_eq!(
+            disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
+            Disposition::Deliver
+        );
+    }
+
+    #[test]
+    fn a_failure_after_the_paste_is_never_repeated() {
+        let fake = FakeTmux {
+            fail: Some("send-keys"),
+            ..FakeTmux::default()
+        };
+        let tmux = Tmux::with_runner(Box::new(fake));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg();
+        store.enqueue(&m).unwrap();
+        let d = deliver_one(&store, &tmux, &m, None);
+        assert_eq!(d.outcome, Outcome::Unverified, "{d:?}");
+        assert!(store.pending().unwrap().is_empty());
+        assert_eq!(
+            disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
+            Disposition::AlreadyDone
+        );
+    }
 
     #[test]
     fn tail_is_the_end_of_the_last_line() {

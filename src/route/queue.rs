@@ -44,7 +44,7 @@ pub enum Outcome {
     Pasting,
     /// Pasted, seen in the pane, and submitted (or left unsubmitted on purpose).
     Delivered,
-    /// Pasted but not seen in the pane in time; not submitted.
+    /// Pasted, but its arrival (or the Enter) could not be confirmed; never repeated.
     Unverified,
     /// The destination pane is gone.
     DstGone,
@@ -54,7 +54,7 @@ pub enum Outcome {
     Expired,
     /// A relay reached its round limit (or an agent failed) and called the human.
     Escalated,
-    /// A tmux error.
+    /// Nothing reached the pane (a tmux error before the paste); tried again later.
     Failed,
 }
 
