@@ -484,3 +484,76 @@ fn relay_alternates_then_escalates_after_the_round_limit() {
     );
     assert_eq!(journal.last().map(String::as_str), Some("escalated"));
 }
+
+/// Runs agentpane on `server` with extra environment variables.
+fn agentpane_with(
+    server: &TmuxServer,
+    env: &[(&str, &str)],
+    args: &[&str],
+) -> std::process::Output {
+    let mut cmd = std::process::Command::new(common::agentpane_bin());
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    for (k, v) in server.env() {
+        cmd.env(k, v);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.args(["-L", &server.name]).args(args).output().unwrap()
+}
+
+#[test]
+fn ai_transform_sends_the_command_output_and_nothing_on_failure() {
+    let server = TmuxServer::start();
+    let src = plain(&server, "printf 'hello from src\\n'; exec sleep 600");
+    let (dst, file) = sink(&server);
+    wait_for("the source text", DEADLINE, || {
+        capture(&server, &src).contains("hello from src")
+    });
+    let args = [
+        "route",
+        &src,
+        &dst,
+        "--transform",
+        "ai",
+        "--instruction",
+        "shout it",
+    ];
+
+    let failed = agentpane_with(&server, &[("AGENTPANE_AI_COMMAND", "false")], &args);
+    assert_eq!(failed.status.code(), Some(2), "{failed:?}");
+    assert!(
+        String::from_utf8_lossy(&failed.stderr).contains("nothing was sent"),
+        "{failed:?}"
+    );
+    let slow = agentpane_with(
+        &server,
+        &[
+            ("AGENTPANE_AI_COMMAND", "sleep 5"),
+            ("AGENTPANE_AI_TIMEOUT", "0.3"),
+        ],
+        &args,
+    );
+    assert_eq!(slow.status.code(), Some(2), "{slow:?}");
+    assert!(
+        String::from_utf8_lossy(&slow.stderr).contains("did not finish"),
+        "{slow:?}"
+    );
+    let unset = agentpane_with(&server, &[("AGENTPANE_AI_COMMAND", "")], &args);
+    assert!(
+        String::from_utf8_lossy(&unset.stderr).contains("AGENTPANE_AI_COMMAND"),
+        "{unset:?}"
+    );
+    assert!(outcomes(&server).is_empty(), "nothing was pasted");
+
+    let ok = agentpane_with(&server, &[("AGENTPANE_AI_COMMAND", "tr a-z A-Z")], &args);
+    assert_eq!(ok.status.code(), Some(0), "{ok:?}");
+    wait_for("the transformed text", DEADLINE, || {
+        read(&file).contains("</ANSWER>\n")
+    });
+    let got = read(&file);
+    assert!(
+        got.starts_with("SHOUT IT\n\n<ANSWER>\nHELLO FROM SRC"),
+        "{got}"
+    );
+}
