@@ -262,6 +262,9 @@ pub enum ChannelCommand {
         name: String,
         #[arg(long, value_name = "DUR", default_value = "8h")]
         timeout: String,
+        /// Print the messages as a JSON array.
+        #[arg(long)]
+        json: bool,
     },
     /// List messages.
     List {

@@ -3,9 +3,11 @@
 //! tmux panes → process tree → agent → session record → transcript → events → state → outputs.
 
 pub mod agents;
+pub mod channel;
 pub mod cli;
 pub mod cmd;
 pub mod events;
+pub mod evidence;
 pub mod exec;
 pub mod extract;
 pub mod fake_agent;
