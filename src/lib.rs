@@ -14,6 +14,7 @@ pub mod fake_agent;
 pub mod paths;
 pub mod proctree;
 pub mod resolve;
+pub mod route;
 pub mod scan;
 pub mod state;
 pub mod tmux;

@@ -2,8 +2,10 @@
 //! server through a swappable [`Runner`] with a timeout. Tests use a private `-L` server or a
 //! fake runner; nothing here ever touches a server it was not pointed at.
 
+mod buffers;
 mod panes;
 
+pub use buffers::{escape_format, MAX_CAPTURE_LINES};
 pub use panes::{Pane, PANE_FORMAT};
 
 use std::path::PathBuf;
