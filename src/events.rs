@@ -78,7 +78,10 @@ pub enum EventKind {
     /// Assistant thinking/reasoning or any other non-text, non-tool block: proof of life.
     AssistantOther,
     /// Tool calls started by the assistant: ids and tool names, in the same order.
-    ToolUse { ids: Vec<String>, names: Vec<String> },
+    ToolUse {
+        ids: Vec<String>,
+        names: Vec<String>,
+    },
     /// Tool results for these ids.
     ToolResult { ids: Vec<String> },
     /// The turn is over (stop hook summary, turn duration, Codex task_complete).

@@ -128,13 +128,25 @@ mod tests {
 
     #[test]
     fn captures_stdout_and_feeds_stdin() {
-        let out = run("cat", [] as [&str; 0], Some(b"hello"), Duration::from_secs(5)).unwrap();
+        let out = run(
+            "cat",
+            [] as [&str; 0],
+            Some(b"hello"),
+            Duration::from_secs(5),
+        )
+        .unwrap();
         assert_eq!(out.stdout, b"hello");
     }
 
     #[test]
     fn missing_program_is_not_found() {
-        let err = run("agentpane-no-such-program", ["x"], None, Duration::from_secs(1)).unwrap_err();
+        let err = run(
+            "agentpane-no-such-program",
+            ["x"],
+            None,
+            Duration::from_secs(1),
+        )
+        .unwrap_err();
         assert!(matches!(err, ExecError::NotFound { .. }), "{err}");
     }
 
@@ -146,7 +158,13 @@ mod tests {
 
     #[test]
     fn failure_carries_stderr() {
-        let err = run("sh", ["-c", "echo boom >&2; exit 3"], None, Duration::from_secs(5)).unwrap_err();
+        let err = run(
+            "sh",
+            ["-c", "echo boom >&2; exit 3"],
+            None,
+            Duration::from_secs(5),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("boom"), "{err}");
     }
 }

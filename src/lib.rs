@@ -10,6 +10,7 @@ pub mod exec;
 pub mod paths;
 pub mod resolve;
 pub mod scan;
+pub mod segment;
 pub mod state;
 pub mod tmux;
 pub mod transcript;
@@ -39,7 +40,11 @@ where
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {
-            let code = if e.use_stderr() { exit::USAGE } else { exit::OK };
+            let code = if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::OK
+            };
             let _ = e.print();
             return code;
         }

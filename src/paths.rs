@@ -84,8 +84,7 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
             .with_context(|| format!("cannot write {}", tmp.display()))?;
         f.sync_all()
             .with_context(|| format!("cannot sync {}", tmp.display()))?;
-        fs::rename(&tmp, path)
-            .with_context(|| format!("cannot replace {}", path.display()))?;
+        fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
         if let Ok(d) = File::open(dir) {
             let _ = d.sync_all();
         }

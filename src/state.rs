@@ -143,11 +143,16 @@ pub fn urgency(state: State, seen: bool) -> u8 {
 /// The decisive main-thread event, found walking backwards from the end.
 #[derive(Debug)]
 enum Decision {
-    Open { reason: Option<String> },
+    Open {
+        reason: Option<String>,
+    },
     Closed,
     SettleClose,
     Interrupted,
-    Attention { reason: String, resets_at: Option<Time> },
+    Attention {
+        reason: String,
+        resets_at: Option<Time>,
+    },
 }
 
 /// True when `event` alone decides a session's state (used by readers to stop early). Tool
@@ -196,7 +201,12 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
             EventKind::ToolUse { ids, names } => {
                 let pending: Vec<&str> = ids
                     .iter()
-                    .zip(names.iter().map(String::as_str).chain(std::iter::repeat("tool")))
+                    .zip(
+                        names
+                            .iter()
+                            .map(String::as_str)
+                            .chain(std::iter::repeat("tool")),
+                    )
                     .filter(|(id, _)| !results.contains(id.as_str()))
                     .map(|(_, name)| name)
                     .collect();
@@ -204,7 +214,9 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
                 Decision::Open { reason }
             }
             EventKind::AssistantText { closes: Some(true) } => Decision::Closed,
-            EventKind::AssistantText { closes: Some(false) } => Decision::Open { reason: None },
+            EventKind::AssistantText {
+                closes: Some(false),
+            } => Decision::Open { reason: None },
             EventKind::AssistantText { closes: None } => Decision::SettleClose,
             EventKind::AssistantOther | EventKind::UserPrompt | EventKind::TurnStart => {
                 Decision::Open { reason: None }
