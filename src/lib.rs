@@ -3,10 +3,12 @@
 //! tmux panes → process tree → agent → session record → transcript → events → state → outputs.
 
 pub mod agents;
+pub mod alert;
 pub mod cli;
 pub mod cmd;
 pub mod events;
 pub mod exec;
+pub mod memory;
 pub mod paths;
 pub mod resolve;
 pub mod scan;
