@@ -19,6 +19,7 @@ use crate::events::Time;
 use crate::paths;
 use crate::scan::PaneReport;
 use crate::state::{Observation, State, Windows};
+use crate::tmux::{Tmux, TmuxError};
 
 /// Observations older than this are dropped.
 const OBSERVED_TTL: Duration = Duration::from_secs(24 * 3600);
@@ -210,6 +211,25 @@ impl AlertMemory {
         paths::ensure_private_dir(dir)?;
         write_json(&AlertMemory::path(dir), self)
     }
+}
+
+/// One scan seen through the memory, for one-shot commands: stalled turns promoted, acknowledged
+/// turns marked seen, working turns recorded (written only when something new was learned; a
+/// failed write only costs a later `stalled`).
+pub fn remembered_scan(
+    tmux: &Tmux,
+    now: Time,
+    windows: &Windows,
+) -> Result<Vec<PaneReport>, TmuxError> {
+    let mut reports = crate::scan::scan(tmux, now)?;
+    let dir = paths::state_dir();
+    let mut observed = Observed::load(&dir);
+    observed.apply(&mut reports, now, windows);
+    AlertMemory::load(&dir).apply_seen(&mut reports);
+    if observed.observe(&reports, now) {
+        let _ = observed.save(&dir, now);
+    }
+    Ok(reports)
 }
 
 fn age(now: Time, at: Time) -> Duration {
