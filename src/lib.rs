@@ -16,6 +16,7 @@ pub mod segment;
 pub mod state;
 pub mod tmux;
 pub mod transcript;
+pub mod watch;
 
 use std::ffi::OsString;
 

@@ -1,3 +1,6 @@
+// Tests pass short-lived report slices; cloning into them reads better than from_ref.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
 use super::*;
 use crate::segment::testkit::{focused, report, t};
 
