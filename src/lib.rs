@@ -8,6 +8,7 @@ pub mod cli;
 pub mod cmd;
 pub mod events;
 pub mod exec;
+pub mod extract;
 pub mod memory;
 pub mod paths;
 pub mod resolve;

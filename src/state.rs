@@ -198,17 +198,21 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
                 results.extend(ids.iter().map(String::as_str));
                 Decision::Open { reason: None }
             }
-            EventKind::ToolUse { ids, names } => {
-                let pending: Vec<&str> = ids
+            EventKind::ToolUse { .. } => {
+                // Every pending tool of this API message, which may span several lines.
+                let pending: Vec<&str> = events
                     .iter()
-                    .zip(
-                        names
-                            .iter()
-                            .map(String::as_str)
-                            .chain(std::iter::repeat("tool")),
-                    )
+                    .filter(|e| {
+                        std::ptr::eq(*e, ev)
+                            || (e.message_id.is_some() && e.message_id == ev.message_id)
+                    })
+                    .filter_map(|e| match &e.kind {
+                        EventKind::ToolUse { ids, names } => Some(ids.iter().zip(names)),
+                        _ => None,
+                    })
+                    .flatten()
                     .filter(|(id, _)| !results.contains(id.as_str()))
-                    .map(|(_, name)| name)
+                    .map(|(_, name)| name.as_str())
                     .collect();
                 let reason = (!pending.is_empty()).then(|| format!("tool: {}", pending.join(", ")));
                 Decision::Open { reason }
@@ -253,7 +257,11 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
         };
         if closes_open_turn {
             let key_source = decided.as_ref().map(|(ev, _)| *ev).unwrap_or(end);
-            return closed(key_source, end.at, local, now, windows);
+            let mut s = closed(key_source, end.at, local, now, windows);
+            if s.turn_key.is_none() {
+                s.turn_key = end.key.clone();
+            }
+            return s;
         }
     }
 

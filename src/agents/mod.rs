@@ -3,6 +3,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod fields;
 
 use crate::events::{AgentKind, Event};
 
@@ -32,5 +33,19 @@ pub fn detect_line(line: &[u8]) -> Option<AgentKind> {
         Some(AgentKind::Codex)
     } else {
         Some(AgentKind::Claude)
+    }
+}
+
+/// A rate-limit reset time in an API-error text, read relative to the record's own time.
+pub fn reset_time(text: &str, at: Option<crate::events::Time>) -> Option<crate::events::Time> {
+    let _ = (text, at);
+    None
+}
+
+/// Maps a line too large to decode (head and tail fragments only) to an event.
+pub fn parse_fragments(agent: AgentKind, head: &[u8], tail: &[u8]) -> Option<Event> {
+    match agent {
+        AgentKind::Codex => codex::parse::parse_fragments(head, tail),
+        _ => claude::parse::parse_fragments(head, tail),
     }
 }

@@ -1,7 +1,86 @@
-use anyhow::{bail, Result};
+//! `agentpane classify FILE`: the state of one transcript, pure (SPEC §12).
 
-use crate::cli::ClassifyArgs;
+use anyhow::{Context, Result};
+use serde::Serialize;
 
-pub fn run(_args: ClassifyArgs) -> Result<i32> {
-    bail!("classify is not built yet")
+use crate::cli::{AgentArg, ClassifyArgs};
+use crate::events::{AgentKind, Time};
+use crate::state::{Observation, State, Windows};
+use crate::transcript;
+
+#[derive(Serialize)]
+struct Output {
+    agent: AgentKind,
+    state: State,
+    reason: Option<String>,
+    turn_key: Option<String>,
+    at: Option<Time>,
+    last_activity: Option<Time>,
+    resets_at: Option<Time>,
+    seen: bool,
+}
+
+pub fn run(args: ClassifyArgs) -> Result<i32> {
+    let now = parse_now(args.now.as_deref())?;
+    let (agent, status) = transcript::classify_file(
+        &args.file,
+        args.agent.map(agent_kind),
+        now,
+        &Windows::default(),
+        Observation::default(),
+    )?;
+    if args.json {
+        let out = Output {
+            agent,
+            state: status.state,
+            reason: status.reason,
+            turn_key: status.turn_key,
+            at: status.at,
+            last_activity: status.last_activity,
+            resets_at: status.resets_at,
+            seen: status.seen,
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    } else {
+        let mut line = format!("{}\t{}", status.state, agent);
+        if let Some(reason) = &status.reason {
+            line.push_str(&format!("\t{reason}"));
+        }
+        if let Some(at) = status.at {
+            line.push_str(&format!("\t{}", ago(now, at)));
+        }
+        println!("{line}");
+    }
+    Ok(crate::exit::OK)
+}
+
+/// `--now` or the real clock.
+pub fn parse_now(now: Option<&str>) -> Result<Time> {
+    match now {
+        None => Ok(chrono::Utc::now()),
+        Some(s) => chrono::DateTime::parse_from_rfc3339(s)
+            .map(|t| t.with_timezone(&chrono::Utc))
+            .with_context(|| {
+                format!("--now {s:?} is not an RFC 3339 time (e.g. 2026-02-10T21:12:00Z)")
+            }),
+    }
+}
+
+/// Maps the CLI's agent flag.
+pub fn agent_kind(a: AgentArg) -> AgentKind {
+    match a {
+        AgentArg::Claude => AgentKind::Claude,
+        AgentArg::Codex => AgentKind::Codex,
+    }
+}
+
+/// `42s ago`, `5m ago`, `3h ago`, `2d ago`.
+pub fn ago(now: Time, at: Time) -> String {
+    let secs = (now - at).num_seconds().max(0);
+    match secs {
+        0..=59 => format!("{secs}s ago"),
+        60..=3599 => format!("{}m ago", secs / 60),
+        3600..=86_399 => format!("{}h ago", secs / 3600),
+        _ => format!("{}d ago", secs / 86_400),
+    }
 }

@@ -1,2 +1,123 @@
-//! Reading transcripts: backwards from the end for the current state, forwards from an offset
-//! for watch mode.
+//! Reading transcripts: backwards from the end for the current state ([`reverse`]), forwards
+//! from an offset for watch mode ([`follow`]). The cost of [`tail_events`] depends on how far
+//! back the deciding event is, never on the file's size.
+
+pub mod follow;
+pub mod reverse;
+
+use std::fs::File;
+use std::io::{Read, Seek};
+use std::path::Path;
+
+use anyhow::{Context, Result};
+
+use crate::agents;
+use crate::events::{AgentKind, Event, EventKind, Time};
+use crate::state::{self, Observation, Status, Windows};
+use reverse::{Line, ReverseLines};
+
+/// Lines longer than this are read as head + tail only.
+pub const MAX_LINE: usize = 4 * 1024 * 1024;
+
+/// How far back a state read may go before it settles for what it found.
+#[derive(Debug, Clone, Copy)]
+pub struct Budget {
+    pub max_bytes: u64,
+    pub max_lines: usize,
+}
+
+impl Default for Budget {
+    fn default() -> Budget {
+        Budget {
+            max_bytes: 32 * 1024 * 1024,
+            max_lines: 50_000,
+        }
+    }
+}
+
+/// The tail of a transcript as events in file order, ending at the last complete line and
+/// starting at the latest decisive main-thread event (or where the budget ran out).
+#[derive(Debug, Clone)]
+pub struct Tail {
+    pub agent: AgentKind,
+    pub events: Vec<Event>,
+    /// Lines that could not be decoded (partial, invalid UTF-8, not JSON).
+    pub skipped: usize,
+    pub bytes_read: u64,
+}
+
+/// Reads events backwards from the end of `path` until the state is decided.
+pub fn tail_events(path: &Path, agent: Option<AgentKind>, budget: Budget) -> Result<Tail> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    tail_events_from(file, agent, budget).with_context(|| format!("cannot read {}", path.display()))
+}
+
+/// [`tail_events`] over any seekable source (tests feed prefixes of real files from memory).
+pub fn tail_events_from<R: Read + Seek>(
+    src: R,
+    agent: Option<AgentKind>,
+    budget: Budget,
+) -> std::io::Result<Tail> {
+    let mut lines = ReverseLines::from_reader(src, MAX_LINE)?;
+    let mut agent = agent;
+    let mut events = Vec::new();
+    let mut skipped = 0;
+    let mut count = 0;
+    let mut open_message: Option<String> = None;
+    while let Some(line) = lines.next() {
+        let line = line?;
+        count += 1;
+        let event = match &line {
+            Line::Full(bytes) => {
+                let kind = *agent
+                    .get_or_insert_with(|| agents::detect_line(bytes).unwrap_or(AgentKind::Claude));
+                agents::parse_line(kind, bytes)
+            }
+            Line::Huge { head, tail, .. } => {
+                agents::parse_fragments(agent.unwrap_or(AgentKind::Claude), head, tail)
+            }
+        };
+        match event {
+            Some(ev) => {
+                let decisive = state::is_decisive(&ev);
+                let same_message = open_message.is_some() && ev.message_id == open_message;
+                if decisive && !same_message {
+                    if let (EventKind::ToolUse { .. }, Some(id)) = (&ev.kind, &ev.message_id) {
+                        // Tool uses of one message are split over lines: collect them all.
+                        if open_message.is_none() {
+                            open_message = Some(id.clone());
+                            events.push(ev);
+                            continue;
+                        }
+                    }
+                    events.push(ev);
+                    break;
+                }
+                events.push(ev);
+            }
+            None => skipped += 1,
+        }
+        if count >= budget.max_lines || lines.bytes_read() >= budget.max_bytes {
+            break;
+        }
+    }
+    events.reverse();
+    Ok(Tail {
+        agent: agent.unwrap_or(AgentKind::Claude),
+        events,
+        skipped,
+        bytes_read: lines.bytes_read(),
+    })
+}
+
+/// The state of one transcript at `now` (SPEC §3.4–3.6).
+pub fn classify_file(
+    path: &Path,
+    agent: Option<AgentKind>,
+    now: Time,
+    windows: &Windows,
+    obs: Observation,
+) -> Result<(AgentKind, Status)> {
+    let tail = tail_events(path, agent, Budget::default())?;
+    Ok((tail.agent, state::classify(&tail.events, now, windows, obs)))
+}

@@ -1,0 +1,91 @@
+//! Shared helpers for reading transcript records leniently.
+
+use serde_json::Value;
+
+use crate::events::Time;
+
+/// Parses an RFC 3339 timestamp field.
+pub fn time(v: Option<&Value>) -> Option<Time> {
+    let s = v?.as_str()?;
+    chrono::DateTime::parse_from_rfc3339(s)
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// A string field.
+pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
+    v.get(key)?.as_str()
+}
+
+/// Bounds text carried into events and alerts (char-boundary safe).
+pub fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+/// The first `"key":"value"` string in a fragment of a JSON line too large to parse (used for
+/// the head or tail of huge lines). Returns `None` when the key is absent or cut off.
+pub fn scan_str<'a>(fragment: &'a [u8], key: &str) -> Option<&'a str> {
+    let needle = format!("\"{key}\":\"");
+    let hay = fragment;
+    let start = find(hay, needle.as_bytes())? + needle.len();
+    let rest = &hay[start..];
+    let end = rest.iter().position(|&b| b == b'"')?;
+    std::str::from_utf8(&rest[..end]).ok()
+}
+
+/// Every `"key":"value"` string in a fragment.
+pub fn scan_all<'a>(fragment: &'a [u8], key: &str) -> Vec<&'a str> {
+    let mut out = Vec::new();
+    let mut hay = fragment;
+    let needle = format!("\"{key}\":\"");
+    while let Some(pos) = find(hay, needle.as_bytes()) {
+        let rest = &hay[pos + needle.len()..];
+        let Some(end) = rest.iter().position(|&b| b == b'"') else {
+            break;
+        };
+        if let Ok(s) = std::str::from_utf8(&rest[..end]) {
+            out.push(s);
+        }
+        hay = &rest[end..];
+    }
+    out
+}
+
+/// True when the fragment contains `"key":true`.
+pub fn scan_true(fragment: &[u8], key: &str) -> bool {
+    find(fragment, format!("\"{key}\":true").as_bytes()).is_some()
+}
+
+fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() || hay.len() < needle.len() {
+        return None;
+    }
+    hay.windows(needle.len()).position(|w| w == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scans_fragments() {
+        let frag =
+            br#"{"type":"user","message":{"content":[{"tool_use_id":"a1"},{"tool_use_id":"b2"#;
+        assert_eq!(scan_str(frag, "type"), Some("user"));
+        assert_eq!(scan_all(frag, "tool_use_id"), vec!["a1"]);
+        assert!(!scan_true(frag, "isSidechain"));
+    }
+
+    #[test]
+    fn bounded_respects_char_boundaries() {
+        assert_eq!(bounded("héllo", 2), "h…");
+        assert_eq!(bounded("abc", 5), "abc");
+    }
+}

@@ -1,0 +1,173 @@
+//! The last answer from a transcript, read backwards. Claude: the text blocks of the final
+//! main-thread assistant message (every line sharing its `message.id`, in order; no thinking,
+//! no tool use). Codex: `task_complete.last_agent_message`, else the last final-answer message.
+
+use std::fs::File;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+use super::Answer;
+use crate::agents::{self, fields};
+use crate::events::AgentKind;
+use crate::transcript::reverse::{Line, ReverseLines};
+use crate::transcript::{Budget, MAX_LINE};
+
+/// The clean last answer in `path`, or `None` when the transcript has none (yet).
+pub fn last_answer_from_transcript(
+    path: &Path,
+    agent: Option<AgentKind>,
+) -> Result<Option<Answer>> {
+    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let mut lines = ReverseLines::new(file, MAX_LINE)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let budget = Budget::default();
+    let mut agent = agent;
+    let mut claude = ClaudeAnswer::default();
+    let mut count = 0;
+    while let Some(line) = lines.next() {
+        let line = line.with_context(|| format!("cannot read {}", path.display()))?;
+        count += 1;
+        if count > budget.max_lines || lines.bytes_read() > budget.max_bytes {
+            break;
+        }
+        let Line::Full(bytes) = line else { continue };
+        let Ok(value) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        let kind =
+            *agent.get_or_insert_with(|| agents::detect_line(&bytes).unwrap_or(AgentKind::Claude));
+        let found = match kind {
+            AgentKind::Codex => codex_answer(&value),
+            _ => claude.push(&value),
+        };
+        if let Some(mut answer) = found {
+            answer.agent = kind;
+            return Ok(Some(answer));
+        }
+    }
+    Ok(claude.finish())
+}
+
+/// Collects the lines of one assistant message, newest first.
+#[derive(Default)]
+struct ClaudeAnswer {
+    id: Option<String>,
+    texts: Vec<String>,
+    has_tool_use: bool,
+    at: Option<crate::events::Time>,
+}
+
+impl ClaudeAnswer {
+    /// Feeds one record (walking backwards); returns the answer once a complete final
+    /// message has been seen.
+    fn push(&mut self, v: &Value) -> Option<Answer> {
+        if fields::str_of(v, "type") != Some("assistant")
+            || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
+            || v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+        {
+            return None;
+        }
+        let message = v.get("message")?;
+        if fields::str_of(message, "model") == Some("<synthetic>") {
+            return None;
+        }
+        let id = fields::str_of(message, "id")
+            .or_else(|| fields::str_of(v, "uuid"))
+            .map(str::to_string);
+        let mut done = None;
+        if self.id.is_some() && id != self.id {
+            // An older message begins: the one collected so far is complete.
+            done = self.take();
+            if done.is_some() {
+                return done;
+            }
+        }
+        if self.id.is_none() {
+            self.id = id;
+            self.at = fields::time(v.get("timestamp"));
+        }
+        for block in message
+            .get("content")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+        {
+            match fields::str_of(block, "type") {
+                Some("text") => {
+                    if let Some(t) = fields::str_of(block, "text") {
+                        self.texts.push(t.to_string());
+                    }
+                }
+                Some("tool_use" | "server_tool_use") => self.has_tool_use = true,
+                _ => {}
+            }
+        }
+        done.take()
+    }
+
+    /// The collected message if it is a final answer (text, no tool use); resets either way.
+    fn take(&mut self) -> Option<Answer> {
+        let collected = std::mem::take(self);
+        if collected.has_tool_use {
+            return None;
+        }
+        let text = join_blocks(collected.texts.iter().rev().map(String::as_str));
+        (!text.is_empty()).then_some(Answer {
+            text,
+            agent: AgentKind::Claude,
+            at: collected.at,
+            key: collected.id,
+        })
+    }
+
+    fn finish(mut self) -> Option<Answer> {
+        self.take()
+    }
+}
+
+/// Joins text blocks: blank blocks dropped, each block's leading/trailing newlines trimmed,
+/// blocks separated by one blank line. Block interiors (code fences) stay byte-exact.
+fn join_blocks<'a>(blocks: impl Iterator<Item = &'a str>) -> String {
+    blocks
+        .map(|b| b.trim_matches(|c| c == '\n' || c == '\r'))
+        .filter(|b| !b.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn codex_answer(v: &Value) -> Option<Answer> {
+    let payload = v.get("payload")?;
+    let at = fields::time(v.get("timestamp"));
+    let key = fields::str_of(payload, "turn_id").map(str::to_string);
+    let text = match (fields::str_of(v, "type")?, fields::str_of(payload, "type")?) {
+        ("event_msg", "task_complete" | "turn_complete") => {
+            fields::str_of(payload, "last_agent_message")?.to_string()
+        }
+        ("event_msg", "agent_message")
+            if fields::str_of(payload, "phase") == Some("final_answer") =>
+        {
+            fields::str_of(payload, "message")?.to_string()
+        }
+        ("response_item", "message")
+            if fields::str_of(payload, "role") == Some("assistant")
+                && fields::str_of(payload, "phase") == Some("final_answer") =>
+        {
+            join_blocks(
+                payload
+                    .get("content")?
+                    .as_array()?
+                    .iter()
+                    .filter_map(|b| fields::str_of(b, "text")),
+            )
+        }
+        _ => return None,
+    };
+    (!text.trim().is_empty()).then_some(Answer {
+        text,
+        agent: AgentKind::Codex,
+        at,
+        key,
+    })
+}

@@ -1,0 +1,168 @@
+//! Following a growing transcript forwards (watch mode): keeps an offset, returns only appended
+//! complete lines, and notices truncation or replacement (a new inode) so the caller can re-read
+//! the state from the end.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+/// What a poll found.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Appended {
+    /// Complete new lines, oldest first (over-long lines are dropped and counted).
+    pub lines: Vec<Vec<u8>>,
+    /// The file shrank or was replaced: earlier lines are no longer valid.
+    pub reset: bool,
+    /// Lines skipped because they exceeded the limit.
+    pub skipped: usize,
+}
+
+/// A forward reader positioned at an offset of one file.
+#[derive(Debug)]
+pub struct Follower {
+    path: PathBuf,
+    offset: u64,
+    identity: Option<(u64, u64)>,
+    partial: Vec<u8>,
+    /// The current partial line already exceeded the limit: drop it until its newline.
+    skipping: bool,
+    max_line: usize,
+}
+
+impl Follower {
+    /// Starts at the current end of `path` (history is read backwards, not replayed).
+    pub fn at_end(path: &Path, max_line: usize) -> io::Result<Follower> {
+        let meta = std::fs::metadata(path)?;
+        Ok(Follower {
+            path: path.to_path_buf(),
+            offset: meta.len(),
+            identity: Some((meta.dev(), meta.ino())),
+            partial: Vec::new(),
+            skipping: false,
+            max_line,
+        })
+    }
+
+    /// The byte offset up to which the file has been consumed.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Reads what was appended since the last poll.
+    pub fn poll(&mut self) -> io::Result<Appended> {
+        let mut out = Appended::default();
+        let mut file = File::open(&self.path)?;
+        let meta = file.metadata()?;
+        let identity = Some((meta.dev(), meta.ino()));
+        if identity != self.identity || meta.len() < self.offset {
+            // Replaced or truncated: start over at the new end.
+            self.identity = identity;
+            self.offset = meta.len();
+            self.partial.clear();
+            self.skipping = false;
+            out.reset = true;
+            return Ok(out);
+        }
+        if meta.len() == self.offset {
+            return Ok(out);
+        }
+        file.seek(SeekFrom::Start(self.offset))?;
+        let mut chunk = vec![0u8; 64 * 1024];
+        loop {
+            let n = file.read(&mut chunk)?;
+            if n == 0 {
+                break;
+            }
+            self.offset += n as u64;
+            self.consume(&chunk[..n], &mut out);
+        }
+        Ok(out)
+    }
+
+    fn consume(&mut self, mut data: &[u8], out: &mut Appended) {
+        while let Some(i) = data.iter().position(|&b| b == b'\n') {
+            if self.skipping {
+                self.skipping = false;
+                out.skipped += 1;
+            } else {
+                self.partial.extend_from_slice(&data[..i]);
+                out.lines.push(std::mem::take(&mut self.partial));
+            }
+            data = &data[i + 1..];
+        }
+        if !self.skipping {
+            self.partial.extend_from_slice(data);
+            if self.partial.len() > self.max_line {
+                self.partial.clear();
+                self.skipping = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn append(path: &Path, data: &[u8]) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        f.write_all(data).unwrap();
+    }
+
+    #[test]
+    fn returns_only_appended_complete_lines() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, b"old\n").unwrap();
+        let mut f = Follower::at_end(&p, 1024).unwrap();
+        assert_eq!(f.poll().unwrap(), Appended::default());
+        append(&p, b"one\ntw");
+        assert_eq!(f.poll().unwrap().lines, vec![b"one".to_vec()]);
+        append(&p, b"o\n");
+        assert_eq!(f.poll().unwrap().lines, vec![b"two".to_vec()]);
+    }
+
+    #[test]
+    fn truncation_and_replacement_reset() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, b"aaaa\nbbbb\n").unwrap();
+        let mut f = Follower::at_end(&p, 1024).unwrap();
+        std::fs::write(&p, b"x\n").unwrap();
+        assert!(f.poll().unwrap().reset);
+        append(&p, b"y\n");
+        assert_eq!(f.poll().unwrap().lines, vec![b"y".to_vec()]);
+        let q = dir.path().join("new.jsonl");
+        std::fs::write(&q, b"zzzzzzzzzzzzzz\n").unwrap();
+        std::fs::rename(&q, &p).unwrap();
+        assert!(f.poll().unwrap().reset);
+    }
+
+    #[test]
+    fn over_long_lines_are_skipped_not_buffered() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, b"").unwrap();
+        let mut f = Follower::at_end(&p, 16).unwrap();
+        append(&p, &[b'x'; 100]);
+        let got = f.poll().unwrap();
+        assert!(got.lines.is_empty());
+        assert!(f.partial.is_empty());
+        append(&p, b"xx\nok\n");
+        let got = f.poll().unwrap();
+        assert_eq!(got.lines, vec![b"ok".to_vec()]);
+        assert_eq!(got.skipped, 1);
+    }
+
+    #[test]
+    fn vanished_file_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, b"a\n").unwrap();
+        let mut f = Follower::at_end(&p, 16).unwrap();
+        std::fs::remove_file(&p).unwrap();
+        assert!(f.poll().is_err());
+    }
+}

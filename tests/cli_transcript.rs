@@ -1,0 +1,210 @@
+//! `classify` and `last --transcript` through the real binary: the contract of SPEC §12 and the
+//! bad-input rules of issue 2.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn agentpane(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_agentpane"))
+        .args(args)
+        .output()
+        .expect("binary runs")
+}
+
+fn fixture(rel: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real")
+        .join(rel)
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn json(out: &Output) -> serde_json::Value {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON object")
+}
+
+#[test]
+fn classify_json_has_the_contract_fields() {
+    let out = agentpane(&[
+        "classify",
+        &fixture("claude/marot-spotter/short.jsonl"),
+        "--now",
+        "2026-02-10T21:12:10Z",
+        "--json",
+    ]);
+    let v = json(&out);
+    assert_eq!(v["agent"], "claude");
+    assert_eq!(v["state"], "your-turn");
+    assert_eq!(v["reason"], "interrupted");
+    assert!(v["turn_key"].is_string());
+    assert_eq!(v["at"], "2026-02-10T21:12:02.480Z");
+}
+
+#[test]
+fn classify_respects_agent_and_now() {
+    let file = fixture("codex/kvsankar-agent-history/session-01.jsonl");
+    let v = json(&agentpane(&[
+        "classify",
+        &file,
+        "--agent",
+        "codex",
+        "--now",
+        "2026-06-05T05:00:00Z",
+        "--json",
+    ]));
+    assert_eq!(
+        (v["agent"].as_str(), v["state"].as_str()),
+        (Some("codex"), Some("your-turn"))
+    );
+    let v = json(&agentpane(&[
+        "classify",
+        &file,
+        "--now",
+        "2026-06-06T05:00:00Z",
+        "--json",
+    ]));
+    assert_eq!(v["state"], "idle");
+    assert!(v["reason"].is_null());
+}
+
+#[test]
+fn classify_plain_output_is_one_line() {
+    let out = agentpane(&[
+        "classify",
+        &fixture("claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"),
+        "--now",
+        "2026-02-10T21:12:05Z",
+    ]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 1);
+    assert!(
+        text.starts_with("working\tclaude\ttool: Bash, Glob"),
+        "{text}"
+    );
+}
+
+#[test]
+fn unreadable_file_is_one_clear_line_and_exit_2() {
+    let out = agentpane(&["classify", "/nonexistent/agentpane/x.jsonl"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/nonexistent/agentpane/x.jsonl"), "{err}");
+}
+
+#[test]
+fn bad_now_is_a_usage_error() {
+    let out = agentpane(&[
+        "classify",
+        &fixture("claude/marot-spotter/short.jsonl"),
+        "--now",
+        "yesterday",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn empty_file_is_idle() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("empty.jsonl");
+    std::fs::write(&p, b"").unwrap();
+    let v = json(&agentpane(&["classify", p.to_str().unwrap(), "--json"]));
+    assert_eq!(v["state"], "idle");
+}
+
+#[test]
+fn garbage_lines_are_skipped_never_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("bad.jsonl");
+    let mut f = std::fs::File::create(&p).unwrap();
+    f.write_all(b"{\"type\":\"user\",\"timestamp\":\"2026-02-10T21:00:00Z\",\"message\":{\"content\":\"go\"}}\n").unwrap();
+    f.write_all(&[0xff, 0xfe, 0x00, b'\n']).unwrap();
+    f.write_all(b"{\"type\":\"assistant\",\"message\":{\"content\":[{\"type\":\"te\n")
+        .unwrap();
+    f.write_all(b"{\"type\":\"brand-new-record\",\"x\":1}\n")
+        .unwrap();
+    f.write_all(b"[1,2,3]\n\n\r\n").unwrap();
+    f.write_all(b"{\"type\":\"assistant\",\"message\":{\"stop_reason\":\"end_turn\",\"con")
+        .unwrap();
+    drop(f);
+    let v = json(&agentpane(&[
+        "classify",
+        p.to_str().unwrap(),
+        "--now",
+        "2026-02-10T21:00:05Z",
+        "--json",
+    ]));
+    assert_eq!(
+        v["state"], "working",
+        "the prompt decides; the partial last line is ignored"
+    );
+}
+
+#[test]
+fn fifty_megabyte_single_line_is_read_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("huge.jsonl");
+    let mut f = std::fs::File::create(&p).unwrap();
+    f.write_all(b"{\"type\":\"user\",\"uuid\":\"u1\",\"timestamp\":\"2026-02-10T21:00:00Z\",\"message\":{\"content\":\"go\"}}\n").unwrap();
+    f.write_all(b"{\"type\":\"assistant\",\"uuid\":\"a1\",\"timestamp\":\"2026-02-10T21:00:01Z\",\"message\":{\"id\":\"m1\",\"content\":[{\"type\":\"tool_use\",\"id\":\"t1\",\"name\":\"Bash\",\"input\":{}}]}}\n").unwrap();
+    f.write_all(b"{\"type\":\"user\",\"isSidechain\":false,\"message\":{\"role\":\"user\",\"content\":[{\"tool_use_id\":\"t1\",\"type\":\"tool_result\",\"content\":\"").unwrap();
+    let chunk = vec![b'x'; 1 << 20];
+    for _ in 0..50 {
+        f.write_all(&chunk).unwrap();
+    }
+    f.write_all(b"\"}]},\"uuid\":\"r1\",\"timestamp\":\"2026-02-10T21:00:30Z\"}\n")
+        .unwrap();
+    drop(f);
+    let v = json(&agentpane(&[
+        "classify",
+        p.to_str().unwrap(),
+        "--now",
+        "2026-02-10T21:00:31Z",
+        "--json",
+    ]));
+    assert_eq!(v["state"], "working");
+    assert_eq!(
+        v["turn_key"], "r1",
+        "the huge tool result itself is the deciding event"
+    );
+    assert!(v["reason"].is_null(), "the tool finished: no pending tool");
+}
+
+#[test]
+fn last_prints_the_answer_or_exits_1() {
+    let out = agentpane(&[
+        "last",
+        "--transcript",
+        &fixture("claude/kvsankar-agent-history/session-01.jsonl"),
+    ]);
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "[REDACTED_ASSISTANT_TEXT]\n"
+    );
+    let out = agentpane(&[
+        "last",
+        "--transcript",
+        &fixture("claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"),
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!out.stderr.is_empty());
+}
+
+#[test]
+fn last_json_names_its_source() {
+    let v = json(&agentpane(&[
+        "last",
+        "--transcript",
+        &fixture("codex/kvsankar-agent-history/session-01.jsonl"),
+        "--json",
+    ]));
+    assert_eq!(v["source"], "transcript");
+    assert_eq!(v["agent"], "codex");
+}
