@@ -153,7 +153,8 @@ impl World {
         args.extend(["--poll", "1", "--no-notify", "--alert-command"].map(String::from));
         args.push(format!("tee -a {}", alerts.display()));
         args.extend(["--exit-after".into(), format!("{}", seconds + 30.0)]);
-        self.cmd(&args).context("cannot start the demo tmux server")?;
+        self.cmd(&args)
+            .context("cannot start the demo tmux server")?;
         self.cmd(&["set-option", "-g", "status-right", "#{@agentpane_status} "].map(String::from))?;
         self.cmd(
             &[
@@ -179,7 +180,13 @@ impl World {
                 .map(String::from)
                 .to_vec();
             args.push("-c".into());
-            args.push(self.root.join("work").join(actor.window).to_string_lossy().into_owned());
+            args.push(
+                self.root
+                    .join("work")
+                    .join(actor.window)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
             args.extend(self.env_flags());
             args.push("-e".into());
             args.push(format!("AGENTPANE_FAKE_AGENT={}", fixture.display()));
@@ -189,7 +196,13 @@ impl World {
                 args.push("-e".into());
                 args.push(format!("AGENTPANE_FAKE_PACE_MS={}", actor.pace_ms));
             }
-            args.push(self.root.join("bin").join(actor.agent).to_string_lossy().into_owned());
+            args.push(
+                self.root
+                    .join("bin")
+                    .join(actor.agent)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
             self.cmd(&args)
                 .with_context(|| format!("cannot start the demo agent `{}`", actor.window))?;
         }
@@ -198,16 +211,30 @@ impl World {
 
     /// The status segment and each window's glyph, as the watcher published them.
     fn view(&self) -> Option<String> {
-        let status = self.tmux.show_option("@agentpane_status").ok()?.unwrap_or_default();
+        let status = self
+            .tmux
+            .show_option("@agentpane_status")
+            .ok()?
+            .unwrap_or_default();
         let windows = self
             .tmux
-            .cmd(&["list-windows", "-t", "demo", "-F", "#W=#{@agentpane_window_status}"])
+            .cmd(&[
+                "list-windows",
+                "-t",
+                "demo",
+                "-F",
+                "#W=#{@agentpane_window_status}",
+            ])
             .ok()?;
         let windows: Vec<&str> = windows
             .lines()
             .filter(|l| !l.starts_with("watcher="))
             .collect();
-        let status = if status.is_empty() { "(no agent needs you)".into() } else { status };
+        let status = if status.is_empty() {
+            "(no agent needs you)".into()
+        } else {
+            status
+        };
         Some(format!("{status:<24} {}", windows.join("  ")))
     }
 
@@ -219,8 +246,14 @@ impl World {
 
 fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
     world.start(args.seconds)?;
-    println!("agentpane demo: {} simulated agents replaying real transcripts", ACTORS.len());
-    println!("watch it live in another terminal:  tmux -L {} attach -t demo", world.socket);
+    println!(
+        "agentpane demo: {} simulated agents replaying real transcripts",
+        ACTORS.len()
+    );
+    println!(
+        "watch it live in another terminal:  tmux -L {} attach -t demo",
+        world.socket
+    );
     if args.keep {
         println!("--keep: the demo runs until you press Enter (or Ctrl-C)");
     }
@@ -255,7 +288,10 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
         std::thread::sleep(Duration::from_millis(200));
     }
     println!();
-    println!("demo over: stopping the private tmux server and removing {}", world.root.display());
+    println!(
+        "demo over: stopping the private tmux server and removing {}",
+        world.root.display()
+    );
     Ok(exit::OK)
 }
 

@@ -2,6 +2,7 @@
 //! plugin has no terminal). The file is rotated once it passes 1 MiB.
 
 use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -31,6 +32,7 @@ pub fn line(msg: &str) {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
+        .mode(0o600)
         .open(path);
     if let Ok(mut f) = file {
         let _ = writeln!(f, "{stamped}");

@@ -147,7 +147,11 @@ impl Watcher {
                         return exit;
                     }
                 }
-                Err(RecvTimeoutError::Timeout) => {}
+                Err(RecvTimeoutError::Timeout) => {
+                    if !server_alive(&self.socket_path) {
+                        return Exit::ServerGone;
+                    }
+                }
                 Err(RecvTimeoutError::Disconnected) => return Exit::Signal(0),
             }
         }
@@ -175,7 +179,7 @@ impl Watcher {
     }
 
     fn server_gone(&self, paths: &[PathBuf]) -> bool {
-        paths.iter().any(|p| p == &self.socket_path) && !self.socket_path.exists()
+        paths.iter().any(|p| p == &self.socket_path) && !server_alive(&self.socket_path)
     }
 
     fn scan_once(&mut self) -> Result<(), TmuxError> {
@@ -294,6 +298,12 @@ impl Watcher {
         let _ = std::fs::remove_file(Snapshot::path(&self.dir));
         self.sinks.finish();
     }
+}
+
+/// True while a tmux server accepts connections on `socket` (a killed server may leave its
+/// socket file behind; connecting tells without spawning tmux).
+pub fn server_alive(socket: &Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
 }
 
 /// The state folder's nudge file (the `hook` command touches it to wake the watcher).
