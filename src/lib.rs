@@ -9,8 +9,10 @@ pub mod cmd;
 pub mod events;
 pub mod exec;
 pub mod extract;
+pub mod fake_agent;
 pub mod memory;
 pub mod paths;
+pub mod proctree;
 pub mod resolve;
 pub mod scan;
 pub mod segment;
@@ -41,6 +43,10 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    if let Some(kind) = args.first().and_then(|a0| fake_agent::requested(a0)) {
+        return fake_agent::run(kind);
+    }
     let cli = match cli::Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => {

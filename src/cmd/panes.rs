@@ -1,12 +1,284 @@
+//! `agentpane resolve [PANE]` (the chain of SPEC §3.3) and `agentpane panes` (all agent panes
+//! with their state), SPEC §6 and §12.
+
+use std::path::Path;
+
 use anyhow::{bail, Result};
+use chrono::Utc;
+use serde::Serialize;
 
 use super::Context;
 use crate::cli::{PanesArgs, ResolveArgs};
+use crate::events::{AgentKind, Time};
+use crate::exit;
+use crate::resolve::{Resolved, Via};
+use crate::scan::{self, PaneReport, Source};
+use crate::state::State;
 
-pub fn resolve(_args: ResolveArgs, _ctx: &Context) -> Result<i32> {
-    bail!("resolve is not built yet")
+/// One `resolve --json` object.
+#[derive(Serialize)]
+struct ResolveRow<'a> {
+    pane_id: &'a str,
+    target: String,
+    cwd: &'a str,
+    pane_pid: u32,
+    agent: Option<AgentKind>,
+    agent_pid: Option<u32>,
+    agent_root: Option<&'a Path>,
+    session_id: Option<&'a str>,
+    transcript: Option<&'a Path>,
+    via: Via,
+    state: State,
+    reason: Option<&'a str>,
+    source: Source,
+    at: Option<Time>,
+    steps: &'a [String],
 }
 
-pub fn panes(_args: PanesArgs, _ctx: &Context) -> Result<i32> {
-    bail!("panes is not built yet")
+impl<'a> ResolveRow<'a> {
+    fn new(report: &'a PaneReport) -> ResolveRow<'a> {
+        let r = &report.resolved;
+        let agent = r.agent.as_ref();
+        ResolveRow {
+            pane_id: &r.pane.pane_id,
+            target: r.pane.target(),
+            cwd: &r.pane.cwd,
+            pane_pid: r.pane.pane_pid,
+            agent: agent.map(|a| a.kind),
+            agent_pid: agent.map(|a| a.pid),
+            agent_root: agent.and_then(|a| a.root.as_deref()),
+            session_id: r.session_id.as_deref(),
+            transcript: r.transcript.as_deref(),
+            via: r.via,
+            state: report.status.state,
+            reason: report.status.reason.as_deref(),
+            source: report.source,
+            at: report.status.at,
+            steps: &r.steps,
+        }
+    }
+}
+
+/// One `panes --json` row.
+#[derive(Serialize)]
+struct PaneRow<'a> {
+    pane_id: &'a str,
+    target: String,
+    window_id: &'a str,
+    cwd: &'a str,
+    agent: Option<AgentKind>,
+    agent_pid: Option<u32>,
+    session_id: Option<&'a str>,
+    transcript: Option<&'a Path>,
+    via: Via,
+    state: State,
+    reason: Option<&'a str>,
+    source: Source,
+    at: Option<Time>,
+    turn_key: Option<&'a str>,
+}
+
+impl<'a> PaneRow<'a> {
+    fn new(report: &'a PaneReport) -> PaneRow<'a> {
+        let r = &report.resolved;
+        PaneRow {
+            pane_id: &r.pane.pane_id,
+            target: r.pane.target(),
+            window_id: &r.pane.window_id,
+            cwd: &r.pane.cwd,
+            agent: r.agent.as_ref().map(|a| a.kind),
+            agent_pid: r.agent.as_ref().map(|a| a.pid),
+            session_id: r.session_id.as_deref(),
+            transcript: r.transcript.as_deref(),
+            via: r.via,
+            state: report.status.state,
+            reason: report.status.reason.as_deref(),
+            source: report.source,
+            at: report.status.at,
+            turn_key: report.status.turn_key.as_deref(),
+        }
+    }
+}
+
+/// A pane without an agent reads as state `none`.
+fn report_for(resolved: Resolved, now: Time) -> PaneReport {
+    if resolved.agent.is_some() {
+        return scan::report(resolved, now);
+    }
+    let mut status = crate::state::Status::idle();
+    status.state = State::None;
+    PaneReport {
+        resolved,
+        status,
+        source: Source::None,
+    }
+}
+
+pub fn resolve(args: ResolveArgs, ctx: &Context) -> Result<i32> {
+    let tmux = ctx.tmux();
+    let now = Utc::now();
+    let reports: Vec<PaneReport> = match &args.pane {
+        Some(target) => match scan::resolve_target(&tmux, target, now)? {
+            Some(r) => vec![report_for(r, now)],
+            None => bail!("no pane matches the tmux target `{target}`"),
+        },
+        None => scan::scan(&tmux, now)?,
+    };
+    if args.json {
+        let rows: Vec<ResolveRow> = reports.iter().map(ResolveRow::new).collect();
+        let text = match (&args.pane, rows.as_slice()) {
+            (Some(_), [one]) => serde_json::to_string_pretty(one)?,
+            _ => serde_json::to_string_pretty(&rows)?,
+        };
+        println!("{text}");
+        return Ok(exit::OK);
+    }
+    if reports.is_empty() {
+        eprintln!("agentpane: no pane on this tmux server runs a coding agent");
+        return Ok(exit::OK);
+    }
+    let blocks: Vec<String> = reports.iter().map(|r| chain_text(r, now)).collect();
+    println!("{}", blocks.join("\n"));
+    Ok(exit::OK)
+}
+
+/// The chain as text: one line per link, the link where it broke marked.
+fn chain_text(report: &PaneReport, now: Time) -> String {
+    let r = &report.resolved;
+    let mut out = String::new();
+    for (i, step) in r.steps.iter().enumerate() {
+        let (label, detail) = step.split_once(": ").unwrap_or(("", step));
+        let prefix = if i == 0 { "" } else { "  → " };
+        out.push_str(&format!("{prefix}{label:<15} {detail}\n"));
+    }
+    if r.agent.is_none() {
+        out.push_str("  ✗ no agent in this pane (state: none)\n");
+    } else if r.transcript.is_none() {
+        out.push_str("  ✗ the chain breaks before a transcript (via: none)\n");
+    } else {
+        let s = &report.status;
+        let reason = s
+            .reason
+            .as_deref()
+            .map(|r| format!(" ({r})"))
+            .unwrap_or_default();
+        let when =
+            s.at.map(|at| format!(", {} ago", age(now, at)))
+                .unwrap_or_default();
+        out.push_str(&format!(
+            "  → {:<15} {}{reason}{when} [source: {}]\n",
+            "state",
+            s.state,
+            report.source.as_str()
+        ));
+    }
+    out
+}
+
+pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
+    let now = Utc::now();
+    let reports = scan::scan(&ctx.tmux(), now)?;
+    if args.json {
+        let rows: Vec<PaneRow> = reports.iter().map(PaneRow::new).collect();
+        println!("{}", serde_json::to_string_pretty(&rows)?);
+        return Ok(exit::OK);
+    }
+    if reports.is_empty() {
+        eprintln!("agentpane: no pane on this tmux server runs a coding agent");
+        return Ok(exit::OK);
+    }
+    print!("{}", table(&reports, now, &crate::paths::home_dir()));
+    Ok(exit::OK)
+}
+
+/// The `panes` table: target, agent, state, reason, age, cwd.
+fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
+    let header = ["TARGET", "AGENT", "STATE", "REASON", "AGE", "CWD"].map(String::from);
+    let mut rows = vec![header];
+    for rep in reports {
+        let r = &rep.resolved;
+        let mut state = rep.status.state.to_string();
+        if rep.status.seen && rep.status.state == State::YourTurn {
+            state.push_str(" (seen)");
+        }
+        rows.push([
+            r.pane.target(),
+            r.agent.as_ref().map_or("-".into(), |a| a.kind.to_string()),
+            state,
+            rep.status.reason.clone().unwrap_or_else(|| "-".into()),
+            rep.status
+                .at
+                .or(rep.status.last_activity)
+                .map_or("-".into(), |at| age(now, at)),
+            tilde(&r.pane.cwd, home),
+        ]);
+    }
+    let mut widths = [0usize; 6];
+    for row in &rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    for row in &rows {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate() {
+            if i + 1 == row.len() {
+                line.push_str(cell);
+            } else {
+                let pad = widths[i] - cell.chars().count();
+                line.push_str(cell);
+                line.push_str(&" ".repeat(pad + 2));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// `12s`, `5m`, `3h`, `2d`.
+fn age(now: Time, at: Time) -> String {
+    let secs = (now - at).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+fn tilde(cwd: &str, home: &Path) -> String {
+    let home = home.to_string_lossy();
+    match cwd.strip_prefix(home.as_ref()) {
+        Some(rest) if home.len() > 1 && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => cwd.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::TimeZone;
+
+    #[test]
+    fn ages_are_short() {
+        let now = Utc.timestamp_opt(1_000_000, 0).unwrap();
+        let ago = |s: i64| age(now, now - chrono::Duration::seconds(s));
+        assert_eq!(ago(5), "5s");
+        assert_eq!(ago(125), "2m");
+        assert_eq!(ago(7300), "2h");
+        assert_eq!(ago(200_000), "2d");
+        assert_eq!(age(now, now + chrono::Duration::seconds(9)), "0s");
+    }
+
+    #[test]
+    fn home_becomes_tilde() {
+        let home = Path::new("/home/u");
+        assert_eq!(tilde("/home/u/src", home), "~/src");
+        assert_eq!(tilde("/home/u", home), "~");
+        assert_eq!(tilde("/home/user2", home), "/home/user2");
+    }
 }

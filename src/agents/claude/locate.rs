@@ -1,1 +1,491 @@
-//! Where a claude process keeps its transcript.
+//! Where a claude process keeps its transcript (SPEC §3.3).
+//!
+//! 1. `<root>/sessions/<PID>.json` (the live registry) → `sessionId`, guarded against PID
+//!    reuse by the record's start times;
+//! 2. `sessionId` → `<root>/projects/<encoded cwd>/<sessionId>.jsonl`, else any project
+//!    folder (cached: scanning every folder is the expensive step);
+//!    a record whose transcript is older than a newer one for the same folder, written since
+//!    the process started, is stale (after `/clear` or `--continue`): the newer one wins;
+//! 3. a `.jsonl` under `<root>/projects` the process holds open;
+//! 4. the newest transcript in the encoded-cwd folder written since the process started whose
+//!    `cwd` field matches.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use chrono::{Local, NaiveDateTime, TimeZone, Utc};
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::proctree::procfs;
+use crate::resolve::{
+    cwd_matches, head_values, mtime_secs, str_at, Found, Target, TranscriptCache, Via,
+};
+
+/// The fields of a live session record that agentpane uses; everything is optional and
+/// extra fields are ignored, so records of any Claude Code version parse.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct SessionRecord {
+    pub pid: Option<u32>,
+    pub session_id: Option<String>,
+    pub cwd: Option<String>,
+    /// Milliseconds since the epoch.
+    pub started_at: Option<i64>,
+    /// As written: clock ticks since boot, epoch seconds/milliseconds, or a ctime string.
+    pub proc_start: Option<String>,
+    /// `busy`, `idle`, `shell`, `waiting`.
+    pub status: Option<String>,
+    pub waiting_for: Option<String>,
+    /// Milliseconds since the epoch.
+    pub status_updated_at: Option<i64>,
+    /// Milliseconds since the epoch.
+    pub updated_at: Option<i64>,
+    pub version: Option<String>,
+    pub name: Option<String>,
+}
+
+impl SessionRecord {
+    /// Parses a record; `None` when it is not a JSON object.
+    pub fn parse(bytes: &[u8]) -> Option<SessionRecord> {
+        let v: Value = serde_json::from_slice(bytes).ok()?;
+        let o = v.as_object()?;
+        let s = |k: &str| match o.get(k)? {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        };
+        let n = |k: &str| match o.get(k)? {
+            Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        };
+        Some(SessionRecord {
+            pid: n("pid").and_then(|p| u32::try_from(p).ok()),
+            session_id: s("sessionId").filter(|id| valid_session_id(id)),
+            cwd: s("cwd"),
+            started_at: n("startedAt"),
+            proc_start: s("procStart"),
+            status: s("status"),
+            waiting_for: s("waitingFor"),
+            status_updated_at: n("statusUpdatedAt"),
+            updated_at: n("updatedAt"),
+            version: s("version"),
+            name: s("name"),
+        })
+    }
+
+    /// Whether this record was written by the process with this PID that started at `start`
+    /// (epoch seconds; `ticks` = its start in clock ticks since boot, when known). `Err`
+    /// explains why not: the PID was reused by a newer process.
+    pub fn check_owner(&self, pid: u32, start: u64, ticks: Option<u64>) -> Result<(), String> {
+        if let Some(rec_pid) = self.pid.filter(|p| *p != pid) {
+            return Err(format!("it names PID {rec_pid}"));
+        }
+        if let Some(ps) = self.proc_start.as_deref() {
+            if proc_start_matches(ps, start, ticks) == Some(false) {
+                return Err(format!("its procStart `{ps}` is not this process's start"));
+            }
+        }
+        if let Some(ms) = self.started_at {
+            // The record is written after the process starts, never before it.
+            if start > 0 && ms / 1000 + 2 < start as i64 {
+                return Err(format!(
+                    "it was written at {} before this process started at {}",
+                    fmt_secs(ms / 1000),
+                    fmt_secs(start as i64)
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Does `procStart` name a process that started at `start`? `None` when it cannot tell.
+fn proc_start_matches(ps: &str, start: u64, ticks: Option<u64>) -> Option<bool> {
+    let near = |secs: i64| (secs - start as i64).abs() <= 2;
+    let ps = ps.trim();
+    if let Ok(n) = ps.parse::<u64>() {
+        let as_epoch = n > 1_000_000_000 && (near(n as i64) || near((n / 1000) as i64));
+        return match ticks {
+            Some(t) => Some(n == t || as_epoch),
+            None if n > 1_000_000_000 => Some(as_epoch),
+            None => None,
+        };
+    }
+    // `ps -o lstart` / ctime form, e.g. `Thu Jul  9 04:18:26 2026`, in the writer's time zone.
+    let collapsed = ps.split_whitespace().collect::<Vec<_>>().join(" ");
+    let naive = NaiveDateTime::parse_from_str(&collapsed, "%a %b %d %H:%M:%S %Y").ok()?;
+    let local = Local
+        .from_local_datetime(&naive)
+        .earliest()
+        .map(|t| t.timestamp());
+    let utc = Utc.from_utc_datetime(&naive).timestamp();
+    Some(local.is_some_and(near) || near(utc))
+}
+
+fn fmt_secs(secs: i64) -> String {
+    chrono::DateTime::from_timestamp(secs, 0)
+        .map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string())
+        .unwrap_or_else(|| secs.to_string())
+}
+
+/// Session ids are UUIDs; anything with a path separator is refused.
+fn valid_session_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 128
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+}
+
+/// Claude Code's project folder name for a cwd: every character that is not an ASCII letter
+/// or digit becomes `-` (per UTF-16 unit, as JavaScript's replace does).
+pub fn encode_cwd(cwd: &str) -> String {
+    let mut out = String::with_capacity(cwd.len());
+    for c in cwd.chars() {
+        if c.is_ascii_alphanumeric() {
+            out.push(c);
+        } else {
+            for _ in 0..c.len_utf16() {
+                out.push('-');
+            }
+        }
+    }
+    out
+}
+
+/// The config root of a claude process: its `CLAUDE_CONFIG_DIR`, else `<its HOME>/.claude`,
+/// else `fallback_home/.claude`. The second value says which.
+pub fn config_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
+    let env = procfs::environ(pid);
+    if let Some(dir) = env
+        .as_ref()
+        .and_then(|e| e.get("CLAUDE_CONFIG_DIR"))
+        .filter(|d| !d.is_empty())
+    {
+        return (PathBuf::from(dir), "CLAUDE_CONFIG_DIR");
+    }
+    match env
+        .as_ref()
+        .and_then(|e| e.get("HOME"))
+        .filter(|h| !h.is_empty())
+    {
+        Some(home) => (Path::new(home).join(".claude"), "agent's HOME"),
+        None if env.is_none() => (
+            fallback_home.join(".claude"),
+            "default; the agent's environment is unreadable",
+        ),
+        None => (fallback_home.join(".claude"), "default"),
+    }
+}
+
+/// Reads the session record of `pid` under `root` (any problem → `None`, explained in `steps`).
+pub fn read_record(t: &Target, steps: &mut Vec<String>) -> Option<SessionRecord> {
+    let path = t.root.join("sessions").join(format!("{}.json", t.pid));
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            steps.push(format!("session record: none at {}", path.display()));
+            return None;
+        }
+        Err(e) => {
+            steps.push(format!(
+                "session record: cannot read {}: {e}",
+                path.display()
+            ));
+            return None;
+        }
+    };
+    let Some(record) = SessionRecord::parse(&bytes) else {
+        steps.push(format!(
+            "session record: {} is not a JSON object (ignored)",
+            path.display()
+        ));
+        return None;
+    };
+    if let Err(why) = record.check_owner(t.pid, t.start, procfs::start_ticks(t.pid)) {
+        steps.push(format!(
+            "session record: {} belongs to an earlier process with this PID ({why}); ignored",
+            path.display()
+        ));
+        return None;
+    }
+    match &record.session_id {
+        Some(id) => steps.push(format!(
+            "session record: {} → sessionId {id}",
+            path.display()
+        )),
+        None => steps.push(format!(
+            "session record: {} has no usable sessionId",
+            path.display()
+        )),
+    }
+    Some(record)
+}
+
+/// The session ids named by the live records of other processes under `root` (their
+/// transcripts are never ours). `alive` tells whether a PID is running.
+pub fn claimed_sessions(root: &Path, alive: &dyn Fn(u32) -> bool) -> Vec<(u32, String)> {
+    let Ok(dir) = std::fs::read_dir(root.join("sessions")) else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| {
+        let path = e.ok()?.path();
+        let pid: u32 = path.file_stem()?.to_str()?.parse().ok()?;
+        if path.extension()? != "json" || !alive(pid) {
+            return None;
+        }
+        let rec = SessionRecord::parse(&std::fs::read(&path).ok()?)?;
+        Some((pid, rec.session_id?))
+    })
+    .collect()
+}
+
+/// Finds the transcript of the claude process `t`.
+pub fn locate(t: &Target, cache: &mut TranscriptCache, steps: &mut Vec<String>) -> Found {
+    let record = read_record(t, steps);
+    let mut cwds: Vec<String> = t.cwds.to_vec();
+    if let Some(c) = record.as_ref().and_then(|r| r.cwd.clone()) {
+        if !cwds.contains(&c) {
+            cwds.insert(0, c);
+        }
+    }
+    let session_id = record.as_ref().and_then(|r| r.session_id.clone());
+    let mut found = Found {
+        record,
+        ..Found::default()
+    };
+    if let Some(id) = &session_id {
+        match find_by_session_id(t.root, id, &cwds, cache) {
+            Some(path) => {
+                let newer = mtime_secs(&path).and_then(|m| {
+                    let mut skip: HashSet<String> = t.claimed.clone();
+                    skip.insert(id.clone());
+                    newest_for_cwd(t.root, &cwds, t.start.max(m + 1), &skip)
+                });
+                if let Some(newer) = newer {
+                    steps.push(format!(
+                        "transcript: {} is older than {}, written since the agent started in the same folder; the record's sessionId is stale (after /clear or --continue)",
+                        path.display(),
+                        newer.display()
+                    ));
+                    found.session_id = session_id_of(&newer);
+                    found.transcript = Some(newer);
+                    found.via = Via::Cwd;
+                    return found;
+                }
+                found.session_id = Some(id.clone());
+                found.transcript = Some(path);
+                found.via = Via::SessionRecord;
+                return found;
+            }
+            None => steps.push(format!(
+                "transcript: no {}/projects/*/{id}.jsonl",
+                t.root.display()
+            )),
+        }
+    }
+    if let Some(path) = held_open(t) {
+        found.session_id = session_id_of(&path);
+        found.transcript = Some(path);
+        found.via = Via::OpenFile;
+        return found;
+    }
+    steps.push("open files: no transcript held open".to_string());
+    match newest_for_cwd(t.root, &cwds, t.start, t.claimed) {
+        Some(path) => {
+            found.session_id = session_id_of(&path);
+            found.transcript = Some(path);
+            found.via = Via::Cwd;
+        }
+        None => steps.push(format!(
+            "cwd: no transcript in {}/projects/{} written since the agent started",
+            t.root.display(),
+            cwds.first().map(|c| encode_cwd(c)).unwrap_or_default()
+        )),
+    }
+    found
+}
+
+fn session_id_of(path: &Path) -> Option<String> {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .map(str::to_string)
+}
+
+/// `projects/<encoded cwd>/<id>.jsonl`, else the cached location, else a scan of every
+/// project folder (whose result is cached).
+fn find_by_session_id(
+    root: &Path,
+    id: &str,
+    cwds: &[String],
+    cache: &mut TranscriptCache,
+) -> Option<PathBuf> {
+    let projects = root.join("projects");
+    let file = format!("{id}.jsonl");
+    for cwd in cwds {
+        let p = projects.join(encode_cwd(cwd)).join(&file);
+        if p.is_file() {
+            return Some(p);
+        }
+    }
+    let key = format!("claude:{}:{id}", root.display());
+    if let Some(p) = cache.get(&key) {
+        return Some(p);
+    }
+    let dir = std::fs::read_dir(&projects).ok()?;
+    let path = dir
+        .filter_map(|e| Some(e.ok()?.path().join(&file)))
+        .find(|p| p.is_file())?;
+    cache.put(key, path.clone());
+    Some(path)
+}
+
+fn is_main_transcript(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "jsonl")
+        && !path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("agent-"))
+        && !path.components().any(|c| c.as_os_str() == "subagents")
+}
+
+/// A main transcript under `<root>/projects` that the process holds open.
+fn held_open(t: &Target) -> Option<PathBuf> {
+    let projects = t.root.join("projects");
+    procfs::open_files(t.pid)
+        .into_iter()
+        .filter(|p| p.starts_with(&projects) && is_main_transcript(p))
+        .max_by_key(|p| mtime_secs(p).unwrap_or(0))
+}
+
+/// The newest main transcript in the encoded folders of `cwds`, modified at or after `since`
+/// (epoch seconds), not named in `skip`, whose `cwd` field is one of `cwds`.
+fn newest_for_cwd(
+    root: &Path,
+    cwds: &[String],
+    since: u64,
+    skip: &HashSet<String>,
+) -> Option<PathBuf> {
+    let mut candidates: Vec<(u64, PathBuf)> = Vec::new();
+    let mut folders: Vec<PathBuf> = cwds
+        .iter()
+        .map(|c| root.join("projects").join(encode_cwd(c)))
+        .collect();
+    folders.dedup();
+    for folder in folders {
+        let Ok(dir) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in dir.flatten() {
+            let path = entry.path();
+            if !is_main_transcript(&path) {
+                continue;
+            }
+            if session_id_of(&path).is_some_and(|id| skip.contains(&id)) {
+                continue;
+            }
+            let Some(m) = entry
+                .metadata()
+                .ok()
+                .and_then(|m| m.modified().ok())
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map(|d| d.as_secs())
+            else {
+                continue;
+            };
+            if m + 1 >= since {
+                candidates.push((m, path));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.cmp(a));
+    candidates.into_iter().map(|(_, p)| p).find(|p| {
+        head_values(p, 50)
+            .iter()
+            .find_map(|v| str_at(v, &["cwd"]))
+            .is_some_and(|c| cwd_matches(c, cwds))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn encoding_replaces_every_non_alphanumeric_character() {
+        assert_eq!(encode_cwd("/home/u/my.repo_x"), "-home-u-my-repo-x");
+        assert_eq!(encode_cwd("/tmp/코드"), "-tmp---");
+        assert_eq!(encode_cwd("/a/😀"), "-a---");
+    }
+
+    #[test]
+    fn records_parse_leniently() {
+        let r = SessionRecord::parse(
+            br#"{"pid":4275,"sessionId":"2aa9e79e-1","cwd":"/w","startedAt":1783570707479,
+                "procStart":"Thu Jul  9 04:18:26 2026","status":"busy","extra":{"x":1}}"#,
+        )
+        .unwrap();
+        assert_eq!(r.pid, Some(4275));
+        assert_eq!(r.session_id.as_deref(), Some("2aa9e79e-1"));
+        assert_eq!(r.status.as_deref(), Some("busy"));
+        let sparse =
+            SessionRecord::parse(br#"{"sessionId":"abc","pid":"12","startedAt":"x"}"#).unwrap();
+        assert_eq!((sparse.pid, sparse.started_at), (Some(12), None));
+        assert!(SessionRecord::parse(b"{\"sessionId\":").is_none());
+        assert!(SessionRecord::parse(b"[1,2]").is_none());
+        let evil = SessionRecord::parse(br#"{"sessionId":"../../etc/passwd"}"#).unwrap();
+        assert_eq!(evil.session_id, None);
+    }
+
+    #[test]
+    fn reused_pid_is_detected_from_start_times() {
+        let start = 1_790_000_000u64;
+        let rec = |started_ms: i64, ps: Option<&str>| SessionRecord {
+            pid: Some(7),
+            session_id: Some("s".into()),
+            started_at: Some(started_ms),
+            proc_start: ps.map(str::to_string),
+            ..SessionRecord::default()
+        };
+        let ms = start as i64 * 1000;
+        assert!(rec(ms + 1500, None).check_owner(7, start, None).is_ok());
+        // Written an hour before this process started: an earlier process with this PID.
+        assert!(rec(ms - 3_600_000, None)
+            .check_owner(7, start, None)
+            .is_err());
+        // procStart in clock ticks.
+        assert!(rec(ms, Some("98765"))
+            .check_owner(7, start, Some(98765))
+            .is_ok());
+        assert!(rec(ms, Some("12345"))
+            .check_owner(7, start, Some(98765))
+            .is_err());
+        assert!(rec(ms, Some("12345")).check_owner(7, start, None).is_ok());
+        // procStart as epoch seconds and as a UTC ctime string.
+        let secs = start.to_string();
+        assert!(rec(ms, Some(&secs)).check_owner(7, start, None).is_ok());
+        let ctime = Utc
+            .timestamp_opt(start as i64, 0)
+            .unwrap()
+            .format("%a %b %e %H:%M:%S %Y")
+            .to_string();
+        assert!(rec(ms, Some(&ctime)).check_owner(7, start, None).is_ok());
+        assert!(rec(ms, Some(&ctime))
+            .check_owner(7, start + 100_000, None)
+            .is_err());
+        assert!(rec(ms, None).check_owner(8, start, None).is_err());
+    }
+
+    #[test]
+    fn subagent_transcripts_are_never_main() {
+        assert!(is_main_transcript(Path::new("/r/projects/-w/abc.jsonl")));
+        assert!(!is_main_transcript(Path::new(
+            "/r/projects/-w/abc/subagents/agent-a1.jsonl"
+        )));
+        assert!(!is_main_transcript(Path::new(
+            "/r/projects/-w/agent-a1.jsonl"
+        )));
+        assert!(!is_main_transcript(Path::new("/r/projects/-w/abc.json")));
+    }
+}

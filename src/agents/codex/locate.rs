@@ -1,1 +1,157 @@
-//! Where a codex process keeps its transcript.
+//! Where a codex process keeps its transcript (SPEC §3.3): the rollout file it holds open,
+//! else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose `session_meta`
+//! names the same cwd and which started after the process.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Datelike, Duration, Utc};
+
+use crate::proctree::procfs;
+use crate::resolve::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
+
+/// The home of a codex process: its `CODEX_HOME`, else `<its HOME>/.codex`, else
+/// `fallback_home/.codex`. The second value says which.
+pub fn codex_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
+    let env = procfs::environ(pid);
+    if let Some(dir) = env
+        .as_ref()
+        .and_then(|e| e.get("CODEX_HOME"))
+        .filter(|d| !d.is_empty())
+    {
+        return (PathBuf::from(dir), "CODEX_HOME");
+    }
+    match env
+        .as_ref()
+        .and_then(|e| e.get("HOME"))
+        .filter(|h| !h.is_empty())
+    {
+        Some(home) => (Path::new(home).join(".codex"), "agent's HOME"),
+        None if env.is_none() => (
+            fallback_home.join(".codex"),
+            "default; the agent's environment is unreadable",
+        ),
+        None => (fallback_home.join(".codex"), "default"),
+    }
+}
+
+fn is_rollout(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
+}
+
+/// The session id in a rollout name: `rollout-2026-06-05T04-58-20-<uuid>.jsonl`.
+pub fn session_id_of(path: &Path) -> Option<String> {
+    let stem = path.file_stem()?.to_str()?;
+    let id = stem.get(stem.len().checked_sub(36)?..)?;
+    (id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') && id.contains('-'))
+        .then(|| id.to_string())
+}
+
+/// Finds the rollout of the codex process `t`; `now` bounds the day folders searched.
+pub fn locate(t: &Target, now: DateTime<Utc>, steps: &mut Vec<String>) -> Found {
+    let mut found = Found::default();
+    let open = procfs::open_files(t.pid)
+        .into_iter()
+        .filter(|p| is_rollout(p))
+        .max_by_key(|p| mtime_secs(p).unwrap_or(0));
+    if let Some(path) = open {
+        found.session_id = session_id_of(&path);
+        found.transcript = Some(path);
+        found.via = Via::OpenFile;
+        return found;
+    }
+    steps.push("open files: no rollout held open".to_string());
+    match newest_for_cwd(t, now) {
+        Some(path) => {
+            found.session_id = session_id_of(&path);
+            found.transcript = Some(path);
+            found.via = Via::Cwd;
+        }
+        None => steps.push(format!(
+            "cwd: no rollout under {}/sessions for this cwd started after the agent",
+            t.root.display()
+        )),
+    }
+    found
+}
+
+/// The day folders a rollout of a process started at `start` can be in (names are local
+/// time, so one day of slack each side), newest first, at most 400.
+fn day_folders(root: &Path, start: u64, now: DateTime<Utc>) -> Vec<PathBuf> {
+    let first = DateTime::<Utc>::from_timestamp(start as i64, 0).unwrap_or(now) - Duration::days(1);
+    let mut day = now + Duration::days(1);
+    let mut out = Vec::new();
+    while day.date_naive() >= first.date_naive() && out.len() < 400 {
+        out.push(root.join("sessions").join(format!(
+            "{:04}/{:02}/{:02}",
+            day.year(),
+            day.month(),
+            day.day()
+        )));
+        day -= Duration::days(1);
+    }
+    out
+}
+
+fn newest_for_cwd(t: &Target, now: DateTime<Utc>) -> Option<PathBuf> {
+    let mut candidates: Vec<(u64, PathBuf)> = Vec::new();
+    for folder in day_folders(t.root, t.start, now) {
+        let Ok(dir) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in dir.flatten() {
+            let path = entry.path();
+            if !is_rollout(&path) {
+                continue;
+            }
+            if let Some(m) = mtime_secs(&path).filter(|m| m + 1 >= t.start) {
+                candidates.push((m, path));
+            }
+        }
+    }
+    candidates.sort_by(|a, b| b.cmp(a));
+    candidates.into_iter().map(|(_, p)| p).find(|p| {
+        // The first line is `session_meta`: `{timestamp, type, payload: {id, timestamp, cwd}}`.
+        let Some(meta) = head_values(p, 1).into_iter().next() else {
+            return false;
+        };
+        let cwd_ok = str_at(&meta, &["payload", "cwd"]).is_some_and(|c| cwd_matches(c, t.cwds));
+        let started = str_at(&meta, &["payload", "timestamp"])
+            .or_else(|| str_at(&meta, &["timestamp"]))
+            .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
+            .map(|d| d.timestamp());
+        cwd_ok && started.map_or(true, |s| s + 2 >= t.start as i64)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_id_comes_from_the_rollout_name() {
+        let p = Path::new(
+            "/h/sessions/2026/06/05/rollout-2026-06-05T04-58-20-019e9625-802f-7e91-840a-cfe88d14117a.jsonl",
+        );
+        assert_eq!(
+            session_id_of(p).as_deref(),
+            Some("019e9625-802f-7e91-840a-cfe88d14117a")
+        );
+        assert_eq!(session_id_of(Path::new("/h/rollout-x.jsonl")), None);
+        assert!(is_rollout(p));
+        assert!(!is_rollout(Path::new("/h/history.jsonl")));
+    }
+
+    #[test]
+    fn day_folders_span_process_start_to_today_with_slack() {
+        let now = DateTime::parse_from_rfc3339("2026-06-05T10:00:00Z")
+            .unwrap()
+            .with_timezone(&Utc);
+        let start = (now - Duration::days(2)).timestamp() as u64;
+        let days = day_folders(Path::new("/h"), start, now);
+        assert_eq!(days.first().unwrap(), Path::new("/h/sessions/2026/06/06"));
+        assert_eq!(days.last().unwrap(), Path::new("/h/sessions/2026/06/02"));
+        assert_eq!(days.len(), 5);
+    }
+}

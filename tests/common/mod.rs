@@ -1,0 +1,337 @@
+//! Shared harness for integration tests: a private tmux server (`-L agentpane-test-…`,
+//! `-f /dev/null`, killed on drop) whose panes see temporary `HOME`, state folder,
+//! `CLAUDE_CONFIG_DIR` and `CODEX_HOME`; fake `claude`/`codex` agents (symlinks to the
+//! agentpane binary, see `src/fake_agent.rs`); a runner for the agentpane CLI; a poller.
+//!
+//! ```ignore
+//! let server = TmuxServer::start();
+//! let pane = server.spawn(&FakeAgent::claude().fixture("claude/marot-spotter/short.jsonl"));
+//! let out = server.agentpane(&["resolve", &pane, "--json"]);
+//! ```
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// The agentpane binary under test.
+pub fn agentpane_bin() -> &'static str {
+    env!("CARGO_BIN_EXE_agentpane")
+}
+
+/// A file under `fixtures/real/`.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real")
+        .join(rel)
+}
+
+/// Polls `cond` every 50 ms until it holds; panics naming `what` after `deadline`.
+pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+    let end = Instant::now() + deadline;
+    loop {
+        if cond() {
+            return;
+        }
+        if Instant::now() > end {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A generous default deadline for a loaded 2-core machine.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// What a finished agentpane run printed.
+#[derive(Debug)]
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        }
+    }
+
+    /// Stdout parsed as JSON (panics with the whole run otherwise).
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {self:?}"))
+    }
+}
+
+/// A fake agent to start in a pane.
+#[derive(Debug, Clone)]
+pub struct FakeAgent {
+    /// `claude` or `codex`.
+    pub name: &'static str,
+    pub env: Vec<(String, String)>,
+    /// Working directory name under the server's `work/` folder.
+    pub dir: String,
+}
+
+impl FakeAgent {
+    /// A fake Claude Code with no fixture (an empty transcript).
+    pub fn claude() -> FakeAgent {
+        FakeAgent::new("claude")
+    }
+
+    /// A fake Codex with no fixture (a rollout with only `session_meta`).
+    pub fn codex() -> FakeAgent {
+        FakeAgent::new("codex")
+    }
+
+    fn new(name: &'static str) -> FakeAgent {
+        FakeAgent {
+            name,
+            env: vec![("AGENTPANE_FAKE_AGENT".into(), "none".into())],
+            dir: "proj".into(),
+        }
+    }
+
+    /// Replays this file of `fixtures/real/`.
+    pub fn fixture(self, rel: &str) -> FakeAgent {
+        let path = fixture(rel).to_string_lossy().into_owned();
+        self.env("AGENTPANE_FAKE_AGENT", &path)
+    }
+
+    /// Lines written at start (`AGENTPANE_FAKE_START`).
+    pub fn start_lines(self, n: usize) -> FakeAgent {
+        self.env("AGENTPANE_FAKE_START", &n.to_string())
+    }
+
+    /// Keep the Claude transcript open (`AGENTPANE_FAKE_HOLD=1`).
+    pub fn hold(self) -> FakeAgent {
+        self.env("AGENTPANE_FAKE_HOLD", "1")
+    }
+
+    /// Run in `work/<dir>` instead of `work/proj`.
+    pub fn in_dir(mut self, dir: &str) -> FakeAgent {
+        self.dir = dir.into();
+        self
+    }
+
+    /// Any extra environment variable for the agent.
+    pub fn env(mut self, key: &str, value: &str) -> FakeAgent {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+        self
+    }
+}
+
+/// A private tmux server with its own temporary world.
+pub struct TmuxServer {
+    pub name: String,
+    root: tempfile::TempDir,
+    /// The server's socket file, removed on drop (tmux leaves it behind after kill-server).
+    socket: Option<PathBuf>,
+}
+
+impl TmuxServer {
+    /// Starts a server with one session `main` (window 0: a plain shell).
+    pub fn start() -> TmuxServer {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "agentpane-test-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let root = tempfile::tempdir().expect("temp dir");
+        let mut server = TmuxServer {
+            name,
+            root,
+            socket: None,
+        };
+        for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
+            std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
+        }
+        for agent in ["claude", "codex"] {
+            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(agent))
+                .expect("symlink fake agent");
+        }
+        let work = server.work("proj");
+        server.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "main",
+            "-x",
+            "200",
+            "-y",
+            "50",
+            "-c",
+            work.to_str().unwrap(),
+        ]);
+        server.socket = Some(PathBuf::from(server.tmux(&[
+            "display-message",
+            "-p",
+            "#{socket_path}",
+        ])));
+        server
+    }
+
+    /// The environment every tmux client, pane and agentpane run gets.
+    pub fn env(&self) -> Vec<(String, PathBuf)> {
+        vec![
+            ("HOME".into(), self.home()),
+            ("AGENTPANE_STATE_DIR".into(), self.state_dir()),
+            ("XDG_STATE_HOME".into(), self.state_dir()),
+            ("CLAUDE_CONFIG_DIR".into(), self.claude_dir()),
+            ("CODEX_HOME".into(), self.codex_dir()),
+            ("SHELL".into(), PathBuf::from("/bin/sh")),
+        ]
+    }
+
+    pub fn path(&self) -> &Path {
+        self.root.path()
+    }
+    pub fn home(&self) -> PathBuf {
+        self.path().join("home")
+    }
+    pub fn state_dir(&self) -> PathBuf {
+        self.path().join("state")
+    }
+    pub fn claude_dir(&self) -> PathBuf {
+        self.path().join("claude")
+    }
+    pub fn codex_dir(&self) -> PathBuf {
+        self.path().join("codex")
+    }
+    pub fn bin(&self) -> PathBuf {
+        self.path().join("bin")
+    }
+    /// `work/<name>`, created.
+    pub fn work(&self, name: &str) -> PathBuf {
+        let dir = self.path().join("work").join(name);
+        std::fs::create_dir_all(&dir).expect("create work dir");
+        dir
+    }
+
+    fn command(&self, program: &str) -> Command {
+        let mut cmd = Command::new(program);
+        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        for (k, v) in self.env() {
+            cmd.env(k, v);
+        }
+        cmd
+    }
+
+    /// Runs `tmux -L name ARGS`; panics with stderr on failure.
+    pub fn tmux(&self, args: &[&str]) -> String {
+        let out = self.try_tmux(args);
+        assert!(
+            out.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
+    /// Runs `tmux -L name ARGS` and returns whatever happened.
+    pub fn try_tmux(&self, args: &[&str]) -> Output {
+        self.command("tmux")
+            .args(["-L", &self.name, "-f", "/dev/null"])
+            .args(args)
+            .output()
+            .expect("run tmux")
+    }
+
+    fn env_flags(env: &[(String, String)]) -> Vec<String> {
+        env.iter()
+            .flat_map(|(k, v)| ["-e".to_string(), format!("{k}={v}")])
+            .collect()
+    }
+
+    /// A new window in session `main` running `cmd` in `cwd` with extra `env`; its pane id.
+    pub fn new_window(&self, cmd: &str, cwd: &Path, env: &[(String, String)]) -> String {
+        let mut args: Vec<String> = ["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:"]
+            .map(String::from)
+            .to_vec();
+        args.extend(["-c".to_string(), cwd.to_string_lossy().into_owned()]);
+        args.extend(Self::env_flags(env));
+        args.push(cmd.to_string());
+        self.tmux(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Splits `target`, running `cmd` in `cwd` with extra `env`; the new pane id.
+    pub fn split(&self, target: &str, cmd: &str, cwd: &Path, env: &[(String, String)]) -> String {
+        let mut args: Vec<String> = ["split-window", "-d", "-P", "-F", "#{pane_id}", "-t", target]
+            .map(String::from)
+            .to_vec();
+        args.extend(["-c".to_string(), cwd.to_string_lossy().into_owned()]);
+        args.extend(Self::env_flags(env));
+        args.push(cmd.to_string());
+        self.tmux(&args.iter().map(String::as_str).collect::<Vec<_>>())
+    }
+
+    /// Starts a fake agent in a new window and waits until it has written its files; its
+    /// pane id.
+    pub fn spawn(&self, agent: &FakeAgent) -> String {
+        let exe = self.bin().join(agent.name);
+        let pane = self.new_window(exe.to_str().unwrap(), &self.work(&agent.dir), &agent.env);
+        self.wait_for_agent(&pane);
+        pane
+    }
+
+    /// Waits until the agent in `pane` is resolvable (its session files exist).
+    pub fn wait_for_agent(&self, pane: &str) {
+        wait_until(DEADLINE, &format!("an agent transcript in {pane}"), || {
+            let run = self.agentpane(&["resolve", pane, "--json"]);
+            run.code == 0 && run.json()["transcript"].is_string()
+        });
+    }
+
+    /// The pid of `pane`'s first process.
+    pub fn pane_pid(&self, pane: &str) -> u32 {
+        self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"])
+            .parse()
+            .expect("pane pid")
+    }
+
+    /// Types `text` and Enter into `pane` (the fake agent's stdin).
+    pub fn send_line(&self, pane: &str, text: &str) {
+        self.tmux(&["send-keys", "-t", pane, "-l", text]);
+        self.tmux(&["send-keys", "-t", pane, "Enter"]);
+    }
+
+    /// Runs `agentpane -L name ARGS` with the server's environment.
+    pub fn agentpane(&self, args: &[&str]) -> Run {
+        let out = self
+            .command(agentpane_bin())
+            .args(["-L", &self.name])
+            .args(args)
+            .output()
+            .expect("run agentpane");
+        Run::from(out)
+    }
+}
+
+impl Drop for TmuxServer {
+    fn drop(&mut self) {
+        let _ = self.try_tmux(&["kill-server"]);
+        if let Some(socket) = &self.socket {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+/// Runs agentpane against a server name that has no server.
+pub fn agentpane_without_server(args: &[&str]) -> Run {
+    let name = format!("agentpane-test-none-{}", std::process::id());
+    let out = Command::new(agentpane_bin())
+        .env_remove("TMUX")
+        .args(["-L", &name])
+        .args(args)
+        .output()
+        .expect("run agentpane");
+    Run::from(out)
+}

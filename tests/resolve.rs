@@ -1,0 +1,343 @@
+//! The pane resolver end to end: a private tmux server, fake `claude`/`codex` agents, and the
+//! `resolve` / `panes` commands (SPEC §3.1–3.3, §12).
+
+mod common;
+
+use std::path::Path;
+
+use common::{agentpane_without_server, wait_until, FakeAgent, TmuxServer, DEADLINE};
+use serde_json::Value;
+
+const CLAUDE_FIXTURE: &str = "claude/marot-spotter/short.jsonl";
+const CODEX_FIXTURE: &str = "codex/kvsankar-agent-history/session-01.jsonl";
+
+fn resolve(server: &TmuxServer, pane: &str) -> Value {
+    let run = server.agentpane(&["resolve", pane, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.json()
+}
+
+fn under(path: &Value, dir: &Path) -> bool {
+    path.as_str().is_some_and(|p| Path::new(p).starts_with(dir))
+}
+
+#[test]
+fn fake_claude_resolves_through_its_session_record() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let v = resolve(&server, &pane);
+    assert_eq!(v["pane_id"], pane.as_str());
+    assert_eq!(v["agent"], "claude");
+    assert_eq!(v["via"], "session-record");
+    let pid = v["agent_pid"].as_u64().unwrap();
+    let record = server.claude_dir().join(format!("sessions/{pid}.json"));
+    assert!(
+        record.is_file(),
+        "the agent pid is the one that wrote {record:?}"
+    );
+    let id = v["session_id"].as_str().unwrap();
+    let expected = server
+        .claude_dir()
+        .join("projects")
+        .join(claude_folder(&server.work("proj")))
+        .join(format!("{id}.jsonl"));
+    assert_eq!(v["transcript"], expected.to_str().unwrap());
+    // Replayed real lines classify; the fixture ends with an interrupted turn.
+    assert_eq!(v["state"], "your-turn", "{v:#}");
+    assert_eq!(v["source"], "transcript");
+}
+
+fn claude_folder(cwd: &Path) -> String {
+    cwd.to_str()
+        .unwrap()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect()
+}
+
+#[test]
+fn fake_codex_resolves_through_the_rollout_it_holds_open() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::codex().fixture(CODEX_FIXTURE));
+    let v = resolve(&server, &pane);
+    assert_eq!(v["agent"], "codex");
+    assert_eq!(v["via"], "open-file");
+    assert!(
+        under(&v["transcript"], &server.codex_dir().join("sessions")),
+        "{v:#}"
+    );
+    let name = v["transcript"].as_str().unwrap();
+    assert!(name.ends_with(&format!("{}.jsonl", v["session_id"].as_str().unwrap())));
+}
+
+#[test]
+fn panes_lists_every_agent_pane_and_only_those() {
+    let server = TmuxServer::start();
+    let claude = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let codex = server.spawn(&FakeAgent::codex().fixture(CODEX_FIXTURE).in_dir("other"));
+    let run = server.agentpane(&["panes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let rows = run.json();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "the plain shell pane is left out: {rows:#?}");
+    for key in [
+        "pane_id",
+        "target",
+        "agent",
+        "agent_pid",
+        "transcript",
+        "via",
+        "state",
+        "reason",
+        "source",
+        "at",
+    ] {
+        assert!(rows.iter().all(|r| r.get(key).is_some()), "missing {key}");
+    }
+    let by_pane = |p: &str| rows.iter().find(|r| r["pane_id"] == p).unwrap().clone();
+    assert_eq!(by_pane(&claude)["agent"], "claude");
+    assert_eq!(by_pane(&codex)["agent"], "codex");
+    assert!(rows.iter().all(|r| r["source"] == "transcript"));
+    let states = [
+        "working",
+        "waiting",
+        "your-turn",
+        "stalled",
+        "attention",
+        "idle",
+    ];
+    assert!(rows
+        .iter()
+        .all(|r| states.contains(&r["state"].as_str().unwrap())));
+
+    let table = server.agentpane(&["panes"]);
+    assert_eq!(table.code, 0);
+    let lines: Vec<&str> = table.stdout.lines().collect();
+    assert!(
+        lines[0].starts_with("TARGET") && lines[0].contains("CWD"),
+        "{table:?}"
+    );
+    assert_eq!(lines.len(), 3, "{table:?}");
+    assert!(table.stdout.contains("claude") && table.stdout.contains("codex"));
+}
+
+#[test]
+fn a_plain_shell_pane_resolves_to_no_agent() {
+    let server = TmuxServer::start();
+    let v = resolve(&server, "main:0.0");
+    assert_eq!(v["agent"], Value::Null);
+    assert_eq!(v["agent_pid"], Value::Null);
+    assert_eq!(v["transcript"], Value::Null);
+    assert_eq!(v["via"], "none");
+    assert_eq!(v["state"], "none");
+    let human = server.agentpane(&["resolve", "main:0.0"]);
+    assert_eq!(human.code, 0);
+    assert!(human.stdout.contains("no agent"), "{human:?}");
+}
+
+#[test]
+fn no_agent_panes_is_not_an_error() {
+    let server = TmuxServer::start();
+    let run = server.agentpane(&["panes"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""), "{run:?}");
+    assert!(run.stderr.contains("no pane"), "{run:?}");
+    let json = server.agentpane(&["panes", "--json"]);
+    assert_eq!(json.code, 0);
+    assert_eq!(json.json(), serde_json::json!([]));
+    assert_eq!(
+        server.agentpane(&["resolve", "--json"]).json(),
+        serde_json::json!([])
+    );
+}
+
+#[test]
+fn no_tmux_server_exits_3_with_one_line() {
+    for args in [
+        &["panes"][..],
+        &["panes", "--json"],
+        &["resolve"],
+        &["resolve", "%1"],
+    ] {
+        let run = agentpane_without_server(args);
+        assert_eq!(run.code, 3, "{args:?}: {run:?}");
+        assert_eq!(run.stdout, "");
+        assert_eq!(run.stderr.trim().lines().count(), 1, "{run:?}");
+        assert!(run.stderr.contains("no tmux server"), "{run:?}");
+    }
+}
+
+#[test]
+fn an_unknown_target_is_a_clear_error() {
+    let server = TmuxServer::start();
+    let run = server.agentpane(&["resolve", "nosuch:9"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("nosuch:9"), "{run:?}");
+}
+
+#[test]
+fn an_agent_started_by_a_shell_wrapper_is_found_below_it() {
+    let server = TmuxServer::start();
+    let claude = server.bin().join("claude");
+    let cmd = format!("sh -c '{}; exit 0'", claude.display());
+    let env = FakeAgent::claude().env;
+    let pane = server.new_window(&cmd, &server.work("proj"), &env);
+    server.wait_for_agent(&pane);
+    let v = resolve(&server, &pane);
+    assert_eq!(v["agent"], "claude");
+    assert_ne!(
+        v["agent_pid"].as_u64().unwrap(),
+        u64::from(server.pane_pid(&pane))
+    );
+    assert_eq!(v["via"], "session-record");
+}
+
+#[test]
+fn a_corrupt_session_record_falls_back_to_the_cwd_transcript() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let before = resolve(&server, &pane);
+    let pid = before["agent_pid"].as_u64().unwrap();
+    let record = server.claude_dir().join(format!("sessions/{pid}.json"));
+    std::fs::write(&record, b"{\"pid\": 1, \"sessionId\": ").unwrap();
+    let after = resolve(&server, &pane);
+    assert_eq!(after["via"], "cwd", "{after:#}");
+    assert_eq!(after["transcript"], before["transcript"]);
+    let steps = after["steps"].to_string();
+    assert!(steps.contains("not a JSON object"), "{steps}");
+}
+
+#[test]
+fn a_held_open_transcript_is_found_without_a_record() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().hold());
+    let before = resolve(&server, &pane);
+    let pid = before["agent_pid"].as_u64().unwrap();
+    std::fs::remove_file(server.claude_dir().join(format!("sessions/{pid}.json"))).unwrap();
+    let after = resolve(&server, &pane);
+    assert_eq!(after["via"], "open-file", "{after:#}");
+    assert_eq!(after["transcript"], before["transcript"]);
+}
+
+#[test]
+fn a_record_left_by_an_earlier_process_with_the_same_pid_is_ignored() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let own = resolve(&server, &pane);
+    let pid = own["agent_pid"].as_u64().unwrap();
+    // An old session of an earlier process that had this PID, an hour ago.
+    let old_id = "00000000-0000-4000-8000-000000000001";
+    let folder = server
+        .claude_dir()
+        .join("projects")
+        .join(claude_folder(&server.work("proj")));
+    std::fs::write(
+        folder.join(format!("{old_id}.jsonl")),
+        b"{\"type\":\"user\",\"cwd\":\"/x\"}\n",
+    )
+    .unwrap();
+    let hour_ago_ms = (chrono::Utc::now().timestamp() - 3600) * 1000;
+    let stale = serde_json::json!({"pid": pid, "sessionId": old_id, "startedAt": hour_ago_ms,
+        "procStart": "1"});
+    std::fs::write(
+        server.claude_dir().join(format!("sessions/{pid}.json")),
+        stale.to_string(),
+    )
+    .unwrap();
+    let v = resolve(&server, &pane);
+    assert_eq!(v["transcript"], own["transcript"], "{v:#}");
+    assert_eq!(v["via"], "cwd");
+    assert!(v["steps"].to_string().contains("earlier process"), "{v:#}");
+}
+
+#[test]
+fn the_fake_agent_writes_lines_on_demand_and_cleans_up() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE).start_lines(0));
+    let v = resolve(&server, &pane);
+    let transcript = v["transcript"].as_str().unwrap().to_string();
+    let lines = || {
+        std::fs::read_to_string(&transcript)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    assert_eq!(lines(), 0);
+    server.send_line(&pane, "step 3");
+    wait_until(DEADLINE, "3 lines in the transcript", || lines() == 3);
+    server.send_line(&pane, "all");
+    wait_until(DEADLINE, "all 15 fixture lines", || lines() == 15);
+    let pid = v["agent_pid"].as_u64().unwrap();
+    let record = server.claude_dir().join(format!("sessions/{pid}.json"));
+    assert!(record.is_file());
+    server.send_line(&pane, "quit");
+    wait_until(DEADLINE, "the record removed on clean exit", || {
+        !record.exists()
+    });
+}
+
+#[test]
+fn resolve_without_a_pane_shows_every_agent_chain() {
+    let server = TmuxServer::start();
+    server.spawn(&FakeAgent::claude());
+    server.spawn(&FakeAgent::codex());
+    let run = server.agentpane(&["resolve"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    for link in [
+        "agent",
+        "config root",
+        "session record",
+        "transcript",
+        "state",
+    ] {
+        assert!(run.stdout.contains(link), "missing {link}: {}", run.stdout);
+    }
+    assert_eq!(
+        server
+            .agentpane(&["resolve", "--json"])
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+}
+
+#[test]
+fn any_tmux_target_names_the_same_pane() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::codex());
+    let window = server.tmux(&["display-message", "-p", "-t", &pane, "#{window_index}"]);
+    let by_id = resolve(&server, &pane);
+    for target in [format!("main:{window}"), format!("=main:{window}.0")] {
+        let v = resolve(&server, &target);
+        assert_eq!(v["pane_id"], pane.as_str(), "{target}");
+        assert_eq!(v["transcript"], by_id["transcript"], "{target}");
+    }
+}
+
+#[test]
+fn a_paced_fake_agent_writes_its_fixture_over_time() {
+    let server = TmuxServer::start();
+    let agent = FakeAgent::claude()
+        .fixture(CLAUDE_FIXTURE)
+        .env("AGENTPANE_FAKE_PACE_MS", "20");
+    let exe = server.bin().join("claude");
+    let pane = server.split(
+        "main:0",
+        exe.to_str().unwrap(),
+        &server.work("proj"),
+        &agent.env,
+    );
+    server.wait_for_agent(&pane);
+    let transcript = resolve(&server, &pane)["transcript"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    wait_until(DEADLINE, "the whole fixture, paced", || {
+        std::fs::read_to_string(&transcript).is_ok_and(|t| t.lines().count() == 15)
+    });
+    let text = std::fs::read_to_string(&transcript).unwrap();
+    let first: Value = serde_json::from_str(text.lines().nth(1).unwrap()).unwrap();
+    assert_eq!(first["cwd"], server.work("proj").to_str().unwrap());
+    let id = resolve(&server, &pane)["session_id"].clone();
+    assert_eq!(first["sessionId"], id);
+}
