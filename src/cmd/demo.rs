@@ -223,15 +223,15 @@ impl World {
                 "-t",
                 "demo",
                 "-F",
-                "#W=#{@agentpane_window_status}",
+                "#W:#{?@agentpane_window_status,#{@agentpane_window_status},·}",
             ])
             .ok()?;
         let windows: Vec<&str> = windows
             .lines()
-            .filter(|l| !l.starts_with("watcher="))
+            .filter(|l| !l.starts_with("watcher:"))
             .collect();
         let status = if status.is_empty() {
-            "(no agent needs you)".into()
+            "(empty)".into()
         } else {
             status
         };

@@ -1,8 +1,10 @@
 //! One watcher per tmux server: an exclusive `flock` on a file in the state folder named
 //! after the server's socket path. The kernel drops the lock when the process dies, so a
-//! crashed watcher never blocks the next one.
+//! crashed watcher never blocks the next one. (`flock(2)` directly rather than
+//! `File::try_lock`, which needs Rust 1.89 while the crate supports 1.80.)
 
-use std::fs::{File, OpenOptions, TryLockError};
+use std::fs::{File, OpenOptions};
+use std::os::fd::AsRawFd;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -40,12 +42,16 @@ pub fn try_lock(dir: &Path, socket_path: &str) -> Result<Option<ServerLock>> {
         .mode(0o600)
         .open(&path)
         .with_context(|| format!("cannot open the watcher lock {}", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(Some(ServerLock { _file: file, path })),
-        Err(TryLockError::WouldBlock) => Ok(None),
-        Err(TryLockError::Error(e)) => {
-            Err(e).with_context(|| format!("cannot lock {}", path.display()))
-        }
+    // SAFETY: flock on a descriptor this function owns for the call; no memory is shared.
+    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if rc == 0 {
+        return Ok(Some(ServerLock { _file: file, path }));
+    }
+    let err = std::io::Error::last_os_error();
+    if err.kind() == std::io::ErrorKind::WouldBlock {
+        Ok(None)
+    } else {
+        Err(err).with_context(|| format!("cannot lock {}", path.display()))
     }
 }
 
