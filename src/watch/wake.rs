@@ -52,14 +52,20 @@ pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path) -> bool {
 }
 
 /// The folders worth watching for these reports: each transcript's folder, each Claude
-/// root's `sessions/` (live session records), the state folder (nudges) and the folder of
-/// the tmux socket (the server going away removes it).
+/// root's `sessions/` (live session records; the watcher's own default root too, so a new
+/// agent is noticed at once), the state folder (nudges) and the folder of the tmux socket.
 pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> BTreeSet<PathBuf> {
     let mut out = BTreeSet::new();
     out.insert(state_dir.to_path_buf());
     if let Some(dir) = socket_path.parent() {
         out.insert(dir.to_path_buf());
     }
+    // A new Claude Code session announces itself in `sessions/` before any transcript.
+    let own_root = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| crate::paths::home_dir().join(".claude"));
+    out.insert(own_root.join("sessions"));
     for r in reports {
         if let Some(dir) = r.resolved.transcript.as_deref().and_then(Path::parent) {
             out.insert(dir.to_path_buf());
