@@ -78,7 +78,11 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     let mut w = Watcher {
         sinks: Sinks::start(opts.sinks.clone()),
         engine: Engine::new(opts.alert),
-        alerts: AlertMemory::load(&dir),
+        alerts: {
+            let mut m = AlertMemory::load(&dir);
+            m.prune(chrono::Utc::now());
+            m
+        },
         observed: Observed::load(&dir),
         observed_dirty: false,
         observed_saved: Instant::now(),
