@@ -20,6 +20,9 @@
 //! - stdin commands, one per line: `step [N]` (next N lines, default 1), `all`, `line JSON`
 //!   (append this line, rewritten), `quit`.
 //!
+//! - `AGENTPANE_FAKE_SCREEN=FILE`: printed to the terminal after the start lines, so the pane
+//!   shows what the real agent would (a permission dialog, a busy footer).
+//!
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 
 use std::ffi::OsStr;
@@ -39,6 +42,9 @@ use crate::paths;
 
 /// The variable that turns the binary into a fake agent (its value: the fixture path).
 pub const ENV: &str = "AGENTPANE_FAKE_AGENT";
+
+/// A file whose bytes the fake prints after its start lines (a recorded screen).
+pub const SCREEN_ENV: &str = "AGENTPANE_FAKE_SCREEN";
 
 /// Which fake to run when the binary was started as `claude`/`codex` with [`ENV`] set.
 pub fn requested(argv0: &OsStr) -> Option<AgentKind> {
@@ -124,6 +130,14 @@ fn run_inner(kind: AgentKind) -> Result<()> {
         std::process::id(),
         sink.transcript.display()
     );
+    if let Some(screen) = std::env::var_os(SCREEN_ENV) {
+        // Paint a recorded screen (e.g. a permission dialog) as the real agent would.
+        let text = std::fs::read(&screen)
+            .with_context(|| format!("cannot read {}", Path::new(&screen).display()))?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()?;
+    }
     let commands = spawn_stdin_reader();
     loop {
         let got = match pace {

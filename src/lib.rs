@@ -7,6 +7,7 @@ pub mod alert;
 pub mod cli;
 pub mod cmd;
 pub mod events;
+pub mod evidence;
 pub mod exec;
 pub mod extract;
 pub mod fake_agent;

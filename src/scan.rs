@@ -1,7 +1,11 @@
 //! One scan: one `list-panes`, one process snapshot, each agent pane resolved and classified.
 //! Everything the outputs (segment, pane-status, watcher, routing) read comes from here.
 
+use std::path::Path;
+
 use serde::Serialize;
+
+use crate::evidence::{self, PaneEvidence, RecordStatus};
 
 use crate::events::Time;
 use crate::resolve::{Resolved, Resolver};
@@ -40,13 +44,92 @@ pub struct PaneReport {
     pub source: Source,
 }
 
-/// Scans the server: every pane that runs an agent, resolved and classified at `now`.
+/// Scans the server: every pane that runs an agent, resolved and classified at `now` from
+/// all evidence (transcript, hooks, session record, and the pane when it can matter).
 pub fn scan(tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
+    let state_dir = crate::paths::state_dir();
     Ok(resolve_all(tmux, now)?
         .into_iter()
         .filter(|r| r.agent.is_some())
-        .map(|r| report(r, now))
+        .map(|r| with_evidence(report(r, now), tmux, &state_dir, now))
         .collect())
+}
+
+/// Folds hook, session-record and pane evidence onto a transcript report (SPEC §3.6). The
+/// pane is captured only when its screen can change the answer: a pending tool call (a
+/// permission dialog may be up), a wait to confirm, or no transcript at all.
+pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Time) -> PaneReport {
+    let PaneReport {
+        resolved,
+        status,
+        source,
+    } = report;
+    let hook = resolved
+        .transcript
+        .as_deref()
+        .and_then(|t| evidence::hook::load_for_transcript(state_dir, t));
+    let record = resolved
+        .record
+        .as_ref()
+        .and_then(RecordStatus::from_session_record);
+    let pending_tool = status.turn_open
+        && status
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("tool"));
+    let waiting_elsewhere = hook
+        .as_ref()
+        .and_then(|h| h.latest_decisive())
+        .is_some_and(|h| h.kind == evidence::HookKind::PermissionPrompt)
+        || record
+            .as_ref()
+            .is_some_and(|r| r.state == evidence::RecordState::Waiting);
+    let no_transcript = source == Source::None;
+    let pane = (pending_tool || waiting_elsewhere || no_transcript)
+        .then(|| capture(tmux, &resolved.pane.pane_id))
+        .flatten();
+    let pane_evidence = pane
+        .as_deref()
+        .map(|text| evidence::detect_prompt(text).unwrap_or(PaneEvidence::NoPrompt));
+    let (mut status, mut source) = evidence::reconcile(
+        &status,
+        hook.as_ref(),
+        record.as_ref(),
+        pane_evidence.as_ref(),
+        now,
+        &Windows::default(),
+    );
+    if source == Source::None {
+        if let Some(text) = pane.as_deref() {
+            // No log to read: the screen is all there is (SPEC §3.3, marked `source: pane`).
+            if busy_footer(text) {
+                status.state = crate::state::State::Working;
+                status.turn_open = true;
+            }
+            source = Source::Pane;
+        }
+    }
+    PaneReport {
+        resolved,
+        status,
+        source,
+    }
+}
+
+/// The visible part of a pane, or `None` when it vanished.
+fn capture(tmux: &Tmux, pane_id: &str) -> Option<String> {
+    tmux.cmd(&["capture-pane", "-p", "-J", "-t", pane_id]).ok()
+}
+
+/// Claude Code and Codex show "esc to interrupt" while a turn runs.
+fn busy_footer(text: &str) -> bool {
+    let clean = strip_ansi_escapes::strip_str(text);
+    clean
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(8)
+        .any(|l| l.to_ascii_lowercase().contains("esc to interrupt"))
 }
 
 /// Every pane on the server resolved (agent or not), with one `list-panes` and one process

@@ -38,8 +38,8 @@ pub fn detect_line(line: &[u8]) -> Option<AgentKind> {
 
 /// A rate-limit reset time in an API-error text, read relative to the record's own time.
 pub fn reset_time(text: &str, at: Option<crate::events::Time>) -> Option<crate::events::Time> {
-    let _ = (text, at);
-    None
+    let at = at?;
+    crate::evidence::parse_reset(text, at, crate::evidence::ratelimit::local_offset(at))
 }
 
 /// Maps a line too large to decode (head and tail fragments only) to an event.

@@ -1,0 +1,46 @@
+//! Evidence beyond transcripts (SPEC §3.6 sources 1, 2 and 4): what Claude Code's hooks
+//! reported, what the live session record says, and what the pane shows — and the pure
+//! [`reconcile`] that folds them onto a transcript's [`Status`](crate::state::Status).
+//!
+//! Data flow: `agentpane hook` (inside the agent's hook path) writes [`HookEvidence`] files;
+//! the scanner reads them together with the session record ([`RecordStatus`]) and, when it
+//! captured the pane, [`PaneEvidence`]; [`reconcile`] decides. Rate-limit reset times and the
+//! countdown text live in [`ratelimit`].
+
+pub mod hook;
+pub mod pane;
+pub mod ratelimit;
+pub mod reconcile;
+pub mod record;
+pub mod settings;
+
+pub use hook::{HookEvidence, HookInput, HookKind, HookRecord};
+pub use pane::{detect_prompt, PaneEvidence, Prompt, PromptKind};
+pub use ratelimit::{countdown, parse_reset};
+pub use reconcile::reconcile;
+pub use record::{RecordState, RecordStatus};
+
+/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut with `…`.
+pub(crate) fn bounded(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let mut end = max.saturating_sub('…'.len_utf8());
+    while end > 0 && !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::bounded;
+
+    #[test]
+    fn bounded_cuts_on_char_boundaries() {
+        assert_eq!(bounded("short", 10), "short");
+        let cut = bounded("ääääääää", 7);
+        assert!(cut.len() <= 7, "{cut}");
+        assert!(cut.ends_with('…'));
+    }
+}

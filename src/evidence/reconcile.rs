@@ -1,0 +1,330 @@
+//! Folding the evidence sources onto one state (SPEC §3.6), as a pure function.
+//!
+//! Rules, in order:
+//! 1. The pane says the agent exited → `idle` (`exited`).
+//! 2. Hook evidence and the live session record count only when they are newer than the
+//!    transcript's deciding event (its `at`/`last_activity`): older evidence yields. Between
+//!    the two, the newer wins; a tie goes to the hook (stronger source).
+//! 3. A close (Stop hook, record `idle`) never hides `attention`, confirms rather than
+//!    replaces a transcript that already reads `your-turn` (same turn key, same time: an
+//!    `idle_prompt` 60 s later is not a new completion — it is not decisive at all), and
+//!    never turns a completion that aged to `idle` back into `your-turn`.
+//! 4. The pane refines: a known approval dialog turns a pending tool call into `waiting`;
+//!    a pane showing no dialog ends a hook/record permission wait older than the settle window.
+
+use chrono::Duration as ChronoDuration;
+
+use super::hook::{HookEvidence, HookKind, HookRecord};
+use super::pane::{PaneEvidence, PromptKind};
+use super::record::{RecordState, RecordStatus};
+use crate::events::Time;
+use crate::scan::Source;
+use crate::state::{State, Status, Windows};
+
+/// One source's opinion about the turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Verdict {
+    /// Blocked on the human, with the reason.
+    Waiting(String),
+    /// A turn is running; reason such as `tool: Bash`; `new_turn` when a prompt started it.
+    Working {
+        reason: Option<String>,
+        new_turn: bool,
+    },
+    /// The turn closed.
+    Closed,
+    /// The session ended.
+    Ended,
+}
+
+/// Decides the state of one session from all evidence at `now`. Pure: callers read the
+/// files and the pane; this only compares.
+pub fn reconcile(
+    transcript: &Status,
+    hook: Option<&HookEvidence>,
+    record: Option<&RecordStatus>,
+    pane: Option<&PaneEvidence>,
+    now: Time,
+    windows: &Windows,
+) -> (Status, Source) {
+    if pane == Some(&PaneEvidence::Exited) {
+        let mut s = transcript.clone();
+        s.state = State::Idle;
+        s.reason = Some("exited".into());
+        s.turn_open = false;
+        s.resets_at = None;
+        return (s, Source::Pane);
+    }
+
+    let deciding = max_time(transcript.at, transcript.last_activity);
+    let newer = |t: Time| deciding.map_or(true, |d| t > d);
+
+    let hook_verdict = hook
+        .and_then(HookEvidence::latest_decisive)
+        .filter(|h| newer(h.at))
+        .map(|h| (h.at, hook_verdict(h, transcript)));
+    let record_verdict = record
+        .and_then(|r| Some((r.updated_at?, r)))
+        .filter(|(at, _)| newer(*at) && age(now, Some(*at)) <= windows.open_turn)
+        .and_then(|(at, r)| Some((at, record_verdict(r, transcript)?)));
+
+    let chosen = match (hook_verdict, record_verdict) {
+        (Some(h), Some(r)) if r.0 > h.0 => Some((r, Source::SessionRecord)),
+        (Some(h), _) => Some((h, Source::Hook)),
+        (None, Some(r)) => Some((r, Source::SessionRecord)),
+        (None, None) => None,
+    };
+
+    let base_source = if transcript.at.is_some() || transcript.turn_key.is_some() {
+        Source::Transcript
+    } else {
+        Source::None
+    };
+    let (status, source) = match chosen {
+        Some(((at, verdict), source)) => match apply(transcript, verdict, at, now, windows) {
+            Some(s) => (s, source),
+            None => (transcript.clone(), base_source),
+        },
+        None => (transcript.clone(), base_source),
+    };
+    refine_with_pane(status, source, transcript, pane, now, windows)
+}
+
+fn hook_verdict(h: &HookRecord, transcript: &Status) -> Verdict {
+    match h.kind {
+        HookKind::PermissionPrompt => {
+            let tool = h
+                .tool
+                .clone()
+                .or_else(|| h.message.as_deref().and_then(tool_from_message));
+            Verdict::Waiting(permission_reason(tool, transcript))
+        }
+        HookKind::Elicitation => Verdict::Waiting("question".into()),
+        HookKind::Stop => Verdict::Closed,
+        HookKind::SessionEnd => Verdict::Ended,
+        HookKind::UserPromptSubmit => Verdict::Working {
+            reason: None,
+            new_turn: true,
+        },
+        HookKind::PreToolUse => Verdict::Working {
+            reason: h.tool.as_ref().map(|t| format!("tool: {t}")),
+            new_turn: false,
+        },
+        // A finished tool: the turn goes on (the model reads the result).
+        HookKind::PostToolUse
+        | HookKind::SessionStart
+        | HookKind::IdlePrompt
+        | HookKind::OtherNotification => Verdict::Working {
+            reason: None,
+            new_turn: false,
+        },
+    }
+}
+
+fn record_verdict(r: &RecordStatus, transcript: &Status) -> Option<Verdict> {
+    Some(match r.state {
+        RecordState::Busy => Verdict::Working {
+            reason: None,
+            new_turn: false,
+        },
+        RecordState::Idle => Verdict::Closed,
+        RecordState::Waiting => {
+            let reason = match r.waiting_for.as_deref() {
+                Some(w) if w.to_ascii_lowercase().starts_with("permission") => {
+                    let tool = w.split_once(':').map(|(_, t)| t.trim().to_string());
+                    permission_reason(tool.filter(|t| !t.is_empty()), transcript)
+                }
+                Some(w) => w.to_string(),
+                None => "waiting".into(),
+            };
+            Verdict::Waiting(reason)
+        }
+        RecordState::Other => return None,
+    })
+}
+
+/// Turns a verdict made at `at` into a status; `None` when it does not change the
+/// transcript's reading (expired, or a close that the transcript already shows).
+fn apply(
+    transcript: &Status,
+    verdict: Verdict,
+    at: Time,
+    now: Time,
+    windows: &Windows,
+) -> Option<Status> {
+    let mut s = transcript.clone();
+    s.resets_at = None;
+    s.seen = false;
+    match verdict {
+        Verdict::Waiting(reason) => {
+            s.state = State::Waiting;
+            s.reason = Some(reason);
+            s.at = Some(at);
+            s.last_activity = max_time(transcript.last_activity, Some(at));
+            s.turn_open = true;
+        }
+        Verdict::Working { reason, new_turn } => {
+            if age(now, Some(at)) > windows.open_turn {
+                return None;
+            }
+            s.state = State::Working;
+            // A tool call the transcript already names keeps its name.
+            s.reason = reason.or_else(|| {
+                (!new_turn && transcript.turn_open)
+                    .then(|| transcript.reason.clone())
+                    .flatten()
+            });
+            if new_turn {
+                s.turn_key = None;
+            }
+            s.at = Some(at);
+            s.last_activity = Some(at);
+            s.turn_open = true;
+        }
+        Verdict::Closed => {
+            // A close confirms a completion the transcript shows, and never resurrects one
+            // that has aged to idle (a record's `updatedAt` may move without a new turn).
+            let aged_out =
+                transcript.state == State::Idle && !transcript.turn_open && transcript.at.is_some();
+            if aged_out || matches!(transcript.state, State::Attention | State::YourTurn) {
+                return None;
+            }
+            s.state = if age(now, Some(at)) > windows.your_turn {
+                State::Idle
+            } else {
+                State::YourTurn
+            };
+            s.reason = None;
+            // A text answer still settling is the completion itself: keep its time, so the
+            // reading does not move when the transcript settles on its own a moment later.
+            let settling = transcript.state == State::Working && transcript.reason.is_none();
+            s.at = if settling {
+                transcript.at.or(Some(at))
+            } else {
+                Some(at)
+            };
+            s.last_activity = max_time(transcript.last_activity, Some(at));
+            s.turn_open = false;
+        }
+        Verdict::Ended => {
+            s.state = State::Idle;
+            s.reason = Some("ended".into());
+            s.at = Some(at);
+            s.turn_open = false;
+        }
+    }
+    Some(s)
+}
+
+fn refine_with_pane(
+    status: Status,
+    source: Source,
+    transcript: &Status,
+    pane: Option<&PaneEvidence>,
+    now: Time,
+    windows: &Windows,
+) -> (Status, Source) {
+    match pane {
+        Some(PaneEvidence::Prompt(prompt)) => {
+            // A pending tool call; `quiet` is an open turn whose tool call went silent.
+            let pending_tool = status
+                .reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("tool:") || r == "quiet");
+            if !status.turn_open || status.state == State::Waiting || !pending_tool {
+                return (status, source);
+            }
+            let reason = match (prompt.kind, &prompt.tool) {
+                (PromptKind::Permission, None) => permission_reason(None, &status),
+                _ => prompt.reason(),
+            };
+            let mut s = status;
+            s.state = State::Waiting;
+            s.reason = Some(reason);
+            (s, Source::Pane)
+        }
+        Some(PaneEvidence::NoPrompt) => {
+            let answered = status.state == State::Waiting
+                && matches!(source, Source::Hook | Source::SessionRecord)
+                && status
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("permission"))
+                && age(now, status.at) > windows.settle;
+            if !answered {
+                return (status, source);
+            }
+            let mut s = status;
+            s.state = State::Working;
+            s.reason = transcript
+                .turn_open
+                .then(|| transcript.reason.clone())
+                .flatten();
+            s.last_activity = Some(now);
+            (s, Source::Pane)
+        }
+        Some(PaneEvidence::Exited) | None => (status, source),
+    }
+}
+
+/// `permission: <tool>`, the tool from the event, else the transcript's pending tool call.
+fn permission_reason(tool: Option<String>, transcript: &Status) -> String {
+    let tool = tool.or_else(|| {
+        let pending = transcript.reason.as_deref()?.strip_prefix("tool:")?;
+        let first = pending.split(',').next()?.trim();
+        (!first.is_empty()).then(|| first.to_string())
+    });
+    match tool {
+        Some(t) => format!("permission: {t}"),
+        None => "permission".into(),
+    }
+}
+
+/// The tool in "Claude needs your permission to use Bash" (and similar phrasings).
+pub fn tool_from_message(message: &str) -> Option<String> {
+    let lower = message.to_ascii_lowercase();
+    let marker = "permission to use ";
+    let pos = lower.find(marker)? + marker.len();
+    let tool: String = message[pos..]
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | ':' | '.'))
+        .collect();
+    let tool = tool.trim_end_matches(['.', ':']);
+    (!tool.is_empty()).then(|| super::bounded(tool, 128))
+}
+
+fn max_time(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+    match (a, b) {
+        (Some(x), Some(y)) => Some(x.max(y)),
+        (x, None) => x,
+        (None, y) => y,
+    }
+}
+
+/// How long ago `at` was; unknown or future times count as "just now".
+fn age(now: Time, at: Option<Time>) -> std::time::Duration {
+    at.map(|t| now - t)
+        .filter(|d| *d > ChronoDuration::zero())
+        .and_then(|d| d.to_std().ok())
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_names_from_messages() {
+        assert_eq!(
+            tool_from_message("Claude needs your permission to use Bash").as_deref(),
+            Some("Bash")
+        );
+        assert_eq!(
+            tool_from_message("Claude needs your permission to use mcp__github__create_issue.")
+                .as_deref(),
+            Some("mcp__github__create_issue")
+        );
+        assert_eq!(tool_from_message("Claude is waiting for your input"), None);
+        assert_eq!(tool_from_message("needs your permission to use "), None);
+    }
+}
