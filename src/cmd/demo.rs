@@ -238,8 +238,21 @@ impl World {
         Some(format!("{status:<24} {}", windows.join("  ")))
     }
 
+    /// Kills the private server, waits (up to 5 s) for its processes — the watcher saves its
+    /// memory on the way out — and only then removes the temporary folder.
     fn teardown(&self) {
+        let pids: Vec<u32> = self
+            .tmux
+            .cmd(&["list-panes", "-a", "-F", "#{pane_pid}"])
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
         let _ = self.tmux.cmd(&["kill-server"]);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
@@ -293,6 +306,17 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
         world.root.display()
     );
     Ok(exit::OK)
+}
+
+/// A process that exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(") ")
+                .map(|(_, rest)| !rest.starts_with('Z'))
+        })
+        .unwrap_or(false)
 }
 
 /// Alerts the watcher's `--alert-command` appended since the last call, as one-line texts.
