@@ -31,20 +31,12 @@ impl Watch {
             cmd.env(k, v);
         }
         let alert_cmd = format!("tee -a {}", alerts.display());
-        cmd.args([
-            "-L",
-            &server.name,
-            "watch",
-            "--poll",
-            "0.5",
-            "--no-notify",
-            "--no-bell",
-        ])
-        .args(["--alert-command", &alert_cmd])
-        .args(extra)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null());
+        cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
+            .args(["--alert-command", &alert_cmd])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
         let child = cmd.spawn().expect("start watcher");
         let w = Watch { child, alerts };
         let snapshot = server.state_dir().join("state.json");
@@ -199,6 +191,9 @@ fn watcher_publishes_options_and_alerts_once_when_a_turn_ends() {
         window_opt(&server, &live, "@agentpane_alert") == "1"
     });
     assert_eq!(global(&server, "@agentpane_status"), "●2");
+    // The bell: one BEL written to the pane's tty raises tmux's bell flag on its window.
+    let bell = server.tmux(&["display-message", "-p", "-t", &live, "#{window_bell_flag}"]);
+    assert_eq!(bell, "1");
 
     // More scans (a nudge, the poll) never repeat it; history never alerted.
     std::fs::write(server.state_dir().join("nudge"), b"x").unwrap();
@@ -370,4 +365,32 @@ fn demo_shows_states_and_an_alert_then_cleans_up() {
         0,
         "temp folder removed"
     );
+}
+
+#[test]
+fn focusing_the_pane_acknowledges_the_alert() {
+    let server = TmuxServer::start();
+    let live = server.spawn(&FakeAgent::claude().fixture(ENDS_TURN).start_lines(3));
+    let watch = Watch::start(&server, &[]);
+    server.send_line(&live, "step");
+    wait_until(DEADLINE, "the window flag", || {
+        window_opt(&server, &live, "@agentpane_alert") == "1"
+    });
+
+    // A real client attached to `main`, running in a pane of another session of the server.
+    let attach = format!(
+        "env -u TMUX tmux -L {} -f /dev/null attach -t main",
+        server.name
+    );
+    server.tmux(&["new-session", "-d", "-s", "viewer", &attach]);
+    wait_until(DEADLINE, "an attached client", || {
+        server.tmux(&["display-message", "-p", "-t", "main", "#{session_attached}"]) != "0"
+    });
+    server.tmux(&["select-window", "-t", &live]);
+    wait_until(DEADLINE, "the acknowledgement", || {
+        window_opt(&server, &live, "@agentpane_alert").is_empty()
+            && pane_opt(&server, &live, "@agentpane_pane_status") == "seen"
+    });
+    assert_eq!(global(&server, "@agentpane_status"), "");
+    assert_eq!(watch.alerts().len(), 1);
 }
