@@ -394,3 +394,30 @@ fn focusing_the_pane_acknowledges_the_alert() {
     assert_eq!(global(&server, "@agentpane_status"), "");
     assert_eq!(watch.alerts().len(), 1);
 }
+
+#[test]
+fn jump_switches_the_client_to_the_pane_that_needs_you() {
+    let server = TmuxServer::start();
+    let busy = server.spawn(&FakeAgent::claude().fixture(MID_TOOL).in_dir("busy"));
+    let done = server.spawn(&FakeAgent::claude().fixture(ENDS_TURN).in_dir("done"));
+    wait_until(DEADLINE, "the segment", || status(&server) == "⚡1 ●1");
+    let text = server.agentpane(&["pane-status"]).stdout;
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.contains("●\tyour-turn"), "{text}");
+
+    let attach = format!(
+        "env -u TMUX tmux -L {} -f /dev/null attach -t main",
+        server.name
+    );
+    server.tmux(&["new-session", "-d", "-s", "viewer", &attach]);
+    let mut client = String::new();
+    wait_until(DEADLINE, "an attached client", || {
+        client = server.tmux(&["list-clients", "-t", "main", "-F", "#{client_name}"]);
+        !client.is_empty()
+    });
+    let run = server.agentpane(&["jump", "--client", &client]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let current = server.tmux(&["display-message", "-c", &client, "-p", "#{pane_id}"]);
+    assert_eq!(current, done);
+    assert_ne!(current, busy);
+}
