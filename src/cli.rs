@@ -57,6 +57,12 @@ pub enum Command {
     Route(RouteArgs),
     /// Relay answers between two panes for a bounded number of rounds.
     Relay(RelayArgs),
+    /// Open a tmux menu of agent panes to route PANE's answer to.
+    #[command(hide = true)]
+    RouteMenu(RouteMenuArgs),
+    /// List the routing queue, or deliver what can be delivered now.
+    #[command(hide = true)]
+    RouteQueue(RouteQueueArgs),
     /// A typed file mailbox between agents.
     #[command(subcommand)]
     Channel(ChannelCommand),
@@ -215,6 +221,27 @@ pub struct RouteArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// Report through tmux display-message instead of stdout (for key bindings).
+    #[arg(long, hide = true)]
+    pub notify: bool,
+}
+
+/// `route-menu [PANE]`: the `prefix + R` menu (hidden; the plugin binds it).
+#[derive(Debug, Args)]
+pub struct RouteMenuArgs {
+    /// The pane whose answer is routed (default: the current pane).
+    pub pane: Option<String>,
+}
+
+/// `route-queue [--deliver]`: the routing queue (hidden; the watcher delivers it too).
+#[derive(Debug, Args)]
+pub struct RouteQueueArgs {
+    /// Deliver queued messages whose destination is free now.
+    #[arg(long)]
+    pub deliver: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -265,6 +292,9 @@ pub enum ChannelCommand {
         name: String,
         #[arg(long, value_name = "DUR", default_value = "8h")]
         timeout: String,
+        /// Print the messages as a JSON array.
+        #[arg(long)]
+        json: bool,
     },
     /// List messages.
     List {

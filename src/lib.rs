@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod alert;
+pub mod channel;
 pub mod cli;
 pub mod cmd;
 pub mod events;
@@ -15,6 +16,7 @@ pub mod memory;
 pub mod paths;
 pub mod proctree;
 pub mod resolve;
+pub mod route;
 pub mod scan;
 pub mod segment;
 pub mod state;

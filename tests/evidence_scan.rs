@@ -47,3 +47,31 @@ fn pending_tool_without_a_dialog_stays_working() {
     assert_eq!(row["reason"], "tool: Bash, Glob", "{row}");
     assert_eq!(row["source"], "transcript", "{row}");
 }
+
+#[test]
+fn panes_rows_carry_the_head_of_the_last_answer() {
+    let server = TmuxServer::start();
+    let done = server.spawn(
+        &FakeAgent::claude()
+            .fixture("claude/marot-spotter/258c7280-ae70-4798-800f-63464d01a85d.jsonl"),
+    );
+    let busy = server.spawn(
+        &FakeAgent::claude()
+            .in_dir("other")
+            .fixture("claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"),
+    );
+    // The fake writes its 1863 lines as fast as it can: earlier answers show meanwhile.
+    common::wait_until(common::DEADLINE, "the final answer's head", || {
+        row_for(&server, &done)["answer_head"] == "Yes — everything is pushed and clean:"
+    });
+    assert!(row_for(&server, &busy)["answer_head"].is_null());
+    let table = server.agentpane(&["panes"]);
+    assert!(table.stdout.contains("LAST ANSWER"), "{}", table.stdout);
+    assert!(
+        table
+            .stdout
+            .contains("Yes — everything is pushed and clean:"),
+        "{}",
+        table.stdout
+    );
+}

@@ -7,21 +7,23 @@ use super::classify::agent_kind;
 use super::Context;
 use crate::cli::LastArgs;
 use crate::events::{AgentKind, Time};
+use crate::extract::cache::AnswerCache;
 use crate::extract::{self, Answer};
+use crate::route::source::{pane_answer, report_of};
 
 #[derive(Serialize)]
 struct Output<'a> {
     text: &'a str,
-    agent: AgentKind,
+    agent: Option<AgentKind>,
     source: &'static str,
     transcript: Option<&'a std::path::Path>,
     at: Option<Time>,
     key: Option<&'a str>,
 }
 
-pub fn run(args: LastArgs, _ctx: &Context) -> Result<i32> {
+pub fn run(args: LastArgs, ctx: &Context) -> Result<i32> {
     let Some(path) = args.transcript.as_deref() else {
-        bail!("`last PANE` needs the pane resolver; use `last --transcript FILE`")
+        return run_pane(&args, ctx);
     };
     let answer = extract::last_answer_from_transcript(path, args.agent.map(agent_kind))?;
     print_answer(
@@ -31,6 +33,40 @@ pub fn run(args: LastArgs, _ctx: &Context) -> Result<i32> {
         args.json,
         &path.display().to_string(),
     )
+}
+
+/// `last PANE`: the transcript of the pane's agent when one resolves, else the screen.
+fn run_pane(args: &LastArgs, ctx: &Context) -> Result<i32> {
+    let Some(target) = args.pane.as_deref() else {
+        bail!("give a pane (`last %3`) or `--transcript FILE`")
+    };
+    let tmux = ctx.tmux();
+    let pane = tmux.pane_id(target)?;
+    let reports = crate::scan::scan(&tmux, chrono::Utc::now())?;
+    let mut cache = AnswerCache::new(1);
+    let found = pane_answer(&tmux, &pane, report_of(&reports, &pane), &mut cache)?;
+    let Some(found) = found else {
+        eprintln!("agentpane: no answer in pane {pane} yet");
+        return Ok(crate::exit::NOTHING);
+    };
+    if args.json {
+        let out = Output {
+            text: &found.text,
+            agent: found.agent,
+            source: found.source.as_str(),
+            transcript: found.transcript.as_deref(),
+            at: found.at,
+            key: found.key.as_deref(),
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    } else {
+        println!("{}", found.text);
+        match &found.transcript {
+            Some(t) => eprintln!("(source: transcript {})", t.display()),
+            None => eprintln!("(source: pane {pane}, screen capture: no transcript)"),
+        }
+    }
+    Ok(crate::exit::OK)
 }
 
 /// Prints an answer (or the "no answer" message, exit 1).
@@ -48,7 +84,7 @@ fn print_answer(
     if json {
         let out = Output {
             text: &answer.text,
-            agent: answer.agent,
+            agent: Some(answer.agent),
             source,
             transcript,
             at: answer.at,

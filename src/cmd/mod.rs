@@ -47,6 +47,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Watch(a) => watch::run(a, &ctx),
         Command::Route(a) => route::route(a, &ctx),
         Command::Relay(a) => route::relay(a, &ctx),
+        Command::RouteMenu(a) => route::menu(a, &ctx),
+        Command::RouteQueue(a) => route::queue(a, &ctx),
         Command::Channel(c) => channel::run(c),
         Command::Hook(a) => hooks::hook(a),
         Command::Hooks(c) => hooks::hooks(c),

@@ -76,6 +76,8 @@ struct PaneRow<'a> {
     source: Source,
     at: Option<Time>,
     turn_key: Option<&'a str>,
+    /// First line of the last answer (bounded read), when there is one.
+    answer_head: Option<String>,
 }
 
 impl<'a> PaneRow<'a> {
@@ -96,14 +98,28 @@ impl<'a> PaneRow<'a> {
             source: report.source,
             at: report.status.at,
             turn_key: report.status.turn_key.as_deref(),
+            answer_head: answer_head(report),
         }
     }
 }
 
+/// The head of the pane's last answer, reading at most 2 MiB back.
+fn answer_head(report: &PaneReport) -> Option<String> {
+    let path = report.resolved.transcript.as_deref()?;
+    let budget = crate::transcript::Budget {
+        max_bytes: 2 * 1024 * 1024,
+        max_lines: 5_000,
+    };
+    let agent = report.resolved.agent.as_ref().map(|a| a.kind);
+    let answer = crate::extract::last_answer_within(path, agent, budget).ok()??;
+    Some(answer.head(60))
+}
+
 /// A pane without an agent reads as state `none`.
-fn report_for(resolved: Resolved, now: Time) -> PaneReport {
+fn report_for(tmux: &crate::tmux::Tmux, resolved: Resolved, now: Time) -> PaneReport {
     if resolved.agent.is_some() {
-        return scan::report(resolved, now);
+        let report = scan::report(resolved, now);
+        return scan::with_evidence(report, tmux, &crate::paths::state_dir(), now);
     }
     let mut status = crate::state::Status::idle();
     status.state = State::None;
@@ -119,7 +135,7 @@ pub fn resolve(args: ResolveArgs, ctx: &Context) -> Result<i32> {
     let now = Utc::now();
     let reports: Vec<PaneReport> = match &args.pane {
         Some(target) => match scan::resolve_target(&tmux, target, now)? {
-            Some(r) => vec![report_for(r, now)],
+            Some(r) => vec![report_for(&tmux, r, now)],
             None => bail!("no pane matches the tmux target `{target}`"),
         },
         None => scan::scan(&tmux, now)?,
@@ -191,9 +207,18 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// The `panes` table: target, agent, state, reason, age, cwd.
+/// The `panes` table: target, agent, state, reason, age, cwd, last answer head.
 fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
-    let header = ["TARGET", "AGENT", "STATE", "REASON", "AGE", "CWD"].map(String::from);
+    let header = [
+        "TARGET",
+        "AGENT",
+        "STATE",
+        "REASON",
+        "AGE",
+        "CWD",
+        "LAST ANSWER",
+    ]
+    .map(String::from);
     let mut rows = vec![header];
     for rep in reports {
         let r = &rep.resolved;
@@ -211,9 +236,10 @@ fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
                 .or(rep.status.last_activity)
                 .map_or("-".into(), |at| age(now, at)),
             tilde(&r.pane.cwd, home),
+            answer_head(rep).unwrap_or_else(|| "-".into()),
         ]);
     }
-    let mut widths = [0usize; 6];
+    let mut widths = [0usize; 7];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());

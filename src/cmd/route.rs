@@ -1,12 +1,635 @@
-use anyhow::{bail, Result};
+//! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu` (SPEC §5).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
+use chrono::Utc;
+use serde::Serialize;
 
 use super::Context;
-use crate::cli::{RelayArgs, RouteArgs};
+use crate::cli::{RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform};
+use crate::exit;
+use crate::extract::cache::AnswerCache;
+use crate::extract::capture;
+use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
+use crate::route::queue::{new_id, JournalEntry, Outcome, Queued, Store};
+use crate::route::relay::{Action, RelayState};
+use crate::route::sanitize::sanitize;
+use crate::route::source::{pane_answer, report_of, AnswerSource};
+use crate::route::template::{self, Template, Vars};
+use crate::route::transform::{self, AiCommand};
+use crate::scan::{self, PaneReport};
+use crate::state::State;
+use crate::tmux::{escape_format, Pane, Tmux, MAX_CAPTURE_LINES};
 
-pub fn route(_args: RouteArgs, _ctx: &Context) -> Result<i32> {
-    bail!("route is not built yet")
+/// How often `--wait` and `relay` look at the panes again.
+const POLL: Duration = Duration::from_millis(250);
+
+#[derive(Debug, Serialize)]
+struct RouteOutput<'a> {
+    id: &'a str,
+    src: &'a str,
+    dst: &'a str,
+    bytes: usize,
+    source: &'a str,
+    transform: &'a str,
+    outcome: Outcome,
+    submitted: bool,
+    /// From command start to Enter (or to the verified paste / the queue write).
+    latency_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<&'a str>,
 }
 
-pub fn relay(_args: RelayArgs, _ctx: &Context) -> Result<i32> {
-    bail!("relay is not built yet")
+pub fn route(args: RouteArgs, ctx: &Context) -> Result<i32> {
+    let started = Instant::now();
+    let tmux = ctx.tmux();
+    let notify = args.notify;
+    match route_inner(&args, &tmux, started) {
+        Ok((code, message)) => {
+            if notify {
+                let _ = tmux.display_message(None, &format!("agentpane: {message}"));
+            } else if code != exit::OK {
+                eprintln!("agentpane: {message}");
+            }
+            Ok(code)
+        }
+        Err(e) if notify => {
+            let _ = tmux.display_message(None, &format!("agentpane: {e:#}"));
+            Err(e)
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Runs one route; returns the exit code and a one-line human summary.
+fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, String)> {
+    let src = tmux
+        .pane_id(&args.src)
+        .with_context(|| format!("source pane `{}`", args.src))?;
+    let dst = tmux
+        .pane_id(&args.dst)
+        .with_context(|| format!("destination pane `{}`", args.dst))?;
+    if src == dst {
+        bail!("refusing to route pane {src} to itself");
+    }
+    let panes = tmux.list_panes()?;
+    let src_pane = panes.iter().find(|p| p.pane_id == src).cloned();
+    let mut reports = scan::scan(tmux, Utc::now())?;
+    let (text, source) = routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?;
+    let Some(text) = text else {
+        return Ok((
+            exit::NOTHING,
+            format!("pane {src} has no answer to route yet"),
+        ));
+    };
+    let submit = !args.no_submit;
+    let msg = Queued {
+        id: new_id(),
+        created: Utc::now(),
+        server: tmux.socket_path()?,
+        src: src.clone(),
+        dst: dst.clone(),
+        text,
+        submit,
+    };
+    let store = Store::open_default()?;
+    let transform = transform_name(args.transform);
+    let (mut state, mut agent) = checked_state_of(tmux, &reports, &dst);
+    if !is_free(state) {
+        if args.queue {
+            store.enqueue(&msg)?;
+            let line = format!(
+                "{dst} is {state}: queued {} ({} bytes); the watcher delivers it when {dst} is free",
+                msg.id,
+                msg.text.len()
+            );
+            print_result(
+                args,
+                &msg,
+                source,
+                transform,
+                Outcome::Queued,
+                started,
+                None,
+                &line,
+            )?;
+            return Ok((exit::OK, line));
+        }
+        if let Some(secs) = args.wait.filter(|s| s.is_finite() && *s > 0.0) {
+            let deadline = started + Duration::from_secs_f64(secs.min(86_400.0));
+            while !is_free(state) && Instant::now() < deadline {
+                std::thread::sleep(POLL);
+                reports = scan::scan(tmux, Utc::now())?;
+                (state, agent) = checked_state_of(tmux, &reports, &dst);
+            }
+        }
+        if !is_free(state) {
+            let how = match args.wait {
+                Some(s) => format!("still {state} after waiting {s} s"),
+                None => format!("busy ({state})"),
+            };
+            return Ok((
+                exit::NOTHING,
+                format!("not delivered: {dst} is {how}; retry with --wait SECS or --queue"),
+            ));
+        }
+    }
+    let done = deliver_one(&store, tmux, &msg, agent);
+    let line = match done.outcome {
+        Outcome::Delivered => format!(
+            "routed {} bytes from {src} ({}) to {dst}{} in {} ms",
+            msg.text.len(),
+            source.as_str(),
+            if submit {
+                ", submitted"
+            } else {
+                ", not submitted"
+            },
+            started.elapsed().as_millis()
+        ),
+        _ => format!(
+            "delivery to {dst} {}: {}",
+            outcome_name(done.outcome),
+            done.detail.as_deref().unwrap_or("")
+        ),
+    };
+    print_result(
+        args,
+        &msg,
+        source,
+        transform,
+        done.outcome,
+        started,
+        done.detail.as_deref(),
+        &line,
+    )?;
+    let code = if done.outcome == Outcome::Delivered {
+        exit::OK
+    } else {
+        exit::NOTHING
+    };
+    Ok((code, line))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn print_result(
+    args: &RouteArgs,
+    msg: &Queued,
+    source: AnswerSource,
+    transform: &str,
+    outcome: Outcome,
+    started: Instant,
+    detail: Option<&str>,
+    line: &str,
+) -> Result<()> {
+    if args.notify {
+        return Ok(());
+    }
+    if args.json {
+        let out = RouteOutput {
+            id: &msg.id,
+            src: &msg.src,
+            dst: &msg.dst,
+            bytes: msg.text.len(),
+            source: source.as_str(),
+            transform,
+            outcome,
+            submitted: outcome == Outcome::Delivered && msg.submit,
+            latency_ms: started.elapsed().as_millis() as u64,
+            detail,
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    } else if outcome == Outcome::Delivered || outcome == Outcome::Queued {
+        println!("{line}");
+    }
+    Ok(())
+}
+
+/// The text to send, sanitised, and which source served the answer. `None` when the source
+/// has no answer yet.
+fn routed_text(
+    args: &RouteArgs,
+    tmux: &Tmux,
+    src: &str,
+    src_pane: Option<&Pane>,
+    reports: &[PaneReport],
+) -> Result<(Option<String>, AnswerSource)> {
+    let report = report_of(reports, src);
+    let (body, source) = if args.transform == Transform::FullOutput {
+        let screen = tmux.capture(src, MAX_CAPTURE_LINES)?;
+        (
+            Some(capture::strip_ansi(screen.as_bytes())),
+            AnswerSource::Pane,
+        )
+    } else {
+        let mut cache = AnswerCache::new(1);
+        match pane_answer(tmux, src, report, &mut cache)? {
+            Some(a) => (Some(a.text), a.source),
+            None => (None, AnswerSource::Pane),
+        }
+    };
+    let Some(body) = body.filter(|b| !b.trim().is_empty()) else {
+        return Ok((None, source));
+    };
+    let instruction = args.instruction.as_deref().unwrap_or("");
+    let body = match args.transform {
+        Transform::Raw | Transform::FullOutput => body,
+        Transform::Summary => transform::summary(&body, transform::SUMMARY_MAX_BYTES),
+        Transform::Ai => AiCommand::from_env()?.run(&transform::ai_prompt(&body, instruction))?,
+    };
+    let label = source_label(src, src_pane, report);
+    let cwd = src_pane.map(|p| p.cwd.as_str()).unwrap_or("");
+    let vars = Vars {
+        answer: &body,
+        source: &label,
+        cwd,
+        instruction,
+    };
+    let text = match args.template.as_deref() {
+        Some(spec) => Template::load(spec)?.render(&vars)?,
+        None if args.transform == Transform::Ai => body.clone(),
+        None => template::plain(&vars),
+    };
+    let text = sanitize(&text);
+    Ok(((!text.trim().is_empty()).then_some(text), source))
+}
+
+/// `claude in %3 (work:1.0)`, or `pane %3 (work:1.0)` without an agent.
+fn source_label(src: &str, pane: Option<&Pane>, report: Option<&PaneReport>) -> String {
+    let who = report
+        .and_then(|r| r.resolved.agent.as_ref())
+        .map(|a| format!("{} in {src}", a.kind))
+        .unwrap_or_else(|| format!("pane {src}"));
+    match pane {
+        Some(p) => format!("{who} ({})", p.target()),
+        None => who,
+    }
+}
+
+fn transform_name(t: Transform) -> &'static str {
+    match t {
+        Transform::Raw => "raw",
+        Transform::FullOutput => "full-output",
+        Transform::Summary => "summary",
+        Transform::Ai => "ai",
+    }
+}
+
+fn outcome_name(o: Outcome) -> String {
+    serde_json::to_value(o)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
+    let tmux = ctx.tmux();
+    let a = tmux
+        .pane_id(&args.a)
+        .with_context(|| format!("pane `{}`", args.a))?;
+    let b = tmux
+        .pane_id(&args.b)
+        .with_context(|| format!("pane `{}`", args.b))?;
+    if a == b {
+        bail!("refusing to relay pane {a} to itself");
+    }
+    let template = args.template.as_deref().map(Template::load).transpose()?;
+    let store = Store::open_default()?;
+    let server = tmux.socket_path()?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot watch for Ctrl-C")?;
+    }
+    let mut relay = RelayState::new(&a, &b, args.rounds);
+    let mut cache = AnswerCache::new(8);
+    eprintln!(
+        "agentpane: relaying between {a} and {b} (at most {} round trips); Ctrl-C stops",
+        args.rounds
+    );
+    while !stop.load(Ordering::Relaxed) {
+        let reports = scan::scan(&tmux, Utc::now())?;
+        let mut answer = |r: &PaneReport| {
+            pane_answer(&tmux, &r.resolved.pane.pane_id, Some(r), &mut cache)
+                .ok()
+                .flatten()
+                .map(|a| a.text)
+        };
+        for action in relay.step(&reports, &mut answer) {
+            match action {
+                Action::Route {
+                    src,
+                    dst,
+                    round,
+                    text,
+                } => {
+                    let label = format!("{src} (relay round {round})");
+                    let vars = Vars {
+                        answer: &text,
+                        source: &label,
+                        cwd: "",
+                        instruction: "",
+                    };
+                    let body = match &template {
+                        Some(t) => t.render(&vars)?,
+                        None => text.clone(),
+                    };
+                    let msg = Queued {
+                        id: new_id(),
+                        created: Utc::now(),
+                        server: server.clone(),
+                        src: src.clone(),
+                        dst: dst.clone(),
+                        text: sanitize(&body),
+                        submit: true,
+                    };
+                    let (state, agent) = checked_state_of(&tmux, &reports, &dst);
+                    if is_free(state) {
+                        let done = deliver_one(&store, &tmux, &msg, agent);
+                        eprintln!(
+                            "agentpane: round {round}: {src} → {dst}: {}",
+                            outcome_name(done.outcome)
+                        );
+                    } else {
+                        store.enqueue(&msg)?;
+                        eprintln!(
+                            "agentpane: round {round}: {dst} is {state}; queued {}",
+                            msg.id
+                        );
+                    }
+                }
+                Action::Skip { pane, reason } => eprintln!("agentpane: {pane}: {reason}"),
+                Action::Finish { reason } => {
+                    eprintln!("agentpane: relay finished: {reason}");
+                    return Ok(exit::OK);
+                }
+                Action::Escalate { reason } => {
+                    let _ = store.record_entry(&JournalEntry {
+                        id: new_id(),
+                        src: a.clone(),
+                        dst: b.clone(),
+                        bytes: 0,
+                        at: Utc::now(),
+                        outcome: Outcome::Escalated,
+                        detail: Some(reason.clone()),
+                    });
+                    let _ = tmux.display_message(None, &format!("agentpane: {reason}"));
+                    eprintln!("agentpane: {reason}");
+                    return Ok(exit::NOTHING);
+                }
+            }
+        }
+        // Queued relay messages go out as soon as their target frees up.
+        for d in deliver::deliver_queued_in(&store, &tmux, &reports) {
+            eprintln!(
+                "agentpane: queued {} → {}: {}",
+                d.id,
+                d.dst,
+                outcome_name(d.outcome)
+            );
+        }
+        let until = Instant::now() + Duration::from_secs(1);
+        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+    eprintln!("agentpane: relay stopped");
+    Ok(exit::OK)
+}
+
+/// Characters allowed in what the menu hands to `run-shell` (no quoting needed anywhere).
+fn shell_safe(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+@%=:,".contains(c))
+}
+
+pub fn menu(args: RouteMenuArgs, ctx: &Context) -> Result<i32> {
+    let tmux = ctx.tmux();
+    let current = match args.pane.as_deref() {
+        Some(t) => tmux.pane_id(t)?,
+        None => match std::env::var("TMUX_PANE") {
+            Ok(p) if !p.is_empty() => tmux.pane_id(&p)?,
+            _ => bail!("route-menu needs a pane (run it from a key binding with '#{{pane_id}}')"),
+        },
+    };
+    let reports = scan::scan(&tmux, Utc::now())?;
+    let mut targets: Vec<MenuTarget> = reports.iter().map(MenuTarget::of).collect();
+    targets.sort_by(|a, b| a.target.cmp(&b.target));
+    let items = menu_items(&current, &targets, &ctx.socket, &program_path());
+    if items.is_empty() {
+        let _ = tmux.display_message(None, "agentpane: no other agent pane to route to");
+        return Ok(exit::NOTHING);
+    }
+    let title = escape_format(&format!(" Route {current}'s answer to "));
+    let mut argv: Vec<String> = vec![
+        "display-menu".into(),
+        "-T".into(),
+        title,
+        "-t".into(),
+        current.clone(),
+        "-x".into(),
+        "P".into(),
+        "-y".into(),
+        "P".into(),
+    ];
+    for (name, key, command) in items {
+        argv.extend([name, key, command]);
+    }
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    tmux.cmd(&refs)?;
+    Ok(exit::OK)
+}
+
+/// This program's path, when it can be passed to `run-shell` without quoting.
+fn program_path() -> String {
+    std::env::current_exe()
+        .ok()
+        .map(|p| p.to_string_lossy().into_owned())
+        .filter(|p| shell_safe(p))
+        .unwrap_or_else(|| "agentpane".to_string())
+}
+
+/// One destination offered in the `prefix + R` menu.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MenuTarget {
+    pub pane_id: String,
+    /// `session:window.pane`.
+    pub target: String,
+    pub agent: String,
+    pub state: State,
+}
+
+impl MenuTarget {
+    fn of(r: &PaneReport) -> MenuTarget {
+        MenuTarget {
+            pane_id: r.resolved.pane.pane_id.clone(),
+            target: r.resolved.pane.target(),
+            agent: r
+                .resolved
+                .agent
+                .as_ref()
+                .map(|a| a.kind.name().to_string())
+                .unwrap_or_else(|| "pane".into()),
+            state: r.status.state,
+        }
+    }
+}
+
+/// Menu items `(name, key, command)`: every other agent pane, with its state. Names are
+/// escaped for tmux formats (and start with `→`, so a name never reads as a menu separator);
+/// commands carry only pane ids, the program path and the socket, all checked to need no
+/// quoting anywhere.
+pub fn menu_items(
+    current: &str,
+    targets: &[MenuTarget],
+    socket: &crate::tmux::Socket,
+    program: &str,
+) -> Vec<(String, String, String)> {
+    let socket_args = socket.args();
+    let mut prefix = vec![program.to_string()];
+    if socket_args.iter().all(|a| shell_safe(a)) {
+        prefix.extend(socket_args);
+    }
+    let prefix = prefix.join(" ");
+    targets
+        .iter()
+        .filter(|t| t.pane_id != current && shell_safe(&t.pane_id) && shell_safe(current))
+        .enumerate()
+        .map(|(i, t)| {
+            let busy = if is_free(t.state) {
+                ""
+            } else {
+                " (queued until free)"
+            };
+            let name = escape_format(&format!(
+                "→ {} {} {}{busy}",
+                t.target,
+                t.agent,
+                state_label(t.state)
+            ));
+            let key = if i < 9 {
+                (i + 1).to_string()
+            } else {
+                String::new()
+            };
+            let command = format!(
+                "run-shell -b '{prefix} route {current} {} --queue --notify'",
+                t.pane_id
+            );
+            (name, key, command)
+        })
+        .collect()
+}
+
+fn state_label(state: State) -> &'static str {
+    state.as_str()
+}
+
+#[derive(Debug, Serialize)]
+struct QueueLine<'a> {
+    id: &'a str,
+    created: chrono::DateTime<Utc>,
+    src: &'a str,
+    dst: &'a str,
+    bytes: usize,
+}
+
+pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
+    let store = Store::open_default()?;
+    if args.deliver {
+        let tmux = ctx.tmux();
+        let reports = scan::scan(&tmux, Utc::now())?;
+        let done = deliver::deliver_queued_in(&store, &tmux, &reports);
+        for d in &done {
+            if args.json {
+                println!("{}", serde_json::to_string(d)?);
+            } else {
+                println!(
+                    "{} {} → {}: {}",
+                    d.id,
+                    d.src,
+                    d.dst,
+                    outcome_name(d.outcome)
+                );
+            }
+        }
+        let failed = done.iter().any(|d| d.outcome != Outcome::Delivered);
+        return Ok(if failed { exit::NOTHING } else { exit::OK });
+    }
+    for m in store.pending()? {
+        let line = QueueLine {
+            id: &m.id,
+            created: m.created,
+            src: &m.src,
+            dst: &m.dst,
+            bytes: m.text.len(),
+        };
+        if args.json {
+            println!("{}", serde_json::to_string(&line)?);
+        } else {
+            println!(
+                "{} {} → {} {} bytes",
+                line.id, line.src, line.dst, line.bytes
+            );
+        }
+    }
+    Ok(exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tmux::Socket;
+
+    fn target(id: &str, target: &str, state: State) -> MenuTarget {
+        MenuTarget {
+            pane_id: id.into(),
+            target: target.into(),
+            agent: "claude".into(),
+            state,
+        }
+    }
+
+    #[test]
+    fn menu_offers_other_panes_with_escaped_names_and_plain_commands() {
+        let targets = [
+            target("%1", "w:1.0", State::YourTurn),
+            target("%2", "-evil #{pane_id}:1.0", State::Working),
+            target("%3;rm", "x:1.0", State::Idle),
+        ];
+        let items = menu_items(
+            "%1",
+            &targets,
+            &Socket::Name("dev".into()),
+            "/usr/bin/agentpane",
+        );
+        assert_eq!(
+            items.len(),
+            1,
+            "self and unsafe ids are left out: {items:?}"
+        );
+        let (name, key, command) = &items[0];
+        assert_eq!(
+            name,
+            "→ -evil ##{pane_id}:1.0 claude working (queued until free)"
+        );
+        assert_eq!(key, "1");
+        assert_eq!(
+            command,
+            "run-shell -b '/usr/bin/agentpane -L dev route %1 %2 --queue --notify'"
+        );
+        let odd = menu_items(
+            "%9",
+            &targets[..1],
+            &Socket::Name("a b'".into()),
+            "agentpane",
+        );
+        assert_eq!(
+            odd[0].2,
+            "run-shell -b 'agentpane route %9 %1 --queue --notify'"
+        );
+    }
 }

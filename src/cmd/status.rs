@@ -99,7 +99,12 @@ pub fn jump(args: JumpArgs, ctx: &Context) -> Result<i32> {
         .iter()
         .filter(|r| urgency(r.status.state, r.status.seen) >= urgency(State::Stalled, false));
     let Some(top) = segment::most_urgent(needs_you) else {
-        let _ = tmux.display_message(args.client.as_deref(), "agentpane: no agent needs you");
+        let mut msg = vec!["display-message"];
+        if let Some(c) = args.client.as_deref() {
+            msg.extend(["-c", c]);
+        }
+        msg.push("agentpane: no agent needs you");
+        let _ = tmux.cmd(&msg);
         return Ok(exit::NOTHING);
     };
     let pane = &top.resolved.pane;

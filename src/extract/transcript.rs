@@ -19,10 +19,19 @@ pub fn last_answer_from_transcript(
     path: &Path,
     agent: Option<AgentKind>,
 ) -> Result<Option<Answer>> {
+    last_answer_within(path, agent, Budget::default())
+}
+
+/// [`last_answer_from_transcript`] reading at most `budget` from the end (a table of many
+/// panes wants a head quickly, not the answer of an hour-long turn).
+pub fn last_answer_within(
+    path: &Path,
+    agent: Option<AgentKind>,
+    budget: Budget,
+) -> Result<Option<Answer>> {
     let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;
-    let budget = Budget::default();
     let mut agent = agent;
     let mut claude = ClaudeAnswer::default();
     let mut count = 0;

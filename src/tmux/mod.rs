@@ -2,10 +2,12 @@
 //! server through a swappable [`Runner`] with a timeout. Tests use a private `-L` server or a
 //! fake runner; nothing here ever touches a server it was not pointed at.
 
+mod buffers;
 mod options;
 mod panes;
 
-pub use options::{escape_format, OptionChange, Scope};
+pub use buffers::{escape_format, MAX_CAPTURE_LINES};
+pub use options::{OptionChange, Scope};
 pub use panes::{Pane, PANE_FORMAT};
 
 use std::path::PathBuf;

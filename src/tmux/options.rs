@@ -50,11 +50,6 @@ impl OptionChange {
     }
 }
 
-/// Escapes text for a tmux format (`display-message`, status line): `#` becomes `##`.
-pub fn escape_format(text: &str) -> String {
-    text.replace('#', "##")
-}
-
 impl Tmux {
     /// Applies option changes in one tmux call (`;`-separated). When the batch fails (a target
     /// vanished mid-way), each change is retried alone so the others still land.
@@ -90,17 +85,6 @@ impl Tmux {
         Ok((!v.is_empty()).then(|| v.to_string()))
     }
 
-    /// Shows `text` in the status line of the clients (of `client`, when given), literally.
-    pub fn display_message(&self, client: Option<&str>, text: &str) -> Result<(), TmuxError> {
-        let escaped = escape_format(text);
-        let mut args = vec!["display-message"];
-        if let Some(c) = client {
-            args.extend(["-c", c]);
-        }
-        args.push(&escaped);
-        self.cmd(&args).map(|_| ())
-    }
-
     /// Expands a format on the server (`display-message -p`), optionally for a target.
     pub fn format(&self, target: Option<&str>, format: &str) -> Result<String, TmuxError> {
         let mut args = vec!["display-message", "-p"];
@@ -109,11 +93,6 @@ impl Tmux {
         }
         args.push(format);
         Ok(self.cmd(&args)?.trim_end_matches('\n').to_string())
-    }
-
-    /// The server's socket path: identifies the server for the one-watcher lock.
-    pub fn socket_path(&self) -> Result<String, TmuxError> {
-        self.format(None, "#{socket_path}")
     }
 }
 
@@ -154,10 +133,5 @@ mod tests {
                 "your-turn"
             ]
         );
-    }
-
-    #[test]
-    fn format_escaping_doubles_hashes() {
-        assert_eq!(escape_format("fix #12 #{pane_id}"), "fix ##12 ##{pane_id}");
     }
 }

@@ -1,0 +1,525 @@
+//! Putting text into a pane (SPEC §5): a named buffer loaded from stdin, a bracketed paste,
+//! a check that the text arrived, then Enter as its own key press after a per-agent delay.
+//! Long text is never typed key by key. Also the watcher's side: [`deliver_queued`].
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde::Serialize;
+
+use super::queue::{disposition, Disposition, Outcome, Queued, Store};
+use crate::events::AgentKind;
+use crate::scan::{PaneReport, Source};
+use crate::state::State;
+use crate::tmux::{Tmux, TmuxError};
+
+/// Lines of scrollback looked at when checking that a paste arrived.
+const VERIFY_LINES: u32 = 200;
+/// The pasted tail must show within this many non-empty lines of the bottom.
+const NEAR_BOTTOM: usize = 15;
+/// How often the pane is captured while waiting for the paste.
+const VERIFY_POLL: Duration = Duration::from_millis(25);
+/// Queued messages older than this are held for the human instead of delivered.
+pub const QUEUE_MAX_AGE: chrono::Duration = chrono::Duration::hours(24);
+
+/// Placeholders agents show instead of a long paste (Claude Code, Codex).
+const PASTE_PLACEHOLDERS: [&str; 2] = ["[Pasted text", "[Pasted Content"];
+
+/// True when a pane in `state` may receive text: its agent is not inside a turn. `waiting`
+/// (a permission dialog) and `stalled` are inside a turn; pasting there would answer a dialog.
+pub fn is_free(state: State) -> bool {
+    matches!(
+        state,
+        State::YourTurn | State::Idle | State::None | State::Attention
+    )
+}
+
+/// The state of `pane_id` in a scan; a pane that is not in the scan runs no agent.
+pub fn state_of(reports: &[PaneReport], pane_id: &str) -> (State, Option<AgentKind>) {
+    reports
+        .iter()
+        .find(|r| r.resolved.pane.pane_id == pane_id)
+        .map(|r| (r.status.state, r.resolved.agent.as_ref().map(|a| a.kind)))
+        .unwrap_or((State::None, None))
+}
+
+/// The state of `pane_id`, double-checked on screen when an agent runs there without any
+/// transcript evidence: a visible "esc to interrupt" means a turn is running.
+pub fn checked_state_of(
+    tmux: &Tmux,
+    reports: &[PaneReport],
+    pane_id: &str,
+) -> (State, Option<AgentKind>) {
+    let (state, agent) = state_of(reports, pane_id);
+    let blind = reports
+        .iter()
+        .find(|r| r.resolved.pane.pane_id == pane_id)
+        .is_some_and(|r| r.resolved.agent.is_some() && r.source == Source::None);
+    if blind && is_free(state) {
+        if let Ok(screen) = tmux.capture(pane_id, 0) {
+            if screen_busy(&screen) {
+                return (State::Working, agent);
+            }
+        }
+    }
+    (state, agent)
+}
+
+/// True when the bottom of a screen shows an agent's running-turn status line.
+pub fn screen_busy(screen: &str) -> bool {
+    let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines[lines.len().saturating_sub(NEAR_BOTTOM)..]
+        .iter()
+        .any(|l| {
+            let l = l.to_ascii_lowercase();
+            l.contains("esc to interrupt") || l.contains("ctrl+c to interrupt")
+        })
+}
+
+/// Pause between the paste and Enter, so the agent's input box has taken the paste as a
+/// paste. `AGENTPANE_ENTER_DELAY_MS` overrides every default.
+pub fn enter_delay(agent: Option<AgentKind>) -> Duration {
+    if let Some(ms) = std::env::var("AGENTPANE_ENTER_DELAY_MS")
+        .ok()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+    {
+        return Duration::from_millis(ms.min(10_000));
+    }
+    match agent {
+        Some(AgentKind::Claude) => Duration::from_millis(150),
+        Some(AgentKind::Codex) => Duration::from_millis(250),
+        Some(_) => Duration::from_millis(150),
+        None => Duration::ZERO,
+    }
+}
+
+/// How one paste is done.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    pub submit: bool,
+    pub enter_delay: Duration,
+    pub verify_timeout: Duration,
+}
+
+impl Options {
+    /// Defaults for a destination running `agent` (3 s to see the paste arrive).
+    pub fn for_agent(agent: Option<AgentKind>, submit: bool) -> Options {
+        Options {
+            submit,
+            enter_delay: enter_delay(agent),
+            verify_timeout: Duration::from_secs(3),
+        }
+    }
+}
+
+/// What a successful paste did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Pasted {
+    pub submitted: bool,
+    /// From the start of the paste to Enter (or to the verified paste without Enter).
+    pub elapsed_ms: u64,
+}
+
+/// Why a paste did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum DeliverError {
+    /// Nothing reached the pane: safe to try again.
+    #[error("nothing was pasted: {0}")]
+    NotPasted(TmuxError),
+    /// The paste was sent, then tmux failed: never repeated.
+    #[error("pasted, then: {0}")]
+    AfterPaste(TmuxError),
+    #[error("the text did not appear in pane {pane} within {waited:?}; Enter was not pressed")]
+    Unverified { pane: String, waited: Duration },
+}
+
+/// Pastes `text` (already sanitised) into `pane` through the buffer `agentpane-<id>`, checks
+/// that it arrived, then presses Enter when `opts.submit`.
+pub fn paste(
+    tmux: &Tmux,
+    pane: &str,
+    id: &str,
+    text: &str,
+    opts: Options,
+) -> Result<Pasted, DeliverError> {
+    use DeliverError::{AfterPaste, NotPasted};
+    let started = Instant::now();
+    let tail = tail_marker(text);
+    let before = Seen::of(&tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?, &tail);
+    let buffer = format!("agentpane-{id}");
+    tmux.load_buffer(&buffer, text.as_bytes())
+        .map_err(NotPasted)?;
+    if let Err(e) = tmux.paste_buffer(&buffer, pane) {
+        tmux.delete_buffer(&buffer);
+        return Err(NotPasted(e));
+    }
+    loop {
+        let now = Seen::of(
+            &tmux.capture(pane, VERIFY_LINES).map_err(AfterPaste)?,
+            &tail,
+        );
+        if now.arrived_since(&before) {
+            break;
+        }
+        if started.elapsed() >= opts.verify_timeout {
+            return Err(DeliverError::Unverified {
+                pane: pane.to_string(),
+                waited: opts.verify_timeout,
+            });
+        }
+        std::thread::sleep(VERIFY_POLL);
+    }
+    if opts.submit {
+        std::thread::sleep(opts.enter_delay);
+        tmux.send_enter(pane).map_err(AfterPaste)?;
+    }
+    Ok(Pasted {
+        submitted: opts.submit,
+        elapsed_ms: started.elapsed().as_millis() as u64,
+    })
+}
+
+/// A distinctive end of the text as a terminal shows it: the last non-empty line, after its
+/// last tab (tabs become spaces on screen), at most 24 characters.
+pub fn tail_marker(text: &str) -> String {
+    let line = text
+        .lines()
+        .rev()
+        .map(str::trim_end)
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("");
+    let after_tab = line.rsplit('\t').next().unwrap_or(line).trim();
+    let chars: Vec<char> = after_tab.chars().collect();
+    chars[chars.len().saturating_sub(24)..].iter().collect()
+}
+
+/// What a capture shows of a paste.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Seen {
+    tails: usize,
+    placeholders: usize,
+    near_bottom: bool,
+}
+
+impl Seen {
+    fn of(capture: &str, tail: &str) -> Seen {
+        let count = |needle: &str| {
+            if needle.is_empty() {
+                0
+            } else {
+                capture.matches(needle).count()
+            }
+        };
+        let lines: Vec<&str> = capture.lines().filter(|l| !l.trim().is_empty()).collect();
+        let bottom = &lines[lines.len().saturating_sub(NEAR_BOTTOM)..];
+        Seen {
+            tails: count(tail),
+            placeholders: PASTE_PLACEHOLDERS.iter().map(|p| count(p)).sum(),
+            near_bottom: !tail.is_empty() && bottom.iter().any(|l| l.contains(tail)),
+        }
+    }
+
+    fn arrived_since(&self, before: &Seen) -> bool {
+        self.tails > before.tails
+            || self.placeholders > before.placeholders
+            || (self.near_bottom && !before.near_bottom)
+    }
+}
+
+/// One queued message the watcher handled.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Delivered {
+    pub id: String,
+    pub src: String,
+    pub dst: String,
+    pub bytes: usize,
+    pub outcome: Outcome,
+    pub detail: Option<String>,
+}
+
+/// The watcher's step: delivers queued messages whose destination is free in `reports` (at
+/// most one per destination per call), using the default state dir. Errors are reported as
+/// `Failed` entries, never raised: a watcher keeps going.
+pub fn deliver_queued(tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
+    match Store::open_default() {
+        Ok(store) => deliver_queued_in(&store, tmux, reports),
+        Err(e) => vec![failure(format!("{e:#}"))],
+    }
+}
+
+/// [`deliver_queued`] on an explicit store.
+pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
+    let pending = match store.pending() {
+        Ok(p) if p.is_empty() => return Vec::new(),
+        Ok(p) => p,
+        Err(e) => return vec![failure(format!("{e:#}"))],
+    };
+    let server = match tmux.socket_path() {
+        Ok(s) => s,
+        Err(e) => return vec![failure(e.to_string())],
+    };
+    let alive: HashSet<String> = match tmux.list_panes() {
+        Ok(panes) => panes.into_iter().map(|p| p.pane_id).collect(),
+        Err(e) => return vec![failure(e.to_string())],
+    };
+    let outcomes = store.last_outcomes().unwrap_or_default();
+    let mut served: HashSet<String> = HashSet::new();
+    let mut out = Vec::new();
+    for msg in pending.iter().filter(|m| m.server == server) {
+        let done = |outcome: Outcome, detail: Option<String>| {
+            let _ = store.record(msg, outcome, detail.clone());
+            Delivered::of(msg, outcome, detail)
+        };
+        match disposition(outcomes.get(&msg.id).copied()) {
+            Disposition::AlreadyDone => {
+                let _ = store.remove(&msg.id);
+                continue;
+            }
+            Disposition::Uncertain => {
+                out.push(done(
+                    Outcome::Uncertain,
+                    Some("a paste was started before a crash; not repeated".into()),
+                ));
+                let _ = store.hold(&msg.id);
+                continue;
+            }
+            Disposition::Deliver => {}
+        }
+        if !alive.contains(&msg.dst) {
+            out.push(done(Outcome::DstGone, None));
+            let _ = store.hold(&msg.id);
+            continue;
+        }
+        if Utc::now() - msg.created > QUEUE_MAX_AGE {
+            out.push(done(Outcome::Expired, None));
+            let _ = store.hold(&msg.id);
+            continue;
+        }
+        if served.contains(&msg.dst) {
+            continue;
+        }
+        let (state, agent) = checked_state_of(tmux, reports, &msg.dst);
+        if !is_free(state) {
+            continue;
+        }
+        served.insert(msg.dst.clone());
+        out.push(deliver_one(store, tmux, msg, agent));
+    }
+    out
+}
+
+/// Delivers one message with the journal around it: `pasting` first (fsynced), then the
+/// outcome. The queue file goes once a paste was sent (delivered or not confirmed: never
+/// repeated); when nothing reached the pane it stays queued for the next try.
+pub fn deliver_one(
+    store: &Store,
+    tmux: &Tmux,
+    msg: &Queued,
+    agent: Option<AgentKind>,
+) -> Delivered {
+    let report = |outcome: Outcome, detail: Option<String>| {
+        let _ = store.record(msg, outcome, detail.clone());
+        Delivered::of(msg, outcome, detail)
+    };
+    if let Err(e) = store.record(msg, Outcome::Pasting, None) {
+        // Without the journal line a crash could repeat the paste: do not paste.
+        return Delivered::of(msg, Outcome::Failed, Some(format!("{e:#}")));
+    }
+    let opts = Options::for_agent(agent, msg.submit);
+    let delivered = match paste(tmux, &msg.dst, &msg.id, &msg.text, opts) {
+        Ok(p) => report(Outcome::Delivered, Some(format!("{} ms", p.elapsed_ms))),
+        Err(e @ DeliverError::NotPasted(_)) => return report(Outcome::Failed, Some(e.to_string())),
+        Err(e) => report(Outcome::Unverified, Some(e.to_string())),
+    };
+    let _ = store.remove(&msg.id);
+    delivered
+}
+
+impl Delivered {
+    fn of(msg: &Queued, outcome: Outcome, detail: Option<String>) -> Delivered {
+        Delivered {
+            id: msg.id.clone(),
+            src: msg.src.clone(),
+            dst: msg.dst.clone(),
+            bytes: msg.text.len(),
+            outcome,
+            detail,
+        }
+    }
+}
+
+/// A failure before any message was looked at.
+fn failure(detail: String) -> Delivered {
+    Delivered {
+        id: String::new(),
+        src: String::new(),
+        dst: String::new(),
+        bytes: 0,
+        outcome: Outcome::Failed,
+        detail: Some(detail),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tmux::Runner;
+    use std::sync::{Arc, Mutex};
+
+    /// A tmux that records every call; the pane shows the pasted text once it was pasted.
+    #[derive(Clone, Default)]
+    struct FakeTmux {
+        calls: Arc<Mutex<Vec<String>>>,
+        pasted: Arc<Mutex<Option<String>>>,
+        fail: Option<&'static str>,
+    }
+
+    impl Runner for FakeTmux {
+        fn run(&self, args: &[String], stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            self.calls.lock().unwrap().push(args.join(" "));
+            if self.fail.is_some_and(|f| args[0] == f) {
+                return Err(TmuxError::Command(format!("{} failed", args[0])));
+            }
+            match args[0].as_str() {
+                "load-buffer" => {
+                    *self.pasted.lock().unwrap() =
+                        stdin.map(|b| String::from_utf8_lossy(b).into_owned());
+                    Ok(Vec::new())
+                }
+                "capture-pane" => {
+                    let calls = self.calls.lock().unwrap();
+                    let pasted = calls.iter().any(|c| c.starts_with("paste-buffer"));
+                    let text = if pasted {
+                        self.pasted.lock().unwrap().clone()
+                    } else {
+                        None
+                    };
+                    Ok(format!("$ cat\n{}\n", text.unwrap_or_default()).into_bytes())
+                }
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    fn msg() -> Queued {
+        Queued {
+            id: "20260101-000000-000-1-0".into(),
+            created: Utc::now(),
+            server: "/s".into(),
+            src: "%1".into(),
+            dst: "%2".into(),
+            text: "line one\nthe end".into(),
+            submit: true,
+        }
+    }
+
+    #[test]
+    fn paste_is_buffer_on_stdin_bracketed_paste_then_enter() {
+        let fake = FakeTmux::default();
+        let tmux = Tmux::with_runner(Box::new(fake.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg();
+        store.enqueue(&m).unwrap();
+        let d = deliver_one(&store, &tmux, &m, None);
+        assert_eq!(d.outcome, Outcome::Delivered, "{d:?}");
+        let calls = fake.calls.lock().unwrap().clone();
+        let id = &m.id;
+        assert_eq!(calls[0], "capture-pane -p -J -S -200 -t %2");
+        assert_eq!(calls[1], format!("load-buffer -b agentpane-{id} -"));
+        assert_eq!(
+            calls[2],
+            format!("paste-buffer -p -d -b agentpane-{id} -t %2")
+        );
+        assert_eq!(calls.last().unwrap(), "send-keys -t %2 Enter");
+        assert!(
+            calls.iter().all(|c| !c.contains("the end")),
+            "text only on stdin"
+        );
+        assert_eq!(
+            fake.pasted.lock().unwrap().as_deref(),
+            Some("line one\nthe end")
+        );
+        assert!(store.pending().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_failure_before_the_paste_keeps_the_message_queued() {
+        let fake = FakeTmux {
+            fail: Some("load-buffer"),
+            ..FakeTmux::default()
+        };
+        let tmux = Tmux::with_runner(Box::new(fake.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg();
+        store.enqueue(&m).unwrap();
+        assert_eq!(
+            deliver_one(&store, &tmux, &m, None).outcome,
+            Outcome::Failed
+        );
+        assert_eq!(store.pending().unwrap().len(), 1, "still queued");
+        assert_eq!(
+            disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
+            Disposition::Deliver
+        );
+    }
+
+    #[test]
+    fn a_failure_after_the_paste_is_never_repeated() {
+        let fake = FakeTmux {
+            fail: Some("send-keys"),
+            ..FakeTmux::default()
+        };
+        let tmux = Tmux::with_runner(Box::new(fake));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg();
+        store.enqueue(&m).unwrap();
+        let d = deliver_one(&store, &tmux, &m, None);
+        assert_eq!(d.outcome, Outcome::Unverified, "{d:?}");
+        assert!(store.pending().unwrap().is_empty());
+        assert_eq!(
+            disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
+            Disposition::AlreadyDone
+        );
+    }
+
+    #[test]
+    fn tail_is_the_end_of_the_last_line() {
+        assert_eq!(tail_marker("a\nlast line here\n\n  \n"), "last line here");
+        assert_eq!(tail_marker("x\tcolumn two"), "column two");
+        assert_eq!(
+            tail_marker("0123456789abcdefghijklmnopqrstuvwxyz"),
+            "cdefghijklmnopqrstuvwxyz"
+        );
+        assert_eq!(tail_marker("검토해 주세요"), "검토해 주세요");
+        assert_eq!(tail_marker(""), "");
+    }
+
+    #[test]
+    fn arrival_is_a_new_occurrence_or_a_placeholder() {
+        let before = Seen::of("$ cat\nold end\n", "the end");
+        assert!(!before.arrived_since(&before));
+        let after = Seen::of("$ cat\nold end\nthe end\nthe end\n", "the end");
+        assert!(after.arrived_since(&before));
+        let claude = Seen::of("❯ [Pasted text #1 +40 lines]\n", "zzz");
+        assert!(claude.arrived_since(&Seen::of("❯ \n", "zzz")));
+    }
+
+    #[test]
+    fn running_turn_on_screen_is_busy() {
+        assert!(screen_busy(
+            "⏺ ok\n\n✶ Deliberating… (4s · esc to interrupt)\n───\n❯ \n"
+        ));
+        assert!(screen_busy("• Working (12s • Esc to interrupt)\n› \n"));
+        assert!(!screen_busy("⏺ Done.\n───\n❯ \n  ? for shortcuts\n"));
+    }
+
+    #[test]
+    fn free_states_exclude_turns_and_dialogs() {
+        assert!(is_free(State::YourTurn) && is_free(State::Idle) && is_free(State::None));
+        assert!(!is_free(State::Working) && !is_free(State::Waiting) && !is_free(State::Stalled));
+    }
+}

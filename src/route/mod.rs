@@ -1,0 +1,19 @@
+//! Routing (SPEC §5): hand one pane's clean answer to another pane, safely, exactly once.
+//! `sanitize` (untrusted text) → `transform` (summary, ai) → `template` → `deliver` (paste,
+//! verify, Enter) with `queue` (persisted messages + journal) and `relay` (bounded automatic
+//! back-and-forth, which never forwards an `ack`-only message).
+
+pub mod ack;
+pub mod deliver;
+pub mod queue;
+pub mod relay;
+pub mod sanitize;
+pub mod source;
+pub mod template;
+pub mod transform;
+
+pub use ack::is_acknowledgement;
+pub use deliver::{deliver_queued, is_free, Delivered};
+pub use queue::{Outcome, Queued, Store};
+pub use relay::{Action, RelayState, Turn};
+pub use sanitize::sanitize;
