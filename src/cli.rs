@@ -73,6 +73,9 @@ pub enum Command {
     Hooks(HooksCommand),
     /// A self-contained show on a private tmux server.
     Demo(DemoArgs),
+    /// Switch the client to the most urgent agent pane (the plugin's jump key).
+    #[command(hide = true)]
+    Jump(JumpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -127,6 +130,9 @@ pub struct StatusArgs {
     /// Format with {working} {waiting} {your_turn} {stalled} {attention} {idle} and icons.
     #[arg(long)]
     pub format: Option<String>,
+    /// Icon overrides, `working=⚡,your-turn=●,…` (default: `$AGENTPANE_ICONS`).
+    #[arg(long, value_name = "NAME=GLYPH,…")]
+    pub icons: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -137,6 +143,9 @@ pub struct PaneStatusArgs {
     /// Print JSON with per-pane detail.
     #[arg(long)]
     pub json: bool,
+    /// Icon overrides, `working=⚡,your-turn=●,…` (default: `$AGENTPANE_ICONS`).
+    #[arg(long, value_name = "NAME=GLYPH,…")]
+    pub icons: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -150,6 +159,27 @@ pub struct WatchArgs {
     /// Stop after this many seconds (for tests and benchmarks).
     #[arg(long, hide = true)]
     pub exit_after: Option<f64>,
+    /// Status segment format (as `agentpane status --format`).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Icon overrides (as `agentpane status --icons`).
+    #[arg(long, value_name = "NAME=GLYPH,…")]
+    pub icons: Option<String>,
+    /// Seconds a new state must hold before it is alerted.
+    #[arg(long, default_value_t = 1.0, value_name = "SECS")]
+    pub alert_delay: f64,
+    /// Seconds the alert command may run before it is killed.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub alert_timeout: f64,
+    /// Do not ring the bell in the alerting pane's window.
+    #[arg(long)]
+    pub no_bell: bool,
+    /// Do not send desktop notifications (`notify-send`).
+    #[arg(long)]
+    pub no_notify: bool,
+    /// Do not show alerts with `display-message`.
+    #[arg(long)]
+    pub no_message: bool,
 }
 
 /// How the routed text is made from the source pane.
@@ -305,6 +335,13 @@ pub enum HooksCommand {
         #[arg(long, value_name = "FILE")]
         settings: Option<PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct JumpArgs {
+    /// The tmux client to switch (the plugin passes `#{client_name}`).
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Option<String>,
 }
 
 #[derive(Debug, Args)]

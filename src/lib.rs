@@ -3,6 +3,7 @@
 //! tmux panes → process tree → agent → session record → transcript → events → state → outputs.
 
 pub mod agents;
+pub mod alert;
 pub mod channel;
 pub mod cli;
 pub mod cmd;
@@ -11,14 +12,17 @@ pub mod evidence;
 pub mod exec;
 pub mod extract;
 pub mod fake_agent;
+pub mod memory;
 pub mod paths;
 pub mod proctree;
 pub mod resolve;
 pub mod route;
 pub mod scan;
+pub mod segment;
 pub mod state;
 pub mod tmux;
 pub mod transcript;
+pub mod watch;
 
 use std::ffi::OsString;
 

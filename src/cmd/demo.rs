@@ -1,8 +1,340 @@
-use anyhow::{bail, Result};
+//! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
+//! `-f /dev/null`). Simulated agents — this very binary running as `claude`/`codex` through
+//! symlinks (see `crate::fake_agent`) — replay real transcripts from `fixtures/real/` with
+//! fresh timestamps into a temporary world (HOME, state folder, agent roots); a watcher serves
+//! that server; the live status line, window states and alerts are printed as they change, so
+//! the show needs no attach. Everything is removed at the end or on Ctrl-C: the private
+//! server (kill-server on its own socket only) and the temporary folder.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context as _, Result};
 
 use super::Context;
 use crate::cli::DemoArgs;
+use crate::exit;
+use crate::paths;
+use crate::tmux::{Socket, Tmux};
 
-pub fn run(_args: DemoArgs, _ctx: &Context) -> Result<i32> {
-    bail!("demo is not built yet")
+/// One simulated agent: window name, agent, embedded fixture, pacing.
+struct Actor {
+    window: &'static str,
+    agent: &'static str,
+    fixture: (&'static str, &'static str),
+    pace_ms: u64,
+    start: &'static str,
+}
+
+const ACTORS: [Actor; 4] = [
+    Actor {
+        window: "api",
+        agent: "claude",
+        fixture: (
+            "claude-end-turn.jsonl",
+            include_str!("../../fixtures/real/claude/kvsankar-agent-history/session-01.jsonl"),
+        ),
+        pace_ms: 2000,
+        start: "0",
+    },
+    Actor {
+        window: "web",
+        agent: "codex",
+        fixture: (
+            "codex-task.jsonl",
+            include_str!("../../fixtures/real/codex/kvsankar-agent-history/session-01.jsonl"),
+        ),
+        pace_ms: 1400,
+        start: "0",
+    },
+    Actor {
+        window: "docs",
+        agent: "claude",
+        fixture: (
+            "claude-init.jsonl",
+            include_str!(
+                "../../fixtures/real/claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+            ),
+        ),
+        pace_ms: 600,
+        start: "0",
+    },
+    Actor {
+        window: "review",
+        agent: "claude",
+        fixture: (
+            "claude-interrupted.jsonl",
+            include_str!("../../fixtures/real/claude/marot-spotter/short.jsonl"),
+        ),
+        pace_ms: 0,
+        start: "all",
+    },
+];
+
+pub fn run(args: DemoArgs, _ctx: &Context) -> Result<i32> {
+    if !args.seconds.is_finite() || args.seconds <= 0.0 {
+        bail!("--seconds must be a positive number, not {}", args.seconds);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot handle signals")?;
+    }
+    let world = World::create()?;
+    let result = show(&world, &args, &stop);
+    world.teardown();
+    result
+}
+
+/// The temporary world and the private server.
+struct World {
+    root: PathBuf,
+    socket: String,
+    tmux: Tmux,
+}
+
+impl World {
+    fn create() -> Result<World> {
+        let pid = std::process::id();
+        let root = std::env::temp_dir().join(format!("agentpane-demo-{pid}"));
+        paths::ensure_private_dir(&root)?;
+        for dir in ["home", "state", "claude", "codex", "bin", "fixtures"] {
+            paths::ensure_private_dir(&root.join(dir))?;
+        }
+        let exe = std::env::current_exe().context("cannot find the agentpane binary")?;
+        for agent in ["claude", "codex"] {
+            let link = root.join("bin").join(agent);
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&exe, &link)
+                .with_context(|| format!("cannot create {}", link.display()))?;
+        }
+        for actor in &ACTORS {
+            let (name, text) = actor.fixture;
+            std::fs::write(root.join("fixtures").join(name), text)
+                .with_context(|| format!("cannot write the demo fixture {name}"))?;
+            paths::ensure_private_dir(&root.join("work").join(actor.window))?;
+        }
+        let socket = format!("agentpane-demo-{pid}");
+        let tmux = Tmux::new(Socket::Name(socket.clone()));
+        Ok(World { root, socket, tmux })
+    }
+
+    /// `-e KEY=VALUE` flags giving panes (agents, watcher) the demo's private world.
+    fn env_flags(&self) -> Vec<String> {
+        let p = |d: &str| self.root.join(d).to_string_lossy().into_owned();
+        [
+            ("HOME", p("home")),
+            ("AGENTPANE_STATE_DIR", p("state")),
+            ("XDG_STATE_HOME", p("state")),
+            ("CLAUDE_CONFIG_DIR", p("claude")),
+            ("CODEX_HOME", p("codex")),
+        ]
+        .into_iter()
+        .flat_map(|(k, v)| ["-e".to_string(), format!("{k}={v}")])
+        .collect()
+    }
+
+    fn cmd(&self, args: &[String]) -> Result<String> {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        Ok(self.tmux.cmd(&refs)?)
+    }
+
+    fn start(&self, seconds: f64) -> Result<()> {
+        let exe = std::env::current_exe()?.to_string_lossy().into_owned();
+        let alerts = self.root.join("alerts.jsonl");
+        let mut args: Vec<String> = ["-f", "/dev/null", "new-session", "-d", "-s", "demo"]
+            .into_iter()
+            .map(String::from)
+            .collect();
+        args.extend(["-n", "watcher", "-x", "160", "-y", "40"].map(String::from));
+        args.extend(self.env_flags());
+        args.extend([exe, "-L".into(), self.socket.clone(), "watch".into()]);
+        args.extend(["--poll", "1", "--no-notify", "--alert-command"].map(String::from));
+        args.push(format!("tee -a {}", alerts.display()));
+        args.extend(["--exit-after".into(), format!("{}", seconds + 30.0)]);
+        self.cmd(&args)
+            .context("cannot start the demo tmux server")?;
+        self.cmd(&["set-option", "-g", "status-right", "#{@agentpane_status} "].map(String::from))?;
+        self.cmd(
+            &[
+                "set-option",
+                "-g",
+                "window-status-format",
+                "#I:#W#{?@agentpane_window_status, #{@agentpane_window_status},}",
+            ]
+            .map(String::from),
+        )?;
+        self.cmd(
+            &[
+                "set-option",
+                "-g",
+                "window-status-current-format",
+                "#I:#W*#{?@agentpane_window_status, #{@agentpane_window_status},}",
+            ]
+            .map(String::from),
+        )?;
+        for actor in &ACTORS {
+            let fixture = self.root.join("fixtures").join(actor.fixture.0);
+            let mut args: Vec<String> = ["new-window", "-d", "-t", "demo:", "-n", actor.window]
+                .map(String::from)
+                .to_vec();
+            args.push("-c".into());
+            args.push(
+                self.root
+                    .join("work")
+                    .join(actor.window)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            args.extend(self.env_flags());
+            args.push("-e".into());
+            args.push(format!("AGENTPANE_FAKE_AGENT={}", fixture.display()));
+            args.push("-e".into());
+            args.push(format!("AGENTPANE_FAKE_START={}", actor.start));
+            if actor.pace_ms > 0 {
+                args.push("-e".into());
+                args.push(format!("AGENTPANE_FAKE_PACE_MS={}", actor.pace_ms));
+            }
+            args.push(
+                self.root
+                    .join("bin")
+                    .join(actor.agent)
+                    .to_string_lossy()
+                    .into_owned(),
+            );
+            self.cmd(&args)
+                .with_context(|| format!("cannot start the demo agent `{}`", actor.window))?;
+        }
+        Ok(())
+    }
+
+    /// The status segment and each window's glyph, as the watcher published them.
+    fn view(&self) -> Option<String> {
+        let status = self
+            .tmux
+            .show_option("@agentpane_status")
+            .ok()?
+            .unwrap_or_default();
+        let windows = self
+            .tmux
+            .cmd(&[
+                "list-windows",
+                "-t",
+                "demo",
+                "-F",
+                "#W:#{?@agentpane_window_status,#{@agentpane_window_status},·}",
+            ])
+            .ok()?;
+        let windows: Vec<&str> = windows
+            .lines()
+            .filter(|l| !l.starts_with("watcher:"))
+            .collect();
+        let status = if status.is_empty() {
+            "(empty)".into()
+        } else {
+            status
+        };
+        Some(format!("{status:<24} {}", windows.join("  ")))
+    }
+
+    /// Kills the private server, waits (up to 5 s) for its processes — the watcher saves its
+    /// memory on the way out — and only then removes the temporary folder.
+    fn teardown(&self) {
+        let pids: Vec<u32> = self
+            .tmux
+            .cmd(&["list-panes", "-a", "-F", "#{pane_pid}"])
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        let _ = self.tmux.cmd(&["kill-server"]);
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = std::fs::remove_dir_all(&self.root);
+    }
+}
+
+fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
+    world.start(args.seconds)?;
+    println!(
+        "agentpane demo: {} simulated agents replaying real transcripts",
+        ACTORS.len()
+    );
+    println!(
+        "watch it live in another terminal:  tmux -L {} attach -t demo",
+        world.socket
+    );
+    if args.keep {
+        println!("--keep: the demo runs until you press Enter (or Ctrl-C)");
+    }
+    println!();
+    let enter = Arc::new(AtomicBool::new(false));
+    if args.keep {
+        let flag = Arc::clone(&enter);
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            let _ = std::io::stdin().read_line(&mut line);
+            flag.store(true, Ordering::SeqCst);
+        });
+    }
+    let started = Instant::now();
+    let until = Duration::from_secs_f64(args.seconds);
+    let mut last = String::new();
+    let mut alerts_seen = 0usize;
+    while !stop.load(Ordering::SeqCst) && !enter.load(Ordering::SeqCst) {
+        if !args.keep && started.elapsed() >= until {
+            break;
+        }
+        let t = started.elapsed().as_secs_f64();
+        if let Some(view) = world.view() {
+            if view != last {
+                println!("[{t:5.1}s] {view}");
+                last = view;
+            }
+        }
+        for alert in new_alerts(&world.root.join("alerts.jsonl"), &mut alerts_seen) {
+            println!("[{t:5.1}s] 🔔 alert: {alert}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    println!();
+    println!(
+        "demo over: stopping the private tmux server and removing {}",
+        world.root.display()
+    );
+    Ok(exit::OK)
+}
+
+/// A process that exists and is not a zombie.
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(") ")
+                .map(|(_, rest)| !rest.starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+/// Alerts the watcher's `--alert-command` appended since the last call, as one-line texts.
+fn new_alerts(path: &Path, seen: &mut usize) -> Vec<String> {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return Vec::new();
+    };
+    // A line still being written (no newline yet) waits for the next call.
+    let complete = text.rfind('\n').map_or("", |i| &text[..=i]);
+    let lines: Vec<&str> = complete.lines().collect();
+    let fresh = lines.iter().skip(*seen).filter_map(|l| {
+        let v: serde_json::Value = serde_json::from_str(l).ok()?;
+        let agent = v["agent"].as_str().unwrap_or("agent");
+        let target = v["target"].as_str().unwrap_or("?");
+        let state = v["state"].as_str().unwrap_or("?");
+        Some(format!("{agent} in {target} is {state}"))
+    });
+    let out: Vec<String> = fresh.collect();
+    *seen = lines.len();
+    out
 }

@@ -53,6 +53,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Hook(a) => hooks::hook(a),
         Command::Hooks(c) => hooks::hooks(c),
         Command::Demo(a) => demo::run(a, &ctx),
+        Command::Jump(a) => status::jump(a, &ctx),
     }
 }
 

@@ -1,12 +1,127 @@
-use anyhow::{bail, Result};
+//! `status` (the status-line segment), `pane-status` (per window) and the hidden `jump`.
+//! Both segments degrade to empty output: a status line never shows an error wall.
+
+use anyhow::{Context as _, Result};
 
 use super::Context;
-use crate::cli::{PaneStatusArgs, StatusArgs};
+use crate::cli::{JumpArgs, PaneStatusArgs, StatusArgs};
+use crate::exit;
+use crate::memory::remembered_scan;
+use crate::segment::{self, Counts, Icons};
+use crate::state::{urgency, State, Windows};
+use crate::tmux::TmuxError;
 
-pub fn status(_args: StatusArgs, _ctx: &Context) -> Result<i32> {
-    bail!("status is not built yet")
+/// Icons from the flag, else `$AGENTPANE_ICONS`; a bad spec is reported on stderr and the
+/// defaults are used (the status line must still render).
+pub(crate) fn icons(flag: Option<&str>) -> Icons {
+    let spec = flag
+        .map(str::to_string)
+        .or_else(|| std::env::var("AGENTPANE_ICONS").ok())
+        .unwrap_or_default();
+    Icons::default().with_overrides(&spec).unwrap_or_else(|e| {
+        eprintln!("agentpane: ignoring icons: {e}");
+        Icons::default()
+    })
 }
 
-pub fn pane_status(_args: PaneStatusArgs, _ctx: &Context) -> Result<i32> {
-    bail!("pane-status is not built yet")
+/// The segment format from the flag, else `$AGENTPANE_STATUS_FORMAT`, else the default.
+pub(crate) fn format(flag: Option<&str>) -> String {
+    flag.map(str::to_string)
+        .or_else(|| std::env::var("AGENTPANE_STATUS_FORMAT").ok())
+        .filter(|f| !f.is_empty())
+        .unwrap_or_else(|| segment::DEFAULT_FORMAT.to_string())
+}
+
+pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
+    let icons = icons(args.icons.as_deref());
+    let format = format(args.format.as_deref());
+    let now = chrono::Utc::now();
+    // No server, no agents, a failing scan: all render as nothing, exit 0.
+    let reports = remembered_scan(&ctx.tmux(), now, &Windows::default()).unwrap_or_default();
+    let line = segment::render(&format, &icons, &Counts::of(&reports, now), now);
+    if !line.is_empty() {
+        println!("{line}");
+    }
+    Ok(exit::OK)
+}
+
+pub fn pane_status(args: PaneStatusArgs, ctx: &Context) -> Result<i32> {
+    let icons = icons(args.icons.as_deref());
+    let tmux = ctx.tmux();
+    let now = chrono::Utc::now();
+    let window = match args.window.as_deref() {
+        Some(id) if id.starts_with('@') => Some(id.to_string()),
+        Some(target) => match tmux.format(Some(target), "#{window_id}") {
+            Ok(id) => Some(id),
+            Err(TmuxError::NoServer(_) | TmuxError::Missing) => return Ok(exit::OK),
+            Err(e) => return Err(e).with_context(|| format!("no tmux window `{target}`")),
+        },
+        None => None,
+    };
+    let reports = match remembered_scan(&tmux, now, &Windows::default()) {
+        Ok(r) => r,
+        Err(TmuxError::NoServer(_) | TmuxError::Missing) if !args.json => return Ok(exit::OK),
+        Err(e) => return Err(e.into()),
+    };
+    let mut summaries = segment::windows(&reports, &icons);
+    if let Some(id) = &window {
+        summaries.retain(|w| &w.window_id == id);
+    }
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&summaries)?);
+    } else if window.is_some() {
+        if let Some(glyph) = summaries
+            .first()
+            .map(|w| w.glyph.as_str())
+            .filter(|g| !g.is_empty())
+        {
+            println!("{glyph}");
+        }
+    } else {
+        for w in &summaries {
+            let seen = if w.state == State::YourTurn && w.seen {
+                ", seen"
+            } else {
+                ""
+            };
+            println!("{}\t{}\t{}{seen}\t{}", w.target, w.glyph, w.state, w.name);
+        }
+    }
+    Ok(exit::OK)
+}
+
+/// Switches to the most urgent agent pane that needs the user (your-turn or worse).
+pub fn jump(args: JumpArgs, ctx: &Context) -> Result<i32> {
+    let tmux = ctx.tmux();
+    let now = chrono::Utc::now();
+    let reports = remembered_scan(&tmux, now, &Windows::default())?;
+    let needs_you = reports
+        .iter()
+        .filter(|r| urgency(r.status.state, r.status.seen) >= urgency(State::Stalled, false));
+    let Some(top) = segment::most_urgent(needs_you) else {
+        let mut msg = vec!["display-message"];
+        if let Some(c) = args.client.as_deref() {
+            msg.extend(["-c", c]);
+        }
+        msg.push("agentpane: no agent needs you");
+        let _ = tmux.cmd(&msg);
+        return Ok(exit::NOTHING);
+    };
+    let pane = &top.resolved.pane;
+    let mut cmd: Vec<&str> = vec!["switch-client"];
+    if let Some(c) = args.client.as_deref() {
+        cmd.extend(["-c", c]);
+    }
+    cmd.extend([
+        "-t",
+        &pane.pane_id,
+        ";",
+        "select-window",
+        "-t",
+        &pane.window_id,
+    ]);
+    cmd.extend([";", "select-pane", "-t", &pane.pane_id]);
+    tmux.cmd(&cmd)
+        .with_context(|| format!("cannot switch to {}", pane.target()))?;
+    Ok(exit::OK)
 }

@@ -1,8 +1,49 @@
+//! `watch`: the background watcher (see `crate::watch`).
+
+use std::time::Duration;
+
 use anyhow::{bail, Result};
 
+use super::status::{format, icons};
 use super::Context;
 use crate::cli::WatchArgs;
+use crate::watch::sinks::{split_command, which, SinkConfig};
+use crate::watch::{self, WatchOptions};
 
-pub fn run(_args: WatchArgs, _ctx: &Context) -> Result<i32> {
-    bail!("watch is not built yet")
+fn seconds(name: &str, secs: f64) -> Result<Duration> {
+    if !secs.is_finite() || secs < 0.0 {
+        bail!("--{name} must be a non-negative number of seconds, not {secs}");
+    }
+    Ok(Duration::from_secs_f64(secs))
+}
+
+pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
+    let poll = seconds("poll", args.poll)?.max(Duration::from_millis(100));
+    let exit_after = args
+        .exit_after
+        .map(|s| seconds("exit-after", s))
+        .transpose()?;
+    let opts = WatchOptions {
+        poll,
+        exit_after,
+        format: format(args.format.as_deref()),
+        icons: icons(args.icons.as_deref()),
+        alert: crate::alert::Config {
+            delay: seconds("alert-delay", args.alert_delay)?,
+        },
+        sinks: SinkConfig {
+            socket: ctx.socket.clone(),
+            message: !args.no_message,
+            bell: !args.no_bell,
+            notifier: if args.no_notify {
+                None
+            } else {
+                which("notify-send")
+            },
+            command: args.alert_command.as_deref().and_then(split_command),
+            timeout: seconds("alert-timeout", args.alert_timeout)?,
+        },
+        windows: Default::default(),
+    };
+    watch::run(opts)
 }

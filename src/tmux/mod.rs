@@ -3,9 +3,11 @@
 //! fake runner; nothing here ever touches a server it was not pointed at.
 
 mod buffers;
+mod options;
 mod panes;
 
 pub use buffers::{escape_format, MAX_CAPTURE_LINES};
+pub use options::{OptionChange, Scope};
 pub use panes::{Pane, PANE_FORMAT};
 
 use std::path::PathBuf;

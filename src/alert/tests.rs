@@ -1,0 +1,219 @@
+// Tests pass short-lived report slices; cloning into them reads better than from_ref.
+#![allow(clippy::cloned_ref_to_slice_refs)]
+
+use super::*;
+use crate::segment::testkit::{focused, report, t};
+
+struct Run {
+    engine: Engine,
+    mem: AlertMemory,
+}
+
+impl Run {
+    fn new() -> Run {
+        Run {
+            engine: Engine::new(Config::default()),
+            mem: AlertMemory::default(),
+        }
+    }
+
+    fn step(&mut self, reports: &[PaneReport], now: i64) -> Vec<Action> {
+        self.engine.step(reports, t(now), &mut self.mem)
+    }
+
+    fn delivered(&mut self, reports: &[PaneReport], now: i64) -> Vec<String> {
+        self.step(reports, now)
+            .into_iter()
+            .filter_map(|a| match a {
+                Action::Deliver(a) => Some(a.pane),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+#[test]
+fn first_scan_is_history_and_never_alarms() {
+    let mut run = Run::new();
+    let done = report(1, 1, State::YourTurn, -100);
+    assert!(run.step(&[done.clone()], 0).is_empty());
+    assert!(run.delivered(&[done.clone()], 5).is_empty());
+    assert!(run.delivered(&[done], 50).is_empty());
+}
+
+#[test]
+fn turn_end_alerts_once_after_the_delay() {
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    let done = report(1, 1, State::YourTurn, 10);
+    assert!(
+        run.delivered(&[done.clone()], 10).is_empty(),
+        "waits for the delay"
+    );
+    assert_eq!(run.engine.next_due(), Some(t(11)));
+    assert_eq!(run.delivered(&[done.clone()], 11), ["%1"]);
+    assert!(run.delivered(&[done.clone()], 12).is_empty());
+    assert!(run.delivered(&[done], 300).is_empty());
+}
+
+#[test]
+fn a_quick_follow_up_cancels_the_pending_alert() {
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    run.step(&[report(1, 1, State::YourTurn, 10)], 10);
+    assert!(run
+        .delivered(&[report(1, 1, State::Working, 10)], 10)
+        .is_empty());
+    assert_eq!(run.engine.next_due(), None);
+    assert!(run
+        .delivered(&[report(1, 1, State::Working, 10)], 12)
+        .is_empty());
+}
+
+#[test]
+fn restart_with_remembered_keys_does_not_replay() {
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    let done = report(1, 1, State::YourTurn, 10);
+    run.step(&[done.clone()], 10);
+    assert_eq!(run.delivered(&[done.clone()], 11), ["%1"]);
+    let mut restarted = Run {
+        engine: Engine::new(Config::default()),
+        mem: run.mem.clone(),
+    };
+    restarted.step(&[report(1, 1, State::Working, 0)], 20);
+    assert!(restarted.delivered(&[done.clone()], 21).is_empty());
+    assert!(restarted.delivered(&[done], 30).is_empty());
+}
+
+#[test]
+fn interrupted_and_seen_turns_never_alarm() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    let mut interrupted = report(1, 1, State::YourTurn, 10);
+    interrupted.status.reason = Some("interrupted".into());
+    let mut seen = report(2, 1, State::YourTurn, 10);
+    seen.status.seen = true;
+    run.step(&[interrupted.clone(), seen.clone()], 10);
+    assert!(run.delivered(&[interrupted, seen], 20).is_empty());
+}
+
+#[test]
+fn waiting_attention_and_stalled_alert_too() {
+    for state in [State::Waiting, State::Attention, State::Stalled] {
+        let mut run = Run::new();
+        run.step(&[], 0);
+        run.step(&[report(1, 1, state, 5)], 5);
+        assert_eq!(
+            run.delivered(&[report(1, 1, state, 5)], 6),
+            ["%1"],
+            "{state}"
+        );
+    }
+}
+
+#[test]
+fn several_turns_in_one_scan_alert_only_the_newest() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    let r = [
+        report(1, 1, State::YourTurn, 3),
+        report(2, 2, State::YourTurn, 9),
+        report(3, 3, State::Attention, 5),
+    ];
+    run.step(&r, 10);
+    assert_eq!(run.delivered(&r, 11), ["%2"]);
+    assert!(run.delivered(&r, 20).is_empty());
+}
+
+#[test]
+fn user_reply_retracts_a_delivered_alert() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    run.step(&[report(1, 1, State::YourTurn, 5)], 5);
+    run.step(&[report(1, 1, State::YourTurn, 5)], 6);
+    let actions = run.step(&[report(1, 1, State::Working, 30)], 30);
+    assert!(
+        matches!(&actions[..], [Action::Retract(a)] if a.pane == "%1"),
+        "{actions:?}"
+    );
+    assert_eq!(run.engine.shown().count(), 0);
+}
+
+#[test]
+fn focusing_the_pane_acknowledges_and_marks_seen() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    let done = report(1, 1, State::YourTurn, 5);
+    run.step(&[done.clone()], 5);
+    run.step(&[done.clone()], 6);
+    let actions = run.step(&[focused(done.clone())], 8);
+    assert!(
+        matches!(&actions[..], [Action::Acknowledge(a)] if a.pane == "%1"),
+        "{actions:?}"
+    );
+    let mut again = [done];
+    run.mem.apply_seen(&mut again);
+    assert!(again[0].status.seen);
+}
+
+#[test]
+fn a_turn_ending_in_the_focused_pane_is_seen_without_alarm() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    let done = report(1, 1, State::YourTurn, 5);
+    assert!(run.delivered(&[focused(done.clone())], 5).is_empty());
+    assert!(
+        run.delivered(&[done.clone()], 9).is_empty(),
+        "leaving the pane does not alarm"
+    );
+    assert!(run.mem.is_seen(&alert_key(&done)));
+}
+
+#[test]
+fn closed_pane_retracts_and_cancels() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    run.step(&[report(1, 1, State::YourTurn, 5)], 5);
+    run.step(&[report(1, 1, State::YourTurn, 5)], 6);
+    run.step(
+        &[
+            report(1, 1, State::YourTurn, 5),
+            report(2, 1, State::YourTurn, 7),
+        ],
+        7,
+    );
+    assert_eq!(run.engine.next_due(), Some(t(8)));
+    let actions = run.step(&[], 20);
+    assert_eq!(actions.len(), 1);
+    assert!(matches!(&actions[0], Action::Retract(a) if a.pane == "%1"));
+    assert_eq!(run.engine.next_due(), None);
+}
+
+#[test]
+fn a_new_turn_after_a_delivered_one_alerts_again() {
+    let mut run = Run::new();
+    run.step(&[], 0);
+    run.step(&[report(1, 1, State::YourTurn, 5)], 5);
+    assert_eq!(
+        run.delivered(&[report(1, 1, State::YourTurn, 5)], 6),
+        ["%1"]
+    );
+    run.step(&[report(1, 1, State::Working, 20)], 20);
+    run.step(&[report(1, 1, State::YourTurn, 40)], 40);
+    assert_eq!(
+        run.delivered(&[report(1, 1, State::YourTurn, 40)], 41),
+        ["%1"]
+    );
+}
+
+#[test]
+fn alert_json_has_the_documented_fields() {
+    let a = alert_of(&report(1, 1, State::YourTurn, 5), "k".into(), t(9));
+    let v = serde_json::to_value(&a).unwrap();
+    for field in ["agent", "pane", "state", "reason", "turn_key", "at"] {
+        assert!(v.get(field).is_some(), "{field}");
+    }
+    assert_eq!(v["state"], "your-turn");
+    assert_eq!(a.message(), "claude in s:1.1: your turn");
+}

@@ -1,0 +1,67 @@
+//! Builders for constructed scan reports, shared by the pure tests of the outputs.
+
+use std::path::PathBuf;
+
+use chrono::TimeZone;
+
+use crate::events::{AgentKind, Time};
+use crate::resolve::{AgentProcess, Resolved, Via};
+use crate::scan::{PaneReport, Source};
+use crate::state::{State, Status};
+use crate::tmux::Pane;
+
+/// A fixed clock: 2026-06-12 21:00:00 UTC plus `secs`.
+pub fn t(secs: i64) -> Time {
+    chrono::Utc.with_ymd_and_hms(2026, 6, 12, 21, 0, 0).unwrap() + chrono::Duration::seconds(secs)
+}
+
+/// A Claude pane `%N` in window `@W` of session `s`, in `state`, decided at `t(at)`.
+pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
+    let mut status = Status::idle();
+    status.state = state;
+    status.at = Some(t(at));
+    status.last_activity = Some(t(at));
+    status.turn_key = Some(format!("turn-{pane}-{at}"));
+    status.turn_open = matches!(state, State::Working | State::Stalled | State::Waiting);
+    PaneReport {
+        resolved: Resolved {
+            pane: Pane {
+                pane_id: format!("%{pane}"),
+                pane_pid: 1000 + pane,
+                session: "s".into(),
+                window_index: window,
+                window_name: format!("w{window}"),
+                window_id: format!("@{window}"),
+                pane_index: pane,
+                cwd: "/tmp".into(),
+                pane_active: false,
+                window_active: false,
+                session_attached: 0,
+                dead: false,
+                current_command: "claude".into(),
+            },
+            agent: Some(AgentProcess {
+                kind: AgentKind::Claude,
+                pid: 2000 + pane,
+                started: 0,
+                root: None,
+                command: "claude".into(),
+            }),
+            transcript: Some(PathBuf::from(format!("/t/{pane}.jsonl"))),
+            via: Via::SessionRecord,
+            session_id: None,
+            steps: Vec::new(),
+            record: None,
+        },
+        status,
+        source: Source::Transcript,
+    }
+}
+
+/// The same report with the pane focused by an attached client.
+pub fn focused(mut r: PaneReport) -> PaneReport {
+    r.resolved.pane.pane_active = true;
+    r.resolved.pane.window_active = true;
+    r.resolved.pane.session_attached = 1;
+    r
+}

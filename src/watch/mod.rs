@@ -1,0 +1,316 @@
+//! The watcher (SPEC §7): one per tmux server, woken by file events and a slow safety poll.
+//! Each wake-up scans the server, folds the scan through the observation and alert memories,
+//! runs the alert engine, publishes tmux options that changed, and writes the snapshot.
+
+pub mod lock;
+pub mod log;
+pub mod publish;
+pub mod sinks;
+pub mod snapshot;
+pub mod wake;
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+
+use crate::alert::{self, Action, Engine};
+use crate::events::Time;
+use crate::memory::{AlertMemory, Observed};
+use crate::paths;
+use crate::scan::PaneReport;
+use crate::segment::{self, Icons};
+use crate::state::Windows;
+use crate::tmux::{Tmux, TmuxError};
+use publish::Options;
+use sinks::{SinkConfig, Sinks};
+use snapshot::Snapshot;
+use wake::{FsWatch, Wake};
+
+/// Coalesce a burst of file events for this long before scanning.
+const DEBOUNCE: Duration = Duration::from_millis(25);
+/// Never scan more often than this, however busy the agents are.
+const MIN_SCAN_GAP: Duration = Duration::from_millis(100);
+/// Write the observation memory at most this often while it changes.
+const OBSERVED_SAVE_GAP: Duration = Duration::from_secs(10);
+
+/// Everything the watcher is told.
+#[derive(Debug, Clone)]
+pub struct WatchOptions {
+    pub poll: Duration,
+    pub exit_after: Option<Duration>,
+    pub format: String,
+    pub icons: Icons,
+    pub alert: alert::Config,
+    pub sinks: SinkConfig,
+    pub windows: Windows,
+}
+
+/// Why the loop ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    Signal(i32),
+    ServerGone,
+    Deadline,
+}
+
+/// Runs the watcher until a signal, the server's end or `exit_after`. Returns the exit code:
+/// 0 also when another watcher already serves this server.
+pub fn run(opts: WatchOptions) -> Result<i32> {
+    let tmux = Tmux::new(opts.sinks.socket.clone());
+    let socket_path = tmux.socket_path().context("cannot reach the tmux server")?;
+    let dir = paths::state_dir();
+    paths::ensure_private_dir(&dir)?;
+    log::init(dir.join("watch.log"));
+    let Some(lock) = lock::try_lock(&dir, &socket_path)? else {
+        eprintln!("agentpane: a watcher is already running for the tmux server at {socket_path}");
+        return Ok(crate::exit::OK);
+    };
+    let (tx, rx) = mpsc::channel();
+    wake::forward_signals(tx.clone())?;
+    let fs = FsWatch::start(tx, dir.clone())?;
+    log::line(&format!(
+        "watching tmux server {socket_path} (lock {})",
+        lock.path.display()
+    ));
+
+    let mut w = Watcher {
+        sinks: Sinks::start(opts.sinks.clone()),
+        engine: Engine::new(opts.alert),
+        alerts: {
+            let mut m = AlertMemory::load(&dir);
+            m.prune(chrono::Utc::now());
+            m
+        },
+        observed: Observed::load(&dir),
+        observed_dirty: false,
+        observed_saved: Instant::now(),
+        published: Options::new(),
+        snapshot: None,
+        socket_path: PathBuf::from(&socket_path),
+        tmux,
+        fs,
+        dir,
+        opts,
+    };
+    let exit = w.main_loop(&rx);
+    w.shutdown();
+    log::line(&format!("stopped: {exit:?}"));
+    drop(lock);
+    Ok(crate::exit::OK)
+}
+
+struct Watcher {
+    opts: WatchOptions,
+    tmux: Tmux,
+    dir: PathBuf,
+    socket_path: PathBuf,
+    fs: FsWatch,
+    sinks: Sinks,
+    engine: Engine,
+    alerts: AlertMemory,
+    observed: Observed,
+    observed_dirty: bool,
+    observed_saved: Instant,
+    published: Options,
+    snapshot: Option<Snapshot>,
+}
+
+impl Watcher {
+    fn main_loop(&mut self, rx: &Receiver<Wake>) -> Exit {
+        let started = Instant::now();
+        loop {
+            match self.scan_once() {
+                Ok(()) => {}
+                Err(TmuxError::NoServer(_) | TmuxError::Missing) => return Exit::ServerGone,
+                Err(e) => log::line(&format!("scan failed: {e}")),
+            }
+            let last_scan = Instant::now();
+            // Sleep until news, the safety poll, a pending alert or the deadline.
+            let mut timeout = self.opts.poll;
+            if let Some(due) = self.engine.next_due() {
+                let until = (due - chrono::Utc::now())
+                    .to_std()
+                    .unwrap_or(Duration::ZERO);
+                timeout = timeout.min(until);
+            }
+            if let Some(limit) = self.opts.exit_after {
+                match limit.checked_sub(started.elapsed()) {
+                    Some(left) => timeout = timeout.min(left),
+                    None => return Exit::Deadline,
+                }
+            }
+            match rx.recv_timeout(timeout) {
+                Ok(Wake::Signal(sig)) => return Exit::Signal(sig),
+                Ok(Wake::Files(paths)) => {
+                    if self.server_gone(&paths) {
+                        return Exit::ServerGone;
+                    }
+                    if let Some(exit) = self.settle(rx, last_scan) {
+                        return exit;
+                    }
+                }
+                Err(RecvTimeoutError::Timeout) => {
+                    if !server_alive(&self.socket_path) {
+                        return Exit::ServerGone;
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return Exit::Signal(0),
+            }
+        }
+    }
+
+    /// Drains a burst of file events (debounce, and at most one scan per MIN_SCAN_GAP).
+    fn settle(&self, rx: &Receiver<Wake>, last_scan: Instant) -> Option<Exit> {
+        let gap_left = MIN_SCAN_GAP.saturating_sub(last_scan.elapsed());
+        let until = Instant::now() + DEBOUNCE.max(gap_left);
+        loop {
+            let left = until.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            match rx.recv_timeout(left) {
+                Ok(Wake::Signal(sig)) => return Some(Exit::Signal(sig)),
+                Ok(Wake::Files(paths)) if self.server_gone(&paths) => {
+                    return Some(Exit::ServerGone)
+                }
+                Ok(Wake::Files(_)) => {}
+                Err(RecvTimeoutError::Timeout) => return None,
+                Err(RecvTimeoutError::Disconnected) => return Some(Exit::Signal(0)),
+            }
+        }
+    }
+
+    fn server_gone(&self, paths: &[PathBuf]) -> bool {
+        paths.iter().any(|p| p == &self.socket_path) && !server_alive(&self.socket_path)
+    }
+
+    fn scan_once(&mut self) -> Result<(), TmuxError> {
+        let now = chrono::Utc::now();
+        let mut reports = crate::scan::scan(&self.tmux, now)?;
+        self.observed.apply(&mut reports, now, &self.opts.windows);
+        self.alerts.apply_seen(&mut reports);
+        self.observed_dirty |= self.observed.observe(&reports, now);
+
+        let before = self.alerts.clone();
+        let actions = self.engine.step(&reports, now, &mut self.alerts);
+        self.alerts.apply_seen(&mut reports);
+        for action in actions {
+            match action {
+                Action::Deliver(a) => self.sinks.send(a),
+                Action::Retract(a) => log::line(&format!("retracted {}", a.key)),
+                Action::Acknowledge(a) => log::line(&format!("acknowledged {}", a.key)),
+            }
+        }
+
+        self.publish(&reports, now)?;
+        self.remember(now, &before);
+        self.write_snapshot(&reports, now);
+        self.fs
+            .update(wake::folders(&reports, &self.dir, &self.socket_path));
+        self.after_scan(&reports);
+        Ok(())
+    }
+
+    /// Routing's spot in the loop: after every scan, with the fresh reports, the routing
+    /// queue and relays get their chance to deliver to panes whose agent became free. The
+    /// lead wires `route::deliver_queued` in here.
+    fn after_scan(&mut self, reports: &[PaneReport]) {
+        let _ = reports;
+    }
+
+    fn publish(&mut self, reports: &[PaneReport], now: Time) -> Result<(), TmuxError> {
+        let wanted = publish::desired(
+            reports,
+            self.engine.shown(),
+            &self.opts.format,
+            &self.opts.icons,
+            now,
+        );
+        let changes = publish::diff(&self.published, &wanted);
+        match self.tmux.set_options(&changes) {
+            Ok(()) => self.published = wanted,
+            Err(e @ (TmuxError::NoServer(_) | TmuxError::Missing)) => return Err(e),
+            // Keep the old view: the next scan retries what did not land.
+            Err(e) => log::line(&format!("cannot set tmux options: {e}")),
+        }
+        Ok(())
+    }
+
+    fn remember(&mut self, now: Time, before: &AlertMemory) {
+        if &self.alerts != before {
+            self.alerts.prune(now);
+            if let Err(e) = self.alerts.save(&self.dir) {
+                log::line(&format!("cannot save alert memory: {e:#}"));
+            }
+        }
+        if self.observed_dirty && self.observed_saved.elapsed() >= OBSERVED_SAVE_GAP {
+            self.save_observed(now);
+        }
+    }
+
+    fn save_observed(&mut self, now: Time) {
+        match self.observed.save(&self.dir, now) {
+            Ok(()) => self.observed_dirty = false,
+            Err(e) => log::line(&format!("cannot save observations: {e:#}")),
+        }
+        self.observed_saved = Instant::now();
+    }
+
+    fn write_snapshot(&mut self, reports: &[PaneReport], now: Time) {
+        let snap = Snapshot {
+            pid: std::process::id(),
+            socket_path: self.socket_path.to_string_lossy().into_owned(),
+            written_at: now,
+            status: self
+                .published
+                .get(&(crate::tmux::Scope::Global, publish::STATUS.to_string()))
+                .cloned()
+                .unwrap_or_default(),
+            panes: reports
+                .iter()
+                .map(|r| segment::pane_detail(r, &self.opts.icons))
+                .collect(),
+            alerts: self.engine.shown().cloned().collect(),
+        };
+        if self
+            .snapshot
+            .as_ref()
+            .is_some_and(|old| !old.differs(&snap))
+        {
+            return;
+        }
+        match snap.write(&self.dir) {
+            Ok(()) => self.snapshot = Some(snap),
+            Err(e) => log::line(&format!(
+                "cannot write {}: {e:#}",
+                Snapshot::path(&self.dir).display()
+            )),
+        }
+    }
+
+    /// Clears what this watcher published (a stale segment is worse than none), saves the
+    /// memories and lets queued alerts finish.
+    fn shutdown(mut self) {
+        let now = chrono::Utc::now();
+        let _ = self.tmux.set_options(&publish::clear_all(&self.published));
+        if self.observed_dirty {
+            self.save_observed(now);
+        }
+        let _ = self.alerts.save(&self.dir);
+        let _ = std::fs::remove_file(Snapshot::path(&self.dir));
+        self.sinks.finish();
+    }
+}
+
+/// True while a tmux server accepts connections on `socket` (a killed server may leave its
+/// socket file behind; connecting tells without spawning tmux).
+pub fn server_alive(socket: &Path) -> bool {
+    std::os::unix::net::UnixStream::connect(socket).is_ok()
+}
+
+/// The state folder's nudge file (the `hook` command touches it to wake the watcher).
+pub fn nudge_path(state_dir: &Path) -> PathBuf {
+    state_dir.join(wake::NUDGE)
+}

@@ -1,0 +1,196 @@
+//! What the watcher writes into tmux options, as a pure function of the reports, and the diff
+//! against what it wrote last, so options are set only when they change (SPEC §6).
+
+use std::collections::BTreeMap;
+
+use crate::alert::Alert;
+use crate::events::Time;
+use crate::scan::PaneReport;
+use crate::segment::{self, Counts, Icons};
+use crate::state::State;
+use crate::tmux::{OptionChange, Scope};
+
+/// Global segment option.
+pub const STATUS: &str = "@agentpane_status";
+/// Per-window most urgent glyph.
+pub const WINDOW_STATUS: &str = "@agentpane_window_status";
+/// Per-pane state name.
+pub const PANE_STATUS: &str = "@agentpane_pane_status";
+/// Per-window flag while an alert is on display there.
+pub const ALERT_FLAG: &str = "@agentpane_alert";
+
+/// Option values by (scope, name).
+pub type Options = BTreeMap<(Scope, String), String>;
+
+/// The options the reports call for. The global segment is always present (empty when there
+/// are no agents) so a stale value from an earlier run is overwritten.
+pub fn desired<'a>(
+    reports: &[PaneReport],
+    shown: impl Iterator<Item = &'a Alert>,
+    format: &str,
+    icons: &Icons,
+    now: Time,
+) -> Options {
+    let mut out = Options::new();
+    let line = segment::render(format, icons, &Counts::of(reports, now), now);
+    out.insert((Scope::Global, STATUS.into()), line);
+    for w in segment::windows(reports, icons) {
+        if !w.glyph.is_empty() {
+            out.insert(
+                (Scope::Window(w.window_id.clone()), WINDOW_STATUS.into()),
+                w.glyph,
+            );
+        }
+    }
+    for r in reports {
+        let s = &r.status;
+        if s.state == State::None {
+            continue;
+        }
+        let value = if s.state == State::YourTurn && s.seen {
+            "seen"
+        } else {
+            s.state.as_str()
+        };
+        out.insert(
+            (
+                Scope::Pane(r.resolved.pane.pane_id.clone()),
+                PANE_STATUS.into(),
+            ),
+            value.to_string(),
+        );
+    }
+    for a in shown {
+        out.insert(
+            (Scope::Window(a.window.clone()), ALERT_FLAG.into()),
+            "1".into(),
+        );
+    }
+    out
+}
+
+/// The changes that turn `old` into `new`: sets for new or changed values, unsets for gone ones.
+pub fn diff(old: &Options, new: &Options) -> Vec<OptionChange> {
+    let mut changes = Vec::new();
+    for ((scope, name), value) in new {
+        if old.get(&(scope.clone(), name.clone())) != Some(value) {
+            changes.push(OptionChange {
+                scope: scope.clone(),
+                name: name.clone(),
+                value: Some(value.clone()),
+            });
+        }
+    }
+    for (scope, name) in old.keys() {
+        if !new.contains_key(&(scope.clone(), name.clone())) {
+            changes.push(OptionChange {
+                scope: scope.clone(),
+                name: name.clone(),
+                value: None,
+            });
+        }
+    }
+    changes
+}
+
+/// Everything the watcher set, unset (on exit, so no stale state lingers in the status line).
+pub fn clear_all(old: &Options) -> Vec<OptionChange> {
+    let mut changes = diff(old, &Options::new());
+    for c in &mut changes {
+        if c.scope == Scope::Global {
+            c.value = Some(String::new());
+        }
+    }
+    changes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::segment::testkit::{report, t};
+    use crate::segment::DEFAULT_FORMAT;
+
+    fn opts(reports: &[PaneReport]) -> Options {
+        desired(
+            reports,
+            std::iter::empty(),
+            DEFAULT_FORMAT,
+            &Icons::default(),
+            t(0),
+        )
+    }
+
+    #[test]
+    fn nothing_changes_nothing_is_set() {
+        let r = [report(1, 1, State::Working, 0)];
+        assert!(diff(&opts(&r), &opts(&r)).is_empty());
+    }
+
+    #[test]
+    fn first_publish_sets_global_window_and_pane() {
+        let changes = diff(&Options::new(), &opts(&[report(1, 4, State::YourTurn, 0)]));
+        let names: Vec<(Scope, &str, Option<&str>)> = changes
+            .iter()
+            .map(|c| (c.scope.clone(), c.name.as_str(), c.value.as_deref()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                (Scope::Global, STATUS, Some("●1")),
+                (Scope::Window("@4".into()), WINDOW_STATUS, Some("●")),
+                (Scope::Pane("%1".into()), PANE_STATUS, Some("your-turn")),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_closed_pane_is_unset_and_the_segment_emptied() {
+        let before = opts(&[report(1, 4, State::Working, 0)]);
+        let changes = diff(&before, &opts(&[]));
+        assert_eq!(changes.len(), 3);
+        assert_eq!(changes[0].value.as_deref(), Some(""));
+        assert!(changes[1..].iter().all(|c| c.value.is_none()));
+    }
+
+    #[test]
+    fn alerts_flag_their_window() {
+        let r = report(1, 4, State::YourTurn, 0);
+        let alert = crate::alert::Alert {
+            agent: None,
+            pane: "%1".into(),
+            target: "s:4.1".into(),
+            window: "@4".into(),
+            state: State::YourTurn,
+            reason: None,
+            turn_key: None,
+            transcript: None,
+            at: t(0),
+            key: "k".into(),
+        };
+        let o = desired(
+            &[r],
+            [&alert].into_iter(),
+            DEFAULT_FORMAT,
+            &Icons::default(),
+            t(0),
+        );
+        assert_eq!(
+            o.get(&(Scope::Window("@4".into()), ALERT_FLAG.into()))
+                .map(String::as_str),
+            Some("1")
+        );
+    }
+
+    #[test]
+    fn clearing_keeps_the_global_option_but_empties_it() {
+        let before = opts(&[report(1, 4, State::Working, 0)]);
+        let c = clear_all(&before);
+        assert!(c
+            .iter()
+            .any(|c| c.scope == Scope::Global && c.value.as_deref() == Some("")));
+        assert!(c
+            .iter()
+            .filter(|c| c.scope != Scope::Global)
+            .all(|c| c.value.is_none()));
+    }
+}

@@ -1,0 +1,156 @@
+//! Alert sinks (SPEC §3.8), run on a worker thread so a slow or hanging sink never blocks the
+//! watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
+//! notification when `notify-send` is on PATH, and the user's `--alert-command` with the
+//! alert as one JSON object on stdin. Every failure is logged, none is fatal.
+//!
+//! The bell: tmux has no command that rings a pane's bell, so the worker writes one BEL byte
+//! to the pane's tty (`#{pane_tty}`) — exactly what a program in the pane does to ring — and
+//! tmux's own bell handling (`monitor-bell`, `bell-action`, the window's bell flag, the client
+//! terminal's bell) takes it from there.
+
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::sync::mpsc::{self, Sender};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::log;
+use crate::alert::Alert;
+use crate::exec;
+use crate::tmux::{Socket, Tmux};
+
+/// Which sinks run.
+#[derive(Debug, Clone)]
+pub struct SinkConfig {
+    pub socket: Socket,
+    pub message: bool,
+    pub bell: bool,
+    /// `notify-send`, when found on PATH.
+    pub notifier: Option<PathBuf>,
+    /// The alert command, split on whitespace (no shell).
+    pub command: Option<Vec<String>>,
+    pub timeout: Duration,
+}
+
+/// Splits `--alert-command` on whitespace; empty → none.
+pub fn split_command(cmd: &str) -> Option<Vec<String>> {
+    let parts: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
+    (!parts.is_empty()).then_some(parts)
+}
+
+/// Finds an executable on PATH.
+pub fn which(name: &str) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
+/// The worker: send alerts in, drop the handle to stop it.
+pub struct Sinks {
+    tx: Option<Sender<Alert>>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl Sinks {
+    /// Starts the worker thread.
+    pub fn start(config: SinkConfig) -> Sinks {
+        let (tx, rx) = mpsc::channel::<Alert>();
+        let worker = std::thread::spawn(move || {
+            let tmux = Tmux::new(config.socket.clone());
+            for alert in rx {
+                deliver(&tmux, &config, &alert);
+            }
+        });
+        Sinks {
+            tx: Some(tx),
+            worker: Some(worker),
+        }
+    }
+
+    /// Queues an alert for every sink.
+    pub fn send(&self, alert: Alert) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(alert);
+        }
+    }
+
+    /// Lets queued alerts finish (each sink is bounded by its timeout) and stops the worker.
+    pub fn finish(mut self) {
+        self.tx.take();
+        if let Some(w) = self.worker.take() {
+            let _ = w.join();
+        }
+    }
+}
+
+fn deliver(tmux: &Tmux, config: &SinkConfig, alert: &Alert) {
+    let text = format!("agentpane: {}", alert.message());
+    log::line(&format!("alert {text} [{}]", alert.key));
+    if config.message {
+        if let Err(e) = tmux.display_message(None, &text) {
+            log::line(&format!("display-message failed: {e}"));
+        }
+    }
+    if config.bell {
+        if let Err(e) = ring(tmux, &alert.pane) {
+            log::line(&format!("bell for {} failed: {e}", alert.pane));
+        }
+    }
+    if let Some(notifier) = &config.notifier {
+        let program = notifier.to_string_lossy();
+        let args = ["--app-name=agentpane", "agentpane", text.as_str()];
+        if let Err(e) = exec::run(&program, args, None, Duration::from_secs(5)) {
+            log::line(&format!("notify-send failed: {e}"));
+        }
+    }
+    if let Some(cmd) = &config.command {
+        let mut json = match serde_json::to_vec(alert) {
+            Ok(j) => j,
+            Err(e) => {
+                log::line(&format!("cannot serialise alert: {e}"));
+                return;
+            }
+        };
+        json.push(b'\n');
+        if let Err(e) = exec::run(&cmd[0], &cmd[1..], Some(&json), config.timeout) {
+            log::line(&format!("alert command failed: {e}"));
+        }
+    }
+}
+
+fn ring(tmux: &Tmux, pane: &str) -> anyhow::Result<()> {
+    let tty = tmux.format(Some(pane), "#{pane_tty}")?;
+    anyhow::ensure!(tty.starts_with("/dev/"), "pane {pane} has no tty");
+    // O_NOCTTY: a watcher without a terminal must not adopt the pane's tty as its own.
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .custom_flags(libc::O_NOCTTY)
+        .open(&tty)?;
+    f.write_all(b"\x07")?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn alert_command_splits_on_whitespace_without_a_shell() {
+        assert_eq!(
+            split_command("  tee -a /tmp/a b  ").unwrap(),
+            ["tee", "-a", "/tmp/a", "b"]
+        );
+        assert!(split_command("   ").is_none());
+    }
+
+    #[test]
+    fn which_finds_sh() {
+        assert!(which("sh").is_some());
+        assert!(which("agentpane-no-such-notifier").is_none());
+    }
+}

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# agentpane — tmux plugin (TPM-compatible).
+#
+# In ~/.tmux.conf:
+#   set -g @plugin 'OWNER/agentpane'          # or: run-shell /path/to/agentpane/tmux/agentpane.tmux
+#   set -g status-right '#{agentpane_status} %H:%M'
+#   set -g window-status-format '#I:#W#{agentpane_window_status}'
+#
+# The placeholders are rewritten into the user options the watcher keeps up to date
+# (`#{@agentpane_status}`, `#{@agentpane_window_status}`), so the status line spawns nothing.
+# With `set -g @agentpane-watch off` they become `#(agentpane status)` calls instead.
+#
+# Options (all optional):
+#   @agentpane-bin            path to the agentpane binary (default: PATH, then the plugin's
+#                             target/release/agentpane)
+#   @agentpane-watch          on|off: start the watcher (default on)
+#   @agentpane-format         segment format, e.g. '{working} {your_turn} {attention}'
+#   @agentpane-icons          icon overrides, e.g. 'working=W,your-turn=Y'
+#   @agentpane-window-prefix  text before the window glyph (default: a space)
+#   @agentpane-poll           watcher safety poll in seconds (default 5)
+#   @agentpane-alert-command  command receiving each alert as JSON on stdin (no shell)
+#   @agentpane-bell           on|off (default on)
+#   @agentpane-notify         on|off: desktop notifications via notify-send (default on)
+#   @agentpane-message        on|off: alerts via display-message (default on)
+#   @agentpane-jump-key       key (after the prefix) jumping to the most urgent pane (default A)
+
+CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+get_option() {
+	local value
+	value="$(tmux show-option -gqv "$1")"
+	if [ -n "$value" ]; then printf '%s' "$value"; else printf '%s' "$2"; fi
+}
+
+find_binary() {
+	local configured candidate
+	configured="$(get_option @agentpane-bin "")"
+	if [ -n "$configured" ] && [ -x "$configured" ]; then
+		printf '%s' "$configured"
+		return 0
+	fi
+	if command -v agentpane >/dev/null 2>&1; then
+		command -v agentpane
+		return 0
+	fi
+	for candidate in "$CURRENT_DIR/../target/release/agentpane" "$CURRENT_DIR/target/release/agentpane"; do
+		if [ -x "$candidate" ]; then
+			printf '%s' "$candidate"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# Quotes one argument for the shell that run-shell and #() use.
+q() { printf '%q' "$1"; }
+
+# Replaces each placeholder in a status/window option by its value, as tmux-cpu and
+# tmux-battery do.
+interpolate_option() {
+	local option="$1" status_value="$2" window_value="$3" value
+	value="$(tmux show-option -gqv "$option")"
+	[ -n "$value" ] || return 0
+	local new="${value//'#{agentpane_status}'/$status_value}"
+	new="${new//'#{agentpane_window_status}'/$window_value}"
+	if [ "$new" != "$value" ]; then
+		tmux set-option -gq "$option" "$new"
+	fi
+}
+
+main() {
+	local bin socket watch format icons prefix poll
+	if ! bin="$(find_binary)"; then
+		tmux display-message "agentpane: binary not found (set @agentpane-bin or put agentpane on PATH)"
+		return 0
+	fi
+	socket="$(tmux display-message -p '#{socket_path}')"
+	watch="$(get_option @agentpane-watch on)"
+	format="$(get_option @agentpane-format "")"
+	icons="$(get_option @agentpane-icons "")"
+	prefix="$(get_option @agentpane-window-prefix " ")"
+	poll="$(get_option @agentpane-poll 5)"
+
+	local look=()
+	[ -n "$format" ] && look+=(--format "$format")
+	[ -n "$icons" ] && look+=(--icons "$icons")
+	local look_q="" icons_q="" arg
+	for arg in "${look[@]}"; do look_q+=" $(q "$arg")"; done
+	[ -n "$icons" ] && icons_q=" --icons $(q "$icons")"
+	local base
+	base="$(q "$bin") -S $(q "$socket")"
+
+	local status_value window_value
+	if [ "$watch" = "on" ]; then
+		status_value='#{@agentpane_status}'
+		window_value="#{?@agentpane_window_status,${prefix}#{@agentpane_window_status},}"
+	else
+		status_value="#($base status$look_q)"
+		window_value="${prefix}#($base pane-status --window #{window_id}$icons_q)"
+	fi
+	local option
+	for option in status-left status-right window-status-format window-status-current-format; do
+		interpolate_option "$option" "$status_value" "$window_value"
+	done
+
+	if [ "$watch" = "on" ]; then
+		local flags=(--poll "$poll")
+		local alert_command
+		alert_command="$(get_option @agentpane-alert-command "")"
+		[ -n "$alert_command" ] && flags+=(--alert-command "$alert_command")
+		[ "$(get_option @agentpane-bell on)" = "off" ] && flags+=(--no-bell)
+		[ "$(get_option @agentpane-notify on)" = "off" ] && flags+=(--no-notify)
+		[ "$(get_option @agentpane-message on)" = "off" ] && flags+=(--no-message)
+		local flags_q=""
+		for arg in "${flags[@]}"; do flags_q+=" $(q "$arg")"; done
+		# One watcher per server: a second one (plugin re-sourced) sees the lock and exits 0.
+		# Its log is in the state folder (watch.log); run-shell must not show output.
+		tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
+	fi
+
+	local jump_key
+	jump_key="$(get_option @agentpane-jump-key A)"
+	if [ -n "$jump_key" ] && [ "$jump_key" != "off" ]; then
+		tmux bind-key "$jump_key" run-shell -b "$base jump --client '#{client_name}' >/dev/null 2>&1 || true"
+	fi
+}
+
+main
