@@ -1,6 +1,7 @@
-//! One-shot `agentpane panes` (and the in-process scan behind it) over N = 1, 10, 50 fake agent
-//! panes on a private tmux server (SPEC §9: `status` one-shot for 50 panes < 20 ms median,
-//! one tmux spawn). Each run is a whole process, as a status line pays it.
+//! One-shot `agentpane status`, `pane-status --window` and `panes` (and the in-process scan
+//! behind them) over N = 1, 10, 50 fake agent panes on a private tmux server (SPEC §9: `status`
+//! one-shot for 50 panes < 20 ms median). Each run is a whole process, as a status line without
+//! the watcher pays it (`#(agentpane status)`).
 //!
 //! `AGENTPANE_BENCH_PANES=1,10,50` (default) chooses N. Half the agents are fake Claude Code,
 //! half fake Codex (see `src/fake_agent.rs`), each replaying a real fixture.
@@ -51,7 +52,11 @@ fn panes(c: &mut Criterion) {
     for n in counts {
         let n = n as usize;
         grow(&server, &mut have, n);
-        for (label, args) in [("panes", &["panes"][..]), ("panes_json", &["panes", "--json"])] {
+        for (label, args) in [
+            ("status", &["status"][..]),
+            ("pane_status", &["pane-status", "--window", "main:1"]),
+            ("panes", &["panes"]),
+        ] {
             group.bench_with_input(BenchmarkId::new(label, n), &n, |b, _| {
                 b.iter(|| {
                     let run = server.agentpane(args);
