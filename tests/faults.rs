@@ -495,6 +495,163 @@ fn tmux_missing_exits_3() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The watcher when its server dies hard.
+
+fn spawn_watcher(server: &TmuxServer) -> std::process::Child {
+    let mut cmd = std::process::Command::new(agentpane_bin());
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    for (k, v) in server.env() {
+        cmd.env(k, v);
+    }
+    cmd.args(["-L", &server.name, "watch", "--poll", "0.5"])
+        .args(["--no-notify", "--no-bell", "--no-message"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start watcher")
+}
+
+/// The watcher has published a non-empty `@agentpane_status`.
+fn published_status(server: &TmuxServer) -> bool {
+    let out = server.try_tmux(&["show", "-gv", "@agentpane_status"]);
+    out.status.success() && !out.stdout.trim_ascii().is_empty()
+}
+
+#[test]
+fn the_watcher_exits_cleanly_when_its_server_is_killed_hard() {
+    let server = TmuxServer::start();
+    server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    server.spawn(&FakeAgent::codex().fixture(CODEX_FIXTURE).in_dir("other"));
+    let mut watcher = spawn_watcher(&server);
+    wait_until(DEADLINE, "the watcher's status option", || {
+        published_status(&server)
+    });
+    let pid = server.tmux(&["display-message", "-p", "#{pid}"]);
+    // SIGKILL: no clean shutdown, the socket file stays behind.
+    assert!(std::process::Command::new("kill")
+        .args(["-9", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let end = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(s) = watcher.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > end {
+            let _ = watcher.kill();
+            panic!("the watcher outlived its server");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let mut stderr = String::new();
+    watcher
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    assert_eq!(status.code(), Some(0), "{stderr}");
+}
+
+// ---------------------------------------------------------------------------------------------
+// An unusable or corrupt state folder.
+
+/// Runs agentpane on `server` with `AGENTPANE_STATE_DIR` (and XDG) pointed at `state`.
+fn agentpane_with_state(server: &TmuxServer, state: &Path, args: &[&str]) -> common::Run {
+    let mut cmd = std::process::Command::new(agentpane_bin());
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    for (k, v) in server.env() {
+        cmd.env(k, v);
+    }
+    cmd.env("AGENTPANE_STATE_DIR", state)
+        .env("XDG_STATE_HOME", state)
+        .args(["-L", &server.name])
+        .args(args)
+        .stdin(std::process::Stdio::null());
+    let out = cmd.output().unwrap();
+    common::Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+#[test]
+fn a_state_folder_that_cannot_exist_degrades_status_and_fails_writers_clearly() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let expected = server.agentpane(&["status"]);
+    assert_eq!(expected.code, 0, "{expected:?}");
+    let blocker = server.path().join("not-a-folder");
+    std::fs::write(&blocker, b"x").unwrap();
+    // The status line never shows an error: same segment, exit 0.
+    let run = agentpane_with_state(&server, &blocker, &["status"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout, expected.stdout, "{run:?}");
+    let run = agentpane_with_state(&server, &blocker, &["pane-status", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    // Writers say what is wrong, in one line, and leave the file alone.
+    for args in [
+        &["watch"][..],
+        &[
+            "route",
+            &pane,
+            "%0",
+            "--transform",
+            "full-output",
+            "--queue",
+        ],
+    ] {
+        let run = agentpane_with_state(&server, &blocker, args);
+        assert!(!run.stderr.contains("panicked"), "{args:?}: {run:?}");
+        assert_ne!(run.code, 0, "{args:?}: {run:?}");
+        assert!(run.stderr.contains("not-a-folder"), "{args:?}: {run:?}");
+    }
+    assert_eq!(std::fs::read(&blocker).unwrap(), b"x");
+}
+
+#[test]
+fn corrupt_state_files_are_skipped_not_fatal() {
+    let server = TmuxServer::start();
+    server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let state = server.state_dir();
+    std::fs::create_dir_all(state.join("queue")).unwrap();
+    for (name, junk) in [
+        ("alerts.json", &b"{\"keys\": [tru"[..]),
+        ("observed.json", b"\0\0\xff"),
+        ("state.json", b"[]"),
+        ("queue/20260101-000000-000-1-0.json", b"{\"id\":"),
+        ("journal.jsonl", b"{\"id\":\"x\",\"outc\n\xff\n"),
+    ] {
+        std::fs::write(state.join(name), junk).unwrap();
+    }
+    let run = server.agentpane(&["status"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(!run.stdout.trim().is_empty(), "{run:?}");
+    let run = server.agentpane(&["route-queue", "--json"]);
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    let run = server.agentpane(&["route-queue", "--deliver", "--json"]);
+    assert!(!run.stderr.contains("panicked"), "{run:?}");
+    let mut watcher = spawn_watcher(&server);
+    wait_until(DEADLINE, "the watcher's status option", || {
+        published_status(&server)
+    });
+    assert!(watcher.try_wait().unwrap().is_none(), "the watcher runs");
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &watcher.id().to_string()])
+        .status();
+    let status = watcher.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+    // Its memory is whole JSON again.
+    let alerts = std::fs::read(state.join("alerts.json")).unwrap();
+    serde_json::from_slice::<serde_json::Value>(&alerts)
+        .unwrap_or_else(|e| panic!("alerts.json after a clean stop ({e})"));
+}
+
+// ---------------------------------------------------------------------------------------------
 // A pane closed between list and the next call.
 
 /// A fake tmux: `list-panes` answers with `listing`; every call naming a pane with `-t` fails
