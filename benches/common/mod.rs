@@ -16,18 +16,28 @@ pub const FIXTURE: &str =
 
 /// A transcript of about `mb` MiB: the fixture's own lines repeated, ending with the whole
 /// real file, so every size ends in the same real state. Smaller than the fixture: its last
-/// `mb` MiB from a line start.
+/// `mb` MiB from a line start. Every line is a whole line of the fixture (a full-file `jq -s`
+/// can parse it). Written to a temp file and renamed, with a `.ok` stamp beside it: a file
+/// without its stamp (an older generator cut one line in half) is built again.
 pub fn transcript_of(mb: u64) -> PathBuf {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/bench-data");
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join(format!("claude-{mb}mb.jsonl"));
-    let want = mb * 1024 * 1024;
-    let len = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
-    if len >= want.min(1 << 20) && len <= want + (4 << 20) {
+    let stamp = dir.join(format!("claude-{mb}mb.jsonl.ok"));
+    if stamp.exists() && path.exists() {
         return path;
     }
     let real = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join(FIXTURE)).unwrap();
-    let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+    let tmp = dir.join(format!(".claude-{mb}mb.jsonl.{}.tmp", std::process::id()));
+    let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp).unwrap());
+    write_transcript(&mut f, &real, mb * 1024 * 1024);
+    f.into_inner().unwrap().sync_all().unwrap();
+    std::fs::rename(&tmp, &path).unwrap();
+    std::fs::write(&stamp, b"whole lines\n").unwrap();
+    path
+}
+
+fn write_transcript(f: &mut impl Write, real: &[u8], want: u64) {
     if want < real.len() as u64 {
         let from = real.len() - want as usize;
         let start = real[from..]
@@ -35,27 +45,24 @@ pub fn transcript_of(mb: u64) -> PathBuf {
             .position(|&b| b == b'\n')
             .map_or(from, |i| from + i + 1);
         f.write_all(&real[start..]).unwrap();
-        f.flush().unwrap();
-        return path;
+        return;
     }
+    let filler_target = want - real.len() as u64;
     let mut written = 0u64;
-    let filler_target = want.saturating_sub(real.len() as u64);
     while written < filler_target {
         let take = (filler_target - written).min(real.len() as u64) as usize;
-        let cut = real[..take]
+        // Whole lines only; less than one line left: stop short of the target.
+        let Some(cut) = real[..take]
             .iter()
             .rposition(|&b| b == b'\n')
-            .map_or(take, |i| i + 1);
-        let cut = if cut == 0 { take } else { cut };
+            .map(|i| i + 1)
+        else {
+            break;
+        };
         f.write_all(&real[..cut]).unwrap();
-        if !real[..cut].ends_with(b"\n") {
-            f.write_all(b"\n").unwrap();
-        }
         written += cut as u64;
     }
-    f.write_all(&real).unwrap();
-    f.flush().unwrap();
-    path
+    f.write_all(real).unwrap();
 }
 
 /// `AGENTPANE_BENCH_SIZES_MB=1,100,1024` (the default) chooses the transcript sizes.
