@@ -144,7 +144,7 @@ fi
     echo "| append → \`@agentpane_pane_status\` updated ($SAMPLES appends) | p50 ${lat50} ms, p95 ${lat95} ms, max ${latmax} ms |"
     echo "| RSS with $AGENTS small transcripts | $((rss_small / 1024)) MB ($rss_small KiB) |"
     if [[ -n $big_row ]]; then
-        echo "| RSS after 1 GB appended to one watched transcript | $((rss_big / 1024)) MB ($rss_big KiB); peak (VmHWM) over the whole run $((hwm / 1024)) MB |"
+        echo "| RSS after 1 GB appended to one watched transcript | $((rss_big / 1024)) MB ($rss_big KiB); peak (VmHWM) over the whole run $((hwm / 1024)) MB ($hwm KiB) |"
         echo "| append → option updated on the 1 GB transcript ($SAMPLES appends) | p50 ${big50} ms, p95 ${big95} ms, max ${bigmax} ms |"
     fi
     echo
