@@ -421,3 +421,57 @@ fn jump_switches_the_client_to_the_pane_that_needs_you() {
     assert_eq!(current, done);
     assert_ne!(current, busy);
 }
+
+#[test]
+fn watcher_delivers_a_queued_route_when_the_destination_frees_up() {
+    let server = TmuxServer::start();
+    let src = server.new_window(
+        "sh -c 'printf \"route me please\\n\"; exec sleep 600'",
+        &server.work("src"),
+        &[],
+    );
+    wait_until(DEADLINE, "the source text", || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", &src])
+            .contains("route me please")
+    });
+    let codex = server.spawn(
+        &FakeAgent::codex()
+            .fixture("codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl"),
+    );
+    let watch = Watch::start(&server, &[]);
+    wait_until(DEADLINE, "codex working", || {
+        pane_opt(&server, &codex, "@agentpane_pane_status") == "working"
+    });
+    let queued = server.agentpane(&[
+        "route",
+        &src,
+        &codex,
+        "--transform",
+        "full-output",
+        "--queue",
+        "--json",
+    ]);
+    assert_eq!(queued.json()["outcome"], "queued", "{queued:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !server
+            .tmux(&["capture-pane", "-p", "-t", &codex])
+            .contains("route me please"),
+        "never into a working agent"
+    );
+    // The turn ends: the watcher sees it and delivers the queued text, once.
+    server.send_line(
+        &codex,
+        r#"line {"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"ok"}}"#,
+    );
+    wait_until(DEADLINE, "the queued route delivered", || {
+        server.agentpane(&["route-queue"]).stdout.is_empty()
+            && server
+                .tmux(&["capture-pane", "-p", "-t", &codex])
+                .contains("route me please")
+    });
+    let journal = std::fs::read_to_string(server.state_dir().join("journal.jsonl")).unwrap();
+    assert_eq!(journal.matches("\"delivered\"").count(), 1, "{journal}");
+    assert_eq!(watch.stop(), 0);
+}

@@ -213,11 +213,19 @@ impl Watcher {
         Ok(())
     }
 
-    /// Routing's spot in the loop: after every scan, with the fresh reports, the routing
-    /// queue and relays get their chance to deliver to panes whose agent became free. The
-    /// lead wires `route::deliver_queued` in here.
+    /// After every scan, with the fresh reports: queued routes whose destination became free
+    /// are delivered (SPEC §5; at most one per destination per scan, never twice).
     fn after_scan(&mut self, reports: &[PaneReport]) {
-        let _ = reports;
+        for d in crate::route::deliver_queued(&self.tmux, reports) {
+            log::line(&format!(
+                "queued route {} {} → {}: {:?}{}",
+                d.id,
+                d.src,
+                d.dst,
+                d.outcome,
+                d.detail.map(|x| format!(" ({x})")).unwrap_or_default()
+            ));
+        }
     }
 
     fn publish(&mut self, reports: &[PaneReport], now: Time) -> Result<(), TmuxError> {

@@ -285,12 +285,16 @@ impl TmuxServer {
     /// Waits until the fake agent in `pane` has written its start lines (it says so on its
     /// screen) and is resolvable (its session files exist).
     pub fn wait_for_agent(&self, pane: &str) {
-        wait_until(DEADLINE, &format!("the fake agent in {pane} to start"), || {
-            self.try_tmux(&["capture-pane", "-p", "-J", "-t", pane])
-                .stdout
-                .windows(b"fake ".len())
-                .any(|w| w == b"fake ")
-        });
+        wait_until(
+            DEADLINE,
+            &format!("the fake agent in {pane} to start"),
+            || {
+                self.try_tmux(&["capture-pane", "-p", "-J", "-t", pane])
+                    .stdout
+                    .windows(b"fake ".len())
+                    .any(|w| w == b"fake ")
+            },
+        );
         wait_until(DEADLINE, &format!("an agent transcript in {pane}"), || {
             let run = self.agentpane(&["resolve", pane, "--json"]);
             run.code == 0 && run.json()["transcript"].is_string()
