@@ -351,6 +351,15 @@ fn demo_shows_states_and_an_alert_then_cleans_up() {
         stdout.contains("alert: claude in demo:1.0 is your-turn"),
         "{stdout}"
     );
+    assert!(stdout.contains('⏸'), "the permission wait shows: {stdout}");
+    assert!(
+        stdout.contains("routed api's answer into notes (review template): delivered"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("notes now reads: Review the answer below from claude"),
+        "{stdout}"
+    );
     let socket = stdout
         .split_whitespace()
         .find(|w| w.starts_with("agentpane-demo-"))
