@@ -180,6 +180,9 @@ pub struct WatchArgs {
     /// Do not show alerts with `display-message`.
     #[arg(long)]
     pub no_message: bool,
+    /// Also alert for sessions a program drives (Codex `exec`, MCP, subagents).
+    #[arg(long)]
+    pub alert_machine: bool,
 }
 
 /// How the routed text is made from the source pane.
