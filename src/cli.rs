@@ -183,6 +183,12 @@ pub struct WatchArgs {
     /// Also alert for sessions a program drives (Codex `exec`, MCP, subagents).
     #[arg(long)]
     pub alert_machine: bool,
+    /// Seconds channel mail stays unread before it is pasted into a free agent's pane.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub channel_grace: f64,
+    /// Never paste channel mail into panes (unread counts are still shown).
+    #[arg(long)]
+    pub no_channel_delivery: bool,
 }
 
 /// How the routed text is made from the source pane.

@@ -4,79 +4,17 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use common::{
-    agentpane_bin, agentpane_without_server, wait_until, FakeAgent, TmuxServer, DEADLINE,
+    agentpane_bin, agentpane_without_server, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE,
 };
 
 /// A fixture whose single turn ends with `end_turn` (5 lines).
 const ENDS_TURN: &str = "claude/kvsankar-agent-history/session-01.jsonl";
 /// A prefix with a tool call waiting (working).
 const MID_TOOL: &str = "claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl";
-
-/// A watcher running in the background against a test server; killed on drop.
-struct Watch {
-    child: Child,
-    alerts: PathBuf,
-}
-
-impl Watch {
-    fn start(server: &TmuxServer, extra: &[&str]) -> Watch {
-        let alerts = server.path().join("alerts.jsonl");
-        let mut cmd = Command::new(agentpane_bin());
-        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-        for (k, v) in server.env() {
-            cmd.env(k, v);
-        }
-        let alert_cmd = format!("tee -a {}", alerts.display());
-        cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
-            .args(["--alert-command", &alert_cmd])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let child = cmd.spawn().expect("start watcher");
-        let w = Watch { child, alerts };
-        let snapshot = server.state_dir().join("state.json");
-        wait_until(DEADLINE, "the watcher's first scan", || snapshot.exists());
-        w
-    }
-
-    fn alerts(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.alerts)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("alert JSON"))
-            .collect()
-    }
-
-    /// Sends SIGTERM and waits for a clean exit.
-    fn stop(mut self) -> i32 {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        self.wait_exit()
-    }
-
-    fn wait_exit(&mut self) -> i32 {
-        let end = Instant::now() + DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait watcher") {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(Instant::now() < end, "watcher did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn global(server: &TmuxServer, name: &str) -> String {
     server.tmux(&["show-options", "-gqv", name])
