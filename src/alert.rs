@@ -71,12 +71,15 @@ pub enum Action {
 pub struct Config {
     /// How long a new state must hold before it is alerted.
     pub delay: Duration,
+    /// Alert for machine-driven sessions too (Codex `exec`, MCP, subagents); off by default.
+    pub machine: bool,
 }
 
 impl Default for Config {
     fn default() -> Config {
         Config {
             delay: Duration::from_secs(1),
+            machine: false,
         }
     }
 }
@@ -148,6 +151,11 @@ impl Engine {
         self.pending.values().map(|(_, due)| *due).min()
     }
 
+    /// Whether this report deserves an alert under this engine's configuration.
+    fn wants(&self, r: &PaneReport) -> bool {
+        wants_alert(&r.status) && (self.config.machine || !r.resolved.machine_driven)
+    }
+
     /// Alerts on display, by pane.
     pub fn shown(&self) -> impl Iterator<Item = &Alert> {
         self.shown.values()
@@ -163,7 +171,7 @@ impl Engine {
         let mut actions = Vec::new();
         if !self.baselined {
             for r in reports {
-                if wants_alert(&r.status) {
+                if self.wants(r) {
                     mem.remember(&alert_key(r), now, false);
                 }
             }
@@ -194,7 +202,7 @@ impl Engine {
         for r in reports {
             let pane = r.resolved.pane.pane_id.as_str();
             let key = alert_key(r);
-            let wanted = wants_alert(&r.status);
+            let wanted = self.wants(r);
             if r.resolved.pane.focused() {
                 if let Some(a) = self.shown.remove(pane) {
                     mem.mark_seen(&a.key, now);

@@ -180,6 +180,15 @@ pub struct WatchArgs {
     /// Do not show alerts with `display-message`.
     #[arg(long)]
     pub no_message: bool,
+    /// Also alert for sessions a program drives (Codex `exec`, MCP, subagents).
+    #[arg(long)]
+    pub alert_machine: bool,
+    /// Seconds channel mail stays unread before it is pasted into a free agent's pane.
+    #[arg(long, default_value_t = 10.0, value_name = "SECS")]
+    pub channel_grace: f64,
+    /// Never paste channel mail into panes (unread counts are still shown).
+    #[arg(long)]
+    pub no_channel_delivery: bool,
 }
 
 /// How the routed text is made from the source pane.

@@ -68,6 +68,9 @@ pub struct Resolved {
     pub steps: Vec<String>,
     /// The live session record (Claude Code), when one was read and belongs to the agent.
     pub record: Option<SessionRecord>,
+    /// A session driven by a program, not a person (Codex `exec`, MCP, subagent): not
+    /// alarmed by default (SPEC §3.5).
+    pub machine_driven: bool,
 }
 
 /// What a locator knows about the agent process.
@@ -227,6 +230,7 @@ impl Resolver {
                 pane.cwd
             )],
             record: None,
+            machine_driven: false,
         };
         if pane.dead {
             out.steps
@@ -323,6 +327,11 @@ impl Resolver {
             root: Some(root),
             command,
         });
+        out.machine_driven = m.kind == AgentKind::Codex
+            && found
+                .transcript
+                .as_deref()
+                .is_some_and(codex::machine_driven);
         out.transcript = found.transcript;
         out.via = found.via;
         out.session_id = found.session_id;

@@ -341,3 +341,28 @@ fn a_paced_fake_agent_writes_its_fixture_over_time() {
     let id = resolve(&server, &pane)["session_id"].clone();
     assert_eq!(first["sessionId"], id);
 }
+
+#[test]
+fn panes_work_without_a_utf8_locale() {
+    // cron, systemd units and `env -i` have no LANG: tmux must still keep our separators.
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let mut cmd = std::process::Command::new(common::agentpane_bin());
+    cmd.env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default());
+    for (k, v) in server.env() {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .args(["-L", &server.name, "panes", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(rows[0]["pane_id"], pane.as_str(), "{rows}");
+    assert_eq!(rows[0]["agent"], "claude");
+}

@@ -4,79 +4,17 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Stdio};
+use std::time::Duration;
 
 use common::{
-    agentpane_bin, agentpane_without_server, wait_until, FakeAgent, TmuxServer, DEADLINE,
+    agentpane_bin, agentpane_without_server, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE,
 };
 
 /// A fixture whose single turn ends with `end_turn` (5 lines).
 const ENDS_TURN: &str = "claude/kvsankar-agent-history/session-01.jsonl";
 /// A prefix with a tool call waiting (working).
 const MID_TOOL: &str = "claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl";
-
-/// A watcher running in the background against a test server; killed on drop.
-struct Watch {
-    child: Child,
-    alerts: PathBuf,
-}
-
-impl Watch {
-    fn start(server: &TmuxServer, extra: &[&str]) -> Watch {
-        let alerts = server.path().join("alerts.jsonl");
-        let mut cmd = Command::new(agentpane_bin());
-        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-        for (k, v) in server.env() {
-            cmd.env(k, v);
-        }
-        let alert_cmd = format!("tee -a {}", alerts.display());
-        cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
-            .args(["--alert-command", &alert_cmd])
-            .args(extra)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null());
-        let child = cmd.spawn().expect("start watcher");
-        let w = Watch { child, alerts };
-        let snapshot = server.state_dir().join("state.json");
-        wait_until(DEADLINE, "the watcher's first scan", || snapshot.exists());
-        w
-    }
-
-    fn alerts(&self) -> Vec<serde_json::Value> {
-        std::fs::read_to_string(&self.alerts)
-            .unwrap_or_default()
-            .lines()
-            .map(|l| serde_json::from_str(l).expect("alert JSON"))
-            .collect()
-    }
-
-    /// Sends SIGTERM and waits for a clean exit.
-    fn stop(mut self) -> i32 {
-        let pid = self.child.id().to_string();
-        let _ = Command::new("kill").args(["-TERM", &pid]).status();
-        self.wait_exit()
-    }
-
-    fn wait_exit(&mut self) -> i32 {
-        let end = Instant::now() + DEADLINE;
-        loop {
-            if let Some(status) = self.child.try_wait().expect("wait watcher") {
-                return status.code().unwrap_or(-1);
-            }
-            assert!(Instant::now() < end, "watcher did not exit");
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 fn global(server: &TmuxServer, name: &str) -> String {
     server.tmux(&["show-options", "-gqv", name])
@@ -351,6 +289,15 @@ fn demo_shows_states_and_an_alert_then_cleans_up() {
         stdout.contains("alert: claude in demo:1.0 is your-turn"),
         "{stdout}"
     );
+    assert!(stdout.contains('⏸'), "the permission wait shows: {stdout}");
+    assert!(
+        stdout.contains("routed api's answer into notes (review template): delivered"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("notes now reads: Review the answer below from claude"),
+        "{stdout}"
+    );
     let socket = stdout
         .split_whitespace()
         .find(|w| w.starts_with("agentpane-demo-"))
@@ -420,4 +367,58 @@ fn jump_switches_the_client_to_the_pane_that_needs_you() {
     let current = server.tmux(&["display-message", "-c", &client, "-p", "#{pane_id}"]);
     assert_eq!(current, done);
     assert_ne!(current, busy);
+}
+
+#[test]
+fn watcher_delivers_a_queued_route_when_the_destination_frees_up() {
+    let server = TmuxServer::start();
+    let src = server.new_window(
+        "sh -c 'printf \"route me please\\n\"; exec sleep 600'",
+        &server.work("src"),
+        &[],
+    );
+    wait_until(DEADLINE, "the source text", || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", &src])
+            .contains("route me please")
+    });
+    let codex = server.spawn(
+        &FakeAgent::codex()
+            .fixture("codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl"),
+    );
+    let watch = Watch::start(&server, &[]);
+    wait_until(DEADLINE, "codex working", || {
+        pane_opt(&server, &codex, "@agentpane_pane_status") == "working"
+    });
+    let queued = server.agentpane(&[
+        "route",
+        &src,
+        &codex,
+        "--transform",
+        "full-output",
+        "--queue",
+        "--json",
+    ]);
+    assert_eq!(queued.json()["outcome"], "queued", "{queued:?}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !server
+            .tmux(&["capture-pane", "-p", "-t", &codex])
+            .contains("route me please"),
+        "never into a working agent"
+    );
+    // The turn ends: the watcher sees it and delivers the queued text, once.
+    server.send_line(
+        &codex,
+        r#"line {"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"ok"}}"#,
+    );
+    wait_until(DEADLINE, "the queued route delivered", || {
+        server.agentpane(&["route-queue"]).stdout.is_empty()
+            && server
+                .tmux(&["capture-pane", "-p", "-t", &codex])
+                .contains("route me please")
+    });
+    let journal = std::fs::read_to_string(server.state_dir().join("journal.jsonl")).unwrap();
+    assert_eq!(journal.matches("\"delivered\"").count(), 1, "{journal}");
+    assert_eq!(watch.stop(), 0);
 }

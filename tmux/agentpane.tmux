@@ -23,6 +23,10 @@
 #   @agentpane-notify         on|off: desktop notifications via notify-send (default on)
 #   @agentpane-message        on|off: alerts via display-message (default on)
 #   @agentpane-jump-key       key (after the prefix) jumping to the most urgent pane (default A)
+#   @agentpane-route-key      key opening the menu that routes this pane's answer (default R)
+#   @agentpane-last-key       key showing this pane's last answer in a popup (default P)
+#
+# Each key option accepts `off` to leave that key alone.
 
 CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -118,10 +122,20 @@ main() {
 		tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
 	fi
 
-	local jump_key
-	jump_key="$(get_option @agentpane-jump-key A)"
-	if [ -n "$jump_key" ] && [ "$jump_key" != "off" ]; then
-		tmux bind-key "$jump_key" run-shell -b "$base jump --client '#{client_name}' >/dev/null 2>&1 || true"
+	local key
+	key="$(get_option @agentpane-jump-key A)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" run-shell -b "$base jump --client '#{client_name}' >/dev/null 2>&1 || true"
+	fi
+	# Route the focused pane's answer: a display-menu of the other agent panes with their state.
+	key="$(get_option @agentpane-route-key R)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" run-shell -b "$base route-menu '#{pane_id}'"
+	fi
+	# The focused pane's last answer in a popup (q closes).
+	key="$(get_option @agentpane-last-key P)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" display-popup -w 80% -h 60% -T " last answer " -E "$base last '#{pane_id}' 2>&1 | less -R"
 	fi
 }
 

@@ -217,3 +217,31 @@ fn alert_json_has_the_documented_fields() {
     assert_eq!(v["state"], "your-turn");
     assert_eq!(a.message(), "claude in s:1.1: your turn");
 }
+
+#[test]
+fn machine_driven_sessions_alert_only_when_asked() {
+    let machine = |r: PaneReport| {
+        let mut r = r;
+        r.resolved.machine_driven = true;
+        r
+    };
+    let mut run = Run::new();
+    run.step(&[machine(report(1, 1, State::Working, 0))], 0);
+    let done = machine(report(1, 1, State::YourTurn, 10));
+    assert!(run.delivered(&[done.clone()], 10).is_empty());
+    assert!(
+        run.delivered(&[done.clone()], 12).is_empty(),
+        "codex exec is not alarmed"
+    );
+
+    let mut opted_in = Run {
+        engine: Engine::new(Config {
+            machine: true,
+            ..Config::default()
+        }),
+        mem: AlertMemory::default(),
+    };
+    opted_in.step(&[machine(report(1, 1, State::Working, 0))], 0);
+    opted_in.step(&[done.clone()], 10);
+    assert_eq!(opted_in.delivered(&[done], 12), ["%1"]);
+}

@@ -423,6 +423,31 @@ fn channel_ids() -> Result<Vec<String>> {
 /// needs to show "2 unread" on a pane or deliver a message there. Unreadable channels are
 /// left out.
 pub fn pane_members() -> Result<Vec<PaneMember>> {
+    Ok(pane_mail()?
+        .into_iter()
+        .map(|m| PaneMember {
+            unread: m.messages.len(),
+            channel: m.channel,
+            member: m.member,
+            pane: m.pane,
+        })
+        .collect())
+}
+
+/// A pane-bound member's unread messages (what the watcher delivers into its pane).
+#[derive(Debug, Clone)]
+pub struct PaneMail {
+    pub channel: String,
+    pub member: String,
+    /// tmux pane id.
+    pub pane: String,
+    /// From others, to this member or to all, oldest first.
+    pub messages: Vec<Message>,
+}
+
+/// Every pane-bound member with its unread messages (empty lists included, so a display can
+/// clear). Unreadable channels are left out.
+pub fn pane_mail() -> Result<Vec<PaneMail>> {
     let mut out = Vec::new();
     for id in channel_ids()? {
         let Ok(ch) = ChannelDir::open(&id) else {
@@ -436,13 +461,33 @@ pub fn pane_members() -> Result<Vec<PaneMember>> {
             let Ok(unread) = unread_in(&ch, member) else {
                 continue;
             };
-            out.push(PaneMember {
+            out.push(PaneMail {
                 channel: id.clone(),
                 member: member.clone(),
                 pane: pane.clone(),
-                unread: unread.messages.len(),
+                messages: unread.messages,
             });
         }
+    }
+    Ok(out)
+}
+
+/// Every `ESCALATED` close in every channel, with its channel id. Unreadable channels are
+/// left out.
+pub fn escalations() -> Result<Vec<(String, Message)>> {
+    let mut out = Vec::new();
+    for id in channel_ids()? {
+        let Ok(ch) = ChannelDir::open(&id) else {
+            continue;
+        };
+        let Ok(listing) = ch.list(None) else { continue };
+        out.extend(
+            listing
+                .messages
+                .into_iter()
+                .filter(Message::is_escalation)
+                .map(|m| (id.clone(), m)),
+        );
     }
     Ok(out)
 }

@@ -26,9 +26,16 @@ struct Actor {
     fixture: (&'static str, &'static str),
     pace_ms: u64,
     start: &'static str,
+    /// A recorded screen the agent paints (file name, content).
+    screen: Option<(&'static str, &'static str)>,
 }
 
-const ACTORS: [Actor; 4] = [
+/// The plain pane the first finished answer is routed into.
+const NOTES: &str = "notes";
+/// The agent whose answer is routed there once its turn ends.
+const ROUTED_FROM: &str = "api";
+
+const ACTORS: [Actor; 5] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -38,6 +45,7 @@ const ACTORS: [Actor; 4] = [
         ),
         pace_ms: 2000,
         start: "0",
+        screen: None,
     },
     Actor {
         window: "web",
@@ -48,6 +56,7 @@ const ACTORS: [Actor; 4] = [
         ),
         pace_ms: 1400,
         start: "0",
+        screen: None,
     },
     Actor {
         window: "docs",
@@ -60,6 +69,7 @@ const ACTORS: [Actor; 4] = [
         ),
         pace_ms: 600,
         start: "0",
+        screen: None,
     },
     Actor {
         window: "review",
@@ -70,6 +80,23 @@ const ACTORS: [Actor; 4] = [
         ),
         pace_ms: 0,
         start: "all",
+        screen: None,
+    },
+    Actor {
+        window: "infra",
+        agent: "claude",
+        fixture: (
+            "claude-awaiting-permission.jsonl",
+            include_str!(
+                "../../fixtures/real/claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"
+            ),
+        ),
+        pace_ms: 0,
+        start: "all",
+        screen: Some((
+            "claude-permission-screen.txt",
+            include_str!("../../fixtures/panes/claude/claudeless-2.1.12-permission-bash.txt"),
+        )),
     },
 ];
 
@@ -110,11 +137,13 @@ impl World {
                 .with_context(|| format!("cannot create {}", link.display()))?;
         }
         for actor in &ACTORS {
-            let (name, text) = actor.fixture;
-            std::fs::write(root.join("fixtures").join(name), text)
-                .with_context(|| format!("cannot write the demo fixture {name}"))?;
+            for (name, text) in std::iter::once(actor.fixture).chain(actor.screen) {
+                std::fs::write(root.join("fixtures").join(name), text)
+                    .with_context(|| format!("cannot write the demo fixture {name}"))?;
+            }
             paths::ensure_private_dir(&root.join("work").join(actor.window))?;
         }
+        paths::ensure_private_dir(&root.join("work").join(NOTES))?;
         let socket = format!("agentpane-demo-{pid}");
         let tmux = Tmux::new(Socket::Name(socket.clone()));
         Ok(World { root, socket, tmux })
@@ -196,6 +225,11 @@ impl World {
                 args.push("-e".into());
                 args.push(format!("AGENTPANE_FAKE_PACE_MS={}", actor.pace_ms));
             }
+            if let Some((name, _)) = actor.screen {
+                args.push("-e".into());
+                let screen = self.root.join("fixtures").join(name);
+                args.push(format!("AGENTPANE_FAKE_SCREEN={}", screen.display()));
+            }
             args.push(
                 self.root
                     .join("bin")
@@ -206,7 +240,60 @@ impl World {
             self.cmd(&args)
                 .with_context(|| format!("cannot start the demo agent `{}`", actor.window))?;
         }
+        let notes = self.root.join("work").join(NOTES);
+        let mut args: Vec<String> = ["new-window", "-d", "-t", "demo:", "-n", NOTES, "-c"]
+            .map(String::from)
+            .to_vec();
+        args.push(notes.to_string_lossy().into_owned());
+        args.push("cat".into());
+        self.cmd(&args)
+            .context("cannot start the demo's notes pane")?;
         Ok(())
+    }
+
+    /// The first line the notes pane shows (what the routed text starts with).
+    fn notes_head(&self) -> Option<String> {
+        let text = self
+            .tmux
+            .cmd(&["capture-pane", "-p", "-J", "-t", &format!("demo:{NOTES}")])
+            .ok()?;
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        Some(line.chars().take(100).collect())
+    }
+
+    /// Routes `ROUTED_FROM`'s answer into the notes pane with the review template, through
+    /// the real `route` command (paste, verify, Enter); a one-line account of what happened.
+    fn route_answer(&self) -> String {
+        let exe = match std::env::current_exe() {
+            Ok(exe) => exe,
+            Err(e) => return format!("cannot find the agentpane binary: {e}"),
+        };
+        let state = self.root.join("state");
+        let env = [
+            format!("AGENTPANE_STATE_DIR={}", state.display()),
+            format!("HOME={}", self.root.join("home").display()),
+            format!("CLAUDE_CONFIG_DIR={}", self.root.join("claude").display()),
+            format!("CODEX_HOME={}", self.root.join("codex").display()),
+            format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
+        ];
+        let src = format!("demo:{ROUTED_FROM}");
+        let dst = format!("demo:{NOTES}");
+        let mut args: Vec<String> = vec!["-i".into()];
+        args.extend(env);
+        args.push(exe.to_string_lossy().into_owned());
+        args.extend(["-L".into(), self.socket.clone(), "route".into(), src, dst]);
+        args.extend(["--template", "review", "--json"].map(String::from));
+        // `env -i` gives the route command the demo's private world and nothing of the user's.
+        match crate::exec::run("env", &args, None, Duration::from_secs(15)) {
+            Ok(out) => {
+                let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+                format!(
+                    "↪ routed {ROUTED_FROM}'s answer into {NOTES} (review template): {}",
+                    v["outcome"].as_str().unwrap_or("done")
+                )
+            }
+            Err(e) => format!("↪ routing {ROUTED_FROM} → {NOTES} failed: {e}"),
+        }
     }
 
     /// The status segment and each window's glyph, as the watcher published them.
@@ -284,6 +371,18 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
     let until = Duration::from_secs_f64(args.seconds);
     let mut last = String::new();
     let mut alerts_seen = 0usize;
+    let mut routed = false;
+    let routed_from = world
+        .tmux
+        .cmd(&[
+            "display-message",
+            "-p",
+            "-t",
+            &format!("demo:{ROUTED_FROM}"),
+            "#{pane_id}",
+        ])
+        .ok()
+        .map(|s| s.trim().to_string());
     while !stop.load(Ordering::SeqCst) && !enter.load(Ordering::SeqCst) {
         if !args.keep && started.elapsed() >= until {
             break;
@@ -295,8 +394,15 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
                 last = view;
             }
         }
-        for alert in new_alerts(&world.root.join("alerts.jsonl"), &mut alerts_seen) {
+        for (pane, alert) in new_alerts(&world.root.join("alerts.jsonl"), &mut alerts_seen) {
             println!("[{t:5.1}s] 🔔 alert: {alert}");
+            if !routed && Some(&pane) == routed_from.as_ref() {
+                routed = true;
+                println!("[{t:5.1}s] {}", world.route_answer());
+                if let Some(first) = world.notes_head() {
+                    println!("         {NOTES} now reads: {first}");
+                }
+            }
         }
         std::thread::sleep(Duration::from_millis(200));
     }
@@ -319,8 +425,9 @@ fn alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// Alerts the watcher's `--alert-command` appended since the last call, as one-line texts.
-fn new_alerts(path: &Path, seen: &mut usize) -> Vec<String> {
+/// Alerts the watcher's `--alert-command` appended since the last call: (pane id, one-line
+/// text).
+fn new_alerts(path: &Path, seen: &mut usize) -> Vec<(String, String)> {
     let Ok(text) = std::fs::read_to_string(path) else {
         return Vec::new();
     };
@@ -332,9 +439,10 @@ fn new_alerts(path: &Path, seen: &mut usize) -> Vec<String> {
         let agent = v["agent"].as_str().unwrap_or("agent");
         let target = v["target"].as_str().unwrap_or("?");
         let state = v["state"].as_str().unwrap_or("?");
-        Some(format!("{agent} in {target} is {state}"))
+        let pane = v["pane"].as_str().unwrap_or_default().to_string();
+        Some((pane, format!("{agent} in {target} is {state}")))
     });
-    let out: Vec<String> = fresh.collect();
+    let out: Vec<(String, String)> = fresh.collect();
     *seen = lines.len();
     out
 }

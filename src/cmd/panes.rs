@@ -193,7 +193,9 @@ fn chain_text(report: &PaneReport, now: Time) -> String {
 
 pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     let now = Utc::now();
-    let reports = scan::scan(&ctx.tmux(), now)?;
+    // With the observation memory, as `status` does: `stalled` and acknowledged turns agree.
+    let reports =
+        crate::memory::remembered_scan(&ctx.tmux(), now, &crate::state::Windows::default())?;
     if args.json {
         let rows: Vec<PaneRow> = reports.iter().map(PaneRow::new).collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);

@@ -68,6 +68,15 @@ pub fn pane_status(args: PaneStatusArgs, ctx: &Context) -> Result<i32> {
         summaries.retain(|w| &w.window_id == id);
     }
     if args.json {
+        // Channel mail per pane, for the popup detail.
+        let unread = crate::channel::pane_members().unwrap_or_default();
+        for pane in summaries.iter_mut().flat_map(|w| w.panes.iter_mut()) {
+            pane.unread = unread
+                .iter()
+                .filter(|m| m.pane == pane.pane_id)
+                .map(|m| m.unread)
+                .sum();
+        }
         println!("{}", serde_json::to_string_pretty(&summaries)?);
     } else if window.is_some() {
         if let Some(glyph) = summaries

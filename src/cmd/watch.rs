@@ -30,6 +30,7 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
         icons: icons(args.icons.as_deref()),
         alert: crate::alert::Config {
             delay: seconds("alert-delay", args.alert_delay)?,
+            machine: args.alert_machine,
         },
         sinks: SinkConfig {
             socket: ctx.socket.clone(),
@@ -44,6 +45,9 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
             timeout: seconds("alert-timeout", args.alert_timeout)?,
         },
         windows: Default::default(),
+        channel_grace: (!args.no_channel_delivery)
+            .then(|| seconds("channel-grace", args.channel_grace))
+            .transpose()?,
     };
     watch::run(opts)
 }

@@ -48,6 +48,7 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
                 command: "claude".into(),
             }),
             transcript: Some(PathBuf::from(format!("/t/{pane}.jsonl"))),
+            machine_driven: false,
             via: Via::SessionRecord,
             session_id: None,
             steps: Vec::new(),

@@ -25,6 +25,8 @@ pub struct PaneDetail {
     pub transcript: Option<PathBuf>,
     pub source: Source,
     pub glyph: String,
+    /// Unread channel messages for the member bound to this pane (SPEC §8).
+    pub unread: usize,
 }
 
 /// One window: its most urgent agent state and its agent panes.
@@ -59,6 +61,7 @@ pub fn pane_detail(r: &PaneReport, icons: &Icons) -> PaneDetail {
         transcript: r.resolved.transcript.clone(),
         source: r.source,
         glyph: icons.glyph(s.state, s.seen).to_string(),
+        unread: 0,
     }
 }
 

@@ -28,7 +28,7 @@ pub enum Socket {
 }
 
 impl Socket {
-    /// The global flags that select this server.
+    /// The global flags that select this server (the same for tmux and agentpane).
     pub fn args(&self) -> Vec<String> {
         match self {
             Socket::Default => Vec::new(),
@@ -65,7 +65,11 @@ pub struct ProcessRunner {
 
 impl Runner for ProcessRunner {
     fn run(&self, args: &[String], stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
-        let mut all = self.socket.args();
+        // `-u`: without a UTF-8 locale (cron, systemd, `env -i`) tmux rewrites control
+        // characters in its output — our `list-panes` field separator among them — and
+        // mangles non-ASCII names.
+        let mut all = vec!["-u".to_string()];
+        all.extend(self.socket.args());
         all.extend(args.iter().cloned());
         match exec::run("tmux", &all, stdin, self.timeout) {
             Ok(out) => Ok(out.stdout),

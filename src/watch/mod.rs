@@ -4,6 +4,7 @@
 
 pub mod lock;
 pub mod log;
+pub mod mail;
 pub mod publish;
 pub mod sinks;
 pub mod snapshot;
@@ -45,6 +46,8 @@ pub struct WatchOptions {
     pub alert: alert::Config,
     pub sinks: SinkConfig,
     pub windows: Windows,
+    /// Channel mail unread this long is pasted into a free agent's pane; `None`: never.
+    pub channel_grace: Option<Duration>,
 }
 
 /// Why the loop ended.
@@ -88,6 +91,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         observed_saved: Instant::now(),
         published: Options::new(),
         snapshot: None,
+        mail: mail::Mail::default(),
         socket_path: PathBuf::from(&socket_path),
         tmux,
         fs,
@@ -115,6 +119,7 @@ struct Watcher {
     observed_saved: Instant,
     published: Options,
     snapshot: Option<Snapshot>,
+    mail: mail::Mail,
 }
 
 impl Watcher {
@@ -213,11 +218,38 @@ impl Watcher {
         Ok(())
     }
 
-    /// Routing's spot in the loop: after every scan, with the fresh reports, the routing
-    /// queue and relays get their chance to deliver to panes whose agent became free. The
-    /// lead wires `route::deliver_queued` in here.
+    /// After every scan, with the fresh reports: channel mail (unread counts, mail nobody read
+    /// queued for a free agent, escalations told to the human), then queued routes whose
+    /// destination became free are delivered (SPEC §5, §8; at most one per destination per
+    /// scan, never twice).
     fn after_scan(&mut self, reports: &[PaneReport]) {
-        let _ = reports;
+        let now = chrono::Utc::now();
+        let server = self.socket_path.to_string_lossy().into_owned();
+        let (changes, lines) = self
+            .mail
+            .step(reports, &server, now, self.opts.channel_grace);
+        for line in lines {
+            log::line(&line);
+        }
+        if let Err(e) = self.tmux.set_options(&changes) {
+            log::line(&format!("unread counts not published: {e}"));
+        }
+        for text in mail::escalations(&mut self.alerts, now) {
+            log::line(&text);
+            if let Err(e) = self.tmux.display_message(None, &text) {
+                log::line(&format!("escalation not shown: {e}"));
+            }
+        }
+        for d in crate::route::deliver_queued(&self.tmux, reports) {
+            log::line(&format!(
+                "queued route {} {} → {}: {:?}{}",
+                d.id,
+                d.src,
+                d.dst,
+                d.outcome,
+                d.detail.map(|x| format!(" ({x})")).unwrap_or_default()
+            ));
+        }
     }
 
     fn publish(&mut self, reports: &[PaneReport], now: Time) -> Result<(), TmuxError> {

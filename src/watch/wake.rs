@@ -57,6 +57,14 @@ pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path) -> bool {
 pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> BTreeSet<PathBuf> {
     let mut out = BTreeSet::new();
     out.insert(state_dir.to_path_buf());
+    // A route queued for a busy pane: worth a look at once (its target may be free by now).
+    out.insert(state_dir.join("queue"));
+    // Channel mail: new channels and new messages (unread counts, delivery, escalations).
+    let channels = state_dir.join("channels");
+    if let Ok(entries) = std::fs::read_dir(&channels) {
+        out.extend(entries.flatten().map(|e| e.path().join("messages")));
+    }
+    out.insert(channels);
     if let Some(dir) = socket_path.parent() {
         out.insert(dir.to_path_buf());
     }

@@ -12,7 +12,7 @@
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
@@ -282,8 +282,19 @@ impl TmuxServer {
         pane
     }
 
-    /// Waits until the agent in `pane` is resolvable (its session files exist).
+    /// Waits until the fake agent in `pane` has written its start lines (it says so on its
+    /// screen) and is resolvable (its session files exist).
     pub fn wait_for_agent(&self, pane: &str) {
+        wait_until(
+            DEADLINE,
+            &format!("the fake agent in {pane} to start"),
+            || {
+                self.try_tmux(&["capture-pane", "-p", "-J", "-t", pane])
+                    .stdout
+                    .windows(b"fake ".len())
+                    .any(|w| w == b"fake ")
+            },
+        );
         wait_until(DEADLINE, &format!("an agent transcript in {pane}"), || {
             let run = self.agentpane(&["resolve", pane, "--json"]);
             run.code == 0 && run.json()["transcript"].is_string()
@@ -305,8 +316,16 @@ impl TmuxServer {
 
     /// Runs `agentpane -L name ARGS` with the server's environment.
     pub fn agentpane(&self, args: &[&str]) -> Run {
-        let out = self
-            .command(agentpane_bin())
+        self.agentpane_env(&[], args)
+    }
+
+    /// [`agentpane`](Self::agentpane) with extra environment (e.g. `TMUX_PANE`).
+    pub fn agentpane_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
+        let mut cmd = self.command(agentpane_bin());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
             .args(["-L", &self.name])
             .args(args)
             .output()
@@ -334,4 +353,66 @@ pub fn agentpane_without_server(args: &[&str]) -> Run {
         .output()
         .expect("run agentpane");
     Run::from(out)
+}
+
+/// A watcher running in the background against a test server; killed on drop.
+pub struct Watch {
+    pub child: Child,
+    pub alerts: PathBuf,
+}
+
+impl Watch {
+    pub fn start(server: &TmuxServer, extra: &[&str]) -> Watch {
+        let alerts = server.path().join("alerts.jsonl");
+        let mut cmd = Command::new(agentpane_bin());
+        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        for (k, v) in server.env() {
+            cmd.env(k, v);
+        }
+        let alert_cmd = format!("tee -a {}", alerts.display());
+        cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
+            .args(["--alert-command", &alert_cmd])
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        let child = cmd.spawn().expect("start watcher");
+        let w = Watch { child, alerts };
+        let snapshot = server.state_dir().join("state.json");
+        wait_until(DEADLINE, "the watcher's first scan", || snapshot.exists());
+        w
+    }
+
+    pub fn alerts(&self) -> Vec<serde_json::Value> {
+        std::fs::read_to_string(&self.alerts)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("alert JSON"))
+            .collect()
+    }
+
+    /// Sends SIGTERM and waits for a clean exit.
+    pub fn stop(mut self) -> i32 {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        self.wait_exit()
+    }
+
+    pub fn wait_exit(&mut self) -> i32 {
+        let end = Instant::now() + DEADLINE;
+        loop {
+            if let Some(status) = self.child.try_wait().expect("wait watcher") {
+                return status.code().unwrap_or(-1);
+            }
+            assert!(Instant::now() < end, "watcher did not exit");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }

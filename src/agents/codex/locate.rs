@@ -48,6 +48,30 @@ pub fn session_id_of(path: &Path) -> Option<String> {
         .then(|| id.to_string())
 }
 
+/// True when the rollout's `session_meta.source` says a program drives the session (`exec`,
+/// `mcp`, a subagent) rather than a person at the TUI. Reads only the head of the first line.
+pub fn machine_driven(path: &Path) -> bool {
+    use std::io::Read;
+    let mut head = vec![0u8; 64 * 1024];
+    let n = match std::fs::File::open(path).and_then(|mut f| f.read(&mut head)) {
+        Ok(n) => n,
+        Err(_) => return false,
+    };
+    let head = &head[..n];
+    let first = head.split(|&b| b == b'\n').next().unwrap_or(head);
+    if crate::agents::fields::scan_str(first, "type") != Some("session_meta") {
+        return false;
+    }
+    let subagent = first
+        .windows(br#""source":{"subagent""#.len())
+        .any(|w| w == br#""source":{"subagent""#);
+    subagent
+        || matches!(
+            crate::agents::fields::scan_str(first, "source"),
+            Some("exec" | "mcp" | "subagent")
+        )
+}
+
 /// Finds the rollout of the codex process `t`; `now` bounds the day folders searched.
 pub fn locate(t: &Target, now: DateTime<Utc>, steps: &mut Vec<String>) -> Found {
     let mut found = Found::default();
@@ -141,6 +165,31 @@ mod tests {
         assert_eq!(session_id_of(Path::new("/h/rollout-x.jsonl")), None);
         assert!(is_rollout(p));
         assert!(!is_rollout(Path::new("/h/history.jsonl")));
+    }
+
+    #[test]
+    fn exec_and_subagent_sessions_are_machine_driven() {
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, line: &str| {
+            let p = dir.path().join(name);
+            std::fs::write(&p, format!("{line}\n{{\"type\":\"event_msg\"}}\n")).unwrap();
+            p
+        };
+        let exec = write(
+            "a",
+            r#"{"timestamp":"t","type":"session_meta","payload":{"id":"x","cwd":"/w","source":"exec"}}"#,
+        );
+        let sub = write(
+            "b",
+            r#"{"type":"session_meta","payload":{"source":{"subagent":"review"}}}"#,
+        );
+        let cli = write("c", r#"{"type":"session_meta","payload":{"source":"cli"}}"#);
+        let other = write("d", r#"{"type":"event_msg","payload":{"source":"exec"}}"#);
+        assert!(machine_driven(&exec));
+        assert!(machine_driven(&sub));
+        assert!(!machine_driven(&cli));
+        assert!(!machine_driven(&other));
+        assert!(!machine_driven(&dir.path().join("missing")));
     }
 
     #[test]

@@ -1,0 +1,89 @@
+//! The TPM plugin (`agentpane.tmux` → `tmux/agentpane.tmux`) on a private server: it rewrites
+//! the placeholders into the watcher's options (or `#()` calls without the watcher), starts one
+//! watcher, and binds the jump, route and last-answer keys.
+
+mod common;
+
+use common::{wait_until, TmuxServer, DEADLINE};
+
+fn plugin() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/agentpane.tmux").to_string()
+}
+
+fn setup(server: &TmuxServer, watch: &str) {
+    server.tmux(&["set", "-g", "@agentpane-bin", common::agentpane_bin()]);
+    server.tmux(&["set", "-g", "@agentpane-watch", watch]);
+    server.tmux(&["set", "-g", "status-right", "#{agentpane_status} %H:%M"]);
+    server.tmux(&[
+        "set",
+        "-g",
+        "window-status-format",
+        "#I:#W#{agentpane_window_status}",
+    ]);
+    server.tmux(&["run-shell", &plugin()]);
+}
+
+#[test]
+fn plugin_interpolates_options_starts_one_watcher_and_binds_keys() {
+    let server = TmuxServer::start();
+    setup(&server, "on");
+    assert_eq!(
+        server.tmux(&["show", "-gv", "status-right"]),
+        "#{@agentpane_status} %H:%M"
+    );
+    assert!(server
+        .tmux(&["show", "-gv", "window-status-format"])
+        .contains("#{@agentpane_window_status}"));
+    wait_until(DEADLINE, "the watcher's lock", || {
+        std::fs::read_dir(server.state_dir())
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.file_name().to_string_lossy().contains("watch"))
+            })
+            .unwrap_or(false)
+    });
+    // Sourcing the plugin again starts no second watcher (the lock) and changes nothing.
+    server.tmux(&["run-shell", &plugin()]);
+    assert_eq!(
+        server.tmux(&["show", "-gv", "status-right"]),
+        "#{@agentpane_status} %H:%M"
+    );
+    let keys = server.tmux(&["list-keys", "-T", "prefix"]);
+    for (key, what) in [
+        (" A ", "jump"),
+        (" R ", "route-menu"),
+        (" P ", "display-popup"),
+    ] {
+        assert!(
+            keys.lines().any(|l| l.contains(key) && l.contains(what)),
+            "{key} → {what} missing in:\n{keys}"
+        );
+    }
+}
+
+#[test]
+fn plugin_without_watcher_uses_status_commands() {
+    let server = TmuxServer::start();
+    setup(&server, "off");
+    let right = server.tmux(&["show", "-gv", "status-right"]);
+    assert!(
+        right.starts_with("#(") && right.contains(" status"),
+        "{right}"
+    );
+    let window = server.tmux(&["show", "-gv", "window-status-format"]);
+    assert!(
+        window.contains("pane-status --window #{window_id}"),
+        "{window}"
+    );
+}
+
+#[test]
+fn keys_can_be_turned_off() {
+    let server = TmuxServer::start();
+    server.tmux(&["set", "-g", "@agentpane-route-key", "off"]);
+    server.tmux(&["set", "-g", "@agentpane-last-key", "off"]);
+    setup(&server, "off");
+    let keys = server.tmux(&["list-keys", "-T", "prefix"]);
+    assert!(!keys.contains("route-menu"), "{keys}");
+    assert!(!keys.contains("agentpane last"), "{keys}");
+}
