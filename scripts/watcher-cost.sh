@@ -51,18 +51,24 @@ done
 # Fields 14-17 of /proc/PID/stat: utime stime cutime cstime (clock ticks). The command name
 # (field 2) has no spaces here.
 ticks() { awk '{ print $14 + $15, $16 + $17 }' "/proc/$WATCHER/stat"; }
+# Nanoseconds on CPU, summed over the watcher's threads (/proc/PID/task/*/schedstat, field 1):
+# the same CPU time as utime+stime without the 10 ms tick granularity.
+sched_ns() { cat /proc/"$WATCHER"/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'; }
 kib() { awk -v k="$1" '$1 == k":" { print $2 }' "/proc/$WATCHER/status"; }
 
 # ---- 1. idle CPU ---------------------------------------------------------------------------
 sleep 3 # let the start-up scans settle
 read -r own0 kids0 < <(ticks)
+ns0=$(sched_ns)
 t0=$(date +%s%N)
 echo "watcher-cost: idle for ${IDLE_SECS}s with $AGENTS sessions" >&2
 sleep "$IDLE_SECS"
 read -r own1 kids1 < <(ticks)
+ns1=$(sched_ns)
 t1=$(date +%s%N)
 wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", (b - a) / 1e9 }')
 own_ms=$(((own1 - own0) * 1000 / HZ))
+sched_ms=$(awk -v a="$ns0" -v b="$ns1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
 kids_ms=$(((kids1 - kids0) * 1000 / HZ))
 pct() { awk -v ms="$1" -v w="$wall" 'BEGIN { printf "%.3f", ms / 10 / w }'; }
 rss_small=$(kib VmRSS)
@@ -140,6 +146,7 @@ fi
     echo "| watcher (\`agentpane watch\`, default 5 s safety poll, $AGENTS fake agent sessions) | result |"
     echo "|---|---|"
     echo "| idle CPU, ${wall} s: watcher's own utime+stime | ${own_ms} ms = $(pct "$own_ms") % of one core |"
+    echo "| idle CPU, same window: watcher's threads on CPU (schedstat, ns precision) | ${sched_ms} ms = $(pct "$sched_ms") % |"
     echo "| idle CPU, same window: tmux clients it spawned (cutime+cstime) | ${kids_ms} ms = $(pct "$kids_ms") % |"
     echo "| append → \`@agentpane_pane_status\` updated ($SAMPLES appends) | p50 ${lat50} ms, p95 ${lat95} ms, max ${latmax} ms |"
     echo "| RSS with $AGENTS small transcripts | $((rss_small / 1024)) MB ($rss_small KiB) |"
