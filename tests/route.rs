@@ -387,6 +387,26 @@ fn capture_fixtures_yield_their_last_answer() {
 }
 
 /// Appends a Codex `task_complete` to the fake in `pane` (its turn ends with `message`).
+/// Two fake Codex panes in the middle of a turn (working).
+fn two_working_codex(server: &TmuxServer) -> (String, String) {
+    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
+    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
+    for pane in [&a, &b] {
+        wait_for("codex working", DEADLINE, || {
+            server.agentpane(&["resolve", pane, "--json"]).json()["state"] == "working"
+        });
+    }
+    (a, b)
+}
+
+/// How many deliveries the journal records.
+fn delivered_count(server: &TmuxServer) -> usize {
+    outcomes(server)
+        .iter()
+        .filter(|o| *o == "delivered")
+        .count()
+}
+
 fn codex_completes(server: &TmuxServer, pane: &str, turn: &str, message: &str) {
     let line = serde_json::json!({
         "timestamp": "2026-01-01T00:00:00Z",
@@ -399,13 +419,7 @@ fn codex_completes(server: &TmuxServer, pane: &str, turn: &str, message: &str) {
 #[test]
 fn relay_alternates_then_escalates_after_the_round_limit() {
     let server = TmuxServer::start();
-    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
-    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
-    for pane in [&a, &b] {
-        wait_for("codex working", DEADLINE, || {
-            server.agentpane(&["resolve", pane, "--json"]).json()["state"] == "working"
-        });
-    }
+    let (a, b) = two_working_codex(&server);
     let log = server.path().join("relay.log");
     let mut relay = std::process::Command::new(common::agentpane_bin());
     relay
@@ -443,13 +457,7 @@ fn relay_alternates_then_escalates_after_the_round_limit() {
         capture(&server, &b).contains("QUESTION-FROM-A")
     });
     // The journal line is written after Enter: only then may the test type into B again.
-    let delivered = |n: usize| {
-        outcomes(&server)
-            .iter()
-            .filter(|o| *o == "delivered")
-            .count()
-            == n
-    };
+    let delivered = |n: usize| delivered_count(&server) == n;
     wait_for("A's answer submitted", DEADLINE, || delivered(1));
     // B's reply goes back to A.
     codex_completes(&server, &b, "b2", "REPLY-FROM-B lib.rs parses input");
@@ -561,13 +569,7 @@ fn ai_transform_sends_the_command_output_and_nothing_on_failure() {
 #[test]
 fn relay_runs_inside_the_watcher_and_escalates_there() {
     let server = TmuxServer::start();
-    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
-    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
-    for pane in [&a, &b] {
-        wait_for("codex working", DEADLINE, || {
-            server.agentpane(&["resolve", pane, "--json"]).json()["state"] == "working"
-        });
-    }
+    let (a, b) = two_working_codex(&server);
     let watch = common::Watch::start(&server, &[]);
     // With a watcher running, `relay` registers and returns at once.
     let started = server.agentpane(&["relay", &a, &b, "--rounds", "1"]);
@@ -588,13 +590,7 @@ fn relay_runs_inside_the_watcher_and_escalates_there() {
     wait_for("A's answer in B", DEADLINE, || {
         capture(&server, &b).contains("QUESTION-FROM-A")
     });
-    let delivered = |n: usize| {
-        outcomes(&server)
-            .iter()
-            .filter(|o| *o == "delivered")
-            .count()
-            == n
-    };
+    let delivered = |n: usize| delivered_count(&server) == n;
     wait_for("A's answer submitted", DEADLINE, || delivered(1));
     codex_completes(&server, &b, "b1", "REPLY-FROM-B lib.rs parses input");
     wait_for("B's reply in A", DEADLINE, || {
