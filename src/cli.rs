@@ -262,8 +262,15 @@ pub struct RelayArgs {
     /// Round trips before escalating to the human.
     #[arg(long, default_value_t = 3)]
     pub rounds: u32,
+    /// Template wrapping each relayed answer (review, continue, ask or a file).
     #[arg(long, value_name = "NAME|FILE")]
     pub template: Option<String>,
+    /// Run here in the foreground even when a watcher could run the relay.
+    #[arg(long, conflicts_with = "stop")]
+    pub foreground: bool,
+    /// Stop the relay between A and B that the watcher runs.
+    #[arg(long)]
+    pub stop: bool,
 }
 
 #[derive(Debug, Subcommand)]

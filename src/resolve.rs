@@ -73,6 +73,36 @@ pub struct Resolved {
     pub machine_driven: bool,
 }
 
+/// An agent's config root from its own environment: `$VAR`, else `<its HOME>/<dot_dir>`, else
+/// `<fallback_home>/<dot_dir>`. The second value says which.
+pub fn agent_root(
+    pid: u32,
+    var: &'static str,
+    dot_dir: &str,
+    fallback_home: &Path,
+) -> (PathBuf, &'static str) {
+    let env = procfs::environ(pid);
+    if let Some(dir) = env
+        .as_ref()
+        .and_then(|e| e.get(var))
+        .filter(|d| !d.is_empty())
+    {
+        return (PathBuf::from(dir), var);
+    }
+    match env
+        .as_ref()
+        .and_then(|e| e.get("HOME"))
+        .filter(|h| !h.is_empty())
+    {
+        Some(home) => (Path::new(home).join(dot_dir), "agent's HOME"),
+        None if env.is_none() => (
+            fallback_home.join(dot_dir),
+            "default; the agent's environment is unreadable",
+        ),
+        None => (fallback_home.join(dot_dir), "default"),
+    }
+}
+
 /// What a locator knows about the agent process.
 #[derive(Debug, Clone, Copy)]
 pub struct Target<'a> {

@@ -387,6 +387,26 @@ fn capture_fixtures_yield_their_last_answer() {
 }
 
 /// Appends a Codex `task_complete` to the fake in `pane` (its turn ends with `message`).
+/// Two fake Codex panes in the middle of a turn (working).
+fn two_working_codex(server: &TmuxServer) -> (String, String) {
+    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
+    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
+    for pane in [&a, &b] {
+        wait_for("codex working", DEADLINE, || {
+            server.agentpane(&["resolve", pane, "--json"]).json()["state"] == "working"
+        });
+    }
+    (a, b)
+}
+
+/// How many deliveries the journal records.
+fn delivered_count(server: &TmuxServer) -> usize {
+    outcomes(server)
+        .iter()
+        .filter(|o| *o == "delivered")
+        .count()
+}
+
 fn codex_completes(server: &TmuxServer, pane: &str, turn: &str, message: &str) {
     let line = serde_json::json!({
         "timestamp": "2026-01-01T00:00:00Z",
@@ -399,13 +419,7 @@ fn codex_completes(server: &TmuxServer, pane: &str, turn: &str, message: &str) {
 #[test]
 fn relay_alternates_then_escalates_after_the_round_limit() {
     let server = TmuxServer::start();
-    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
-    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
-    for pane in [&a, &b] {
-        wait_for("codex working", DEADLINE, || {
-            server.agentpane(&["resolve", pane, "--json"]).json()["state"] == "working"
-        });
-    }
+    let (a, b) = two_working_codex(&server);
     let log = server.path().join("relay.log");
     let mut relay = std::process::Command::new(common::agentpane_bin());
     relay
@@ -443,13 +457,7 @@ fn relay_alternates_then_escalates_after_the_round_limit() {
         capture(&server, &b).contains("QUESTION-FROM-A")
     });
     // The journal line is written after Enter: only then may the test type into B again.
-    let delivered = |n: usize| {
-        outcomes(&server)
-            .iter()
-            .filter(|o| *o == "delivered")
-            .count()
-            == n
-    };
+    let delivered = |n: usize| delivered_count(&server) == n;
     wait_for("A's answer submitted", DEADLINE, || delivered(1));
     // B's reply goes back to A.
     codex_completes(&server, &b, "b2", "REPLY-FROM-B lib.rs parses input");
@@ -556,4 +564,63 @@ fn ai_transform_sends_the_command_output_and_nothing_on_failure() {
         got.starts_with("SHOUT IT\n\n<ANSWER>\nHELLO FROM SRC"),
         "{got}"
     );
+}
+
+#[test]
+fn relay_runs_inside_the_watcher_and_escalates_there() {
+    let server = TmuxServer::start();
+    let (a, b) = two_working_codex(&server);
+    let watch = common::Watch::start(&server, &[]);
+    // With a watcher running, `relay` registers and returns at once.
+    let started = server.agentpane(&["relay", &a, &b, "--rounds", "1"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    assert!(started.stderr.contains("the watcher relays"), "{started:?}");
+    let again = server.agentpane(&["relay", &b, &a]);
+    assert_eq!(again.code, 2, "one relay per pair: {again:?}");
+    let relays = server.state_dir().join("relays");
+    let registered = || std::fs::read_dir(&relays).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(registered(), 1);
+    std::thread::sleep(Duration::from_millis(800));
+
+    codex_completes(&server, &a, "a1", "QUESTION-FROM-A what does lib.rs do");
+    // B is still busy: A's answer waits until B's own turn ends (which is not relayed).
+    std::thread::sleep(Duration::from_millis(800));
+    assert!(!capture(&server, &b).contains("QUESTION-FROM-A"));
+    codex_completes(&server, &b, "b0", "UNRELATED-B-WORK");
+    wait_for("A's answer in B", DEADLINE, || {
+        capture(&server, &b).contains("QUESTION-FROM-A")
+    });
+    let delivered = |n: usize| delivered_count(&server) == n;
+    wait_for("A's answer submitted", DEADLINE, || delivered(1));
+    codex_completes(&server, &b, "b1", "REPLY-FROM-B lib.rs parses input");
+    wait_for("B's reply in A", DEADLINE, || {
+        capture(&server, &a).contains("REPLY-FROM-B")
+    });
+    wait_for("B's reply submitted", DEADLINE, || delivered(2));
+    // The round trip is used up: the next answer escalates and the relay ends.
+    codex_completes(&server, &a, "a2", "FOLLOW-UP-FROM-A and main.rs?");
+    wait_for("the escalation", DEADLINE, || {
+        outcomes(&server).last().map(String::as_str) == Some("escalated")
+    });
+    wait_for("the relay unregistered", DEADLINE, || registered() == 0);
+    assert!(!capture(&server, &b).contains("FOLLOW-UP-FROM-A"));
+    assert!(!capture(&server, &a).contains("UNRELATED-B-WORK"));
+    assert_eq!(watch.stop(), 0);
+}
+
+#[test]
+fn a_watcher_relay_can_be_stopped() {
+    let server = TmuxServer::start();
+    let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
+    let b = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("b"));
+    let watch = common::Watch::start(&server, &[]);
+    assert_eq!(server.agentpane(&["relay", &a, &b]).code, 0);
+    let stop = server.agentpane(&["relay", &b, &a, "--stop"]);
+    assert_eq!(stop.code, 0, "{stop:?}");
+    assert_eq!(
+        server.agentpane(&["relay", &a, &b, "--stop"]).code,
+        1,
+        "nothing left to stop"
+    );
+    assert_eq!(watch.stop(), 0);
 }

@@ -14,8 +14,9 @@ use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::extract::capture;
 use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
-use crate::route::queue::{new_id, JournalEntry, Outcome, Queued, Store};
-use crate::route::relay::{Action, RelayState};
+use crate::route::queue::{new_id, Outcome, Queued, Store};
+use crate::route::relay::RelayState;
+use crate::route::relays::{outcome_name, End, Registration, Registry, Runner};
 use crate::route::sanitize::sanitize;
 use crate::route::source::{pane_answer, report_of, AnswerSource};
 use crate::route::template::{self, Template, Vars};
@@ -278,13 +279,6 @@ fn transform_name(t: Transform) -> &'static str {
     }
 }
 
-fn outcome_name(o: Outcome) -> String {
-    serde_json::to_value(o)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_string))
-        .unwrap_or_default()
-}
-
 pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
     let a = tmux
@@ -296,15 +290,62 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     if a == b {
         bail!("refusing to relay pane {a} to itself");
     }
-    let template = args.template.as_deref().map(Template::load).transpose()?;
-    let store = Store::open_default()?;
     let server = tmux.socket_path()?;
+    let registry = Registry::open_default()?;
+    if args.stop {
+        let stopped: Vec<String> = registry
+            .list()
+            .into_iter()
+            .filter(|r| r.joins(&server, &a, &b))
+            .filter(|r| registry.remove(&r.id))
+            .map(|r| r.id)
+            .collect();
+        if stopped.is_empty() {
+            eprintln!("agentpane: no relay between {a} and {b} is registered");
+            return Ok(exit::NOTHING);
+        }
+        eprintln!("agentpane: stopped relay {}", stopped.join(", "));
+        return Ok(exit::OK);
+    }
+    let template = args.template.as_deref().map(Template::load).transpose()?;
+    if !args.foreground && crate::watch::running(&crate::paths::state_dir(), &server) {
+        if let Some(r) = registry
+            .list()
+            .into_iter()
+            .find(|r| r.joins(&server, &a, &b))
+        {
+            bail!("a relay between {a} and {b} already runs in the watcher ({}); stop it with `agentpane relay {a} {b} --stop`", r.id);
+        }
+        let reg = Registration {
+            id: new_id(),
+            server,
+            a: a.clone(),
+            b: b.clone(),
+            rounds: args.rounds,
+            template: args.template.clone(),
+            created: Utc::now(),
+            sent: 0,
+        };
+        registry.save(&reg)?;
+        eprintln!(
+            "agentpane: the watcher relays between {a} and {b} (at most {} round trips); stop with `agentpane relay {a} {b} --stop`",
+            args.rounds
+        );
+        return Ok(exit::OK);
+    }
+    let store = Store::open_default()?;
     let stop = Arc::new(AtomicBool::new(false));
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot watch for Ctrl-C")?;
     }
     let mut relay = RelayState::new(&a, &b, args.rounds);
     let mut cache = AnswerCache::new(8);
+    let runner = Runner {
+        tmux: &tmux,
+        store: &store,
+        server: &server,
+        template: template.as_ref(),
+    };
     eprintln!(
         "agentpane: relaying between {a} and {b} (at most {} round trips); Ctrl-C stops",
         args.rounds
@@ -317,69 +358,15 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
                 .flatten()
                 .map(|a| a.text)
         };
-        for action in relay.step(&reports, &mut answer) {
-            match action {
-                Action::Route {
-                    src,
-                    dst,
-                    round,
-                    text,
-                } => {
-                    let label = format!("{src} (relay round {round})");
-                    let vars = Vars {
-                        answer: &text,
-                        source: &label,
-                        cwd: "",
-                        instruction: "",
-                    };
-                    let body = match &template {
-                        Some(t) => t.render(&vars)?,
-                        None => text.clone(),
-                    };
-                    let msg = Queued {
-                        id: new_id(),
-                        created: Utc::now(),
-                        server: server.clone(),
-                        src: src.clone(),
-                        dst: dst.clone(),
-                        text: sanitize(&body),
-                        submit: true,
-                    };
-                    let (state, agent) = checked_state_of(&tmux, &reports, &dst);
-                    if is_free(state) {
-                        let done = deliver_one(&store, &tmux, &msg, agent);
-                        eprintln!(
-                            "agentpane: round {round}: {src} → {dst}: {}",
-                            outcome_name(done.outcome)
-                        );
-                    } else {
-                        store.enqueue(&msg)?;
-                        eprintln!(
-                            "agentpane: round {round}: {dst} is {state}; queued {}",
-                            msg.id
-                        );
-                    }
-                }
-                Action::Skip { pane, reason } => eprintln!("agentpane: {pane}: {reason}"),
-                Action::Finish { reason } => {
-                    eprintln!("agentpane: relay finished: {reason}");
-                    return Ok(exit::OK);
-                }
-                Action::Escalate { reason } => {
-                    let _ = store.record_entry(&JournalEntry {
-                        id: new_id(),
-                        src: a.clone(),
-                        dst: b.clone(),
-                        bytes: 0,
-                        at: Utc::now(),
-                        outcome: Outcome::Escalated,
-                        detail: Some(reason.clone()),
-                    });
-                    let _ = tmux.display_message(None, &format!("agentpane: {reason}"));
-                    eprintln!("agentpane: {reason}");
-                    return Ok(exit::NOTHING);
-                }
-            }
+        let actions = relay.step(&reports, &mut answer);
+        let (log, end) = runner.apply(&relay, actions, &reports);
+        for line in log {
+            eprintln!("agentpane: {line}");
+        }
+        match end {
+            Some(End::Finished(_)) => return Ok(exit::OK),
+            Some(End::Escalated(_)) => return Ok(exit::NOTHING),
+            None => {}
         }
         // Queued relay messages go out as soon as their target frees up.
         for d in deliver::deliver_queued_in(&store, &tmux, &reports) {

@@ -7,6 +7,7 @@ pub mod ack;
 pub mod deliver;
 pub mod queue;
 pub mod relay;
+pub mod relays;
 pub mod sanitize;
 pub mod source;
 pub mod template;

@@ -6,6 +6,7 @@ pub mod lock;
 pub mod log;
 pub mod mail;
 pub mod publish;
+pub mod relays;
 pub mod sinks;
 pub mod snapshot;
 pub mod wake;
@@ -92,6 +93,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         published: Options::new(),
         snapshot: None,
         mail: mail::Mail::default(),
+        relays: relays::Relays::default(),
         socket_path: PathBuf::from(&socket_path),
         tmux,
         fs,
@@ -120,6 +122,7 @@ struct Watcher {
     published: Options,
     snapshot: Option<Snapshot>,
     mail: mail::Mail,
+    relays: relays::Relays,
 }
 
 impl Watcher {
@@ -219,7 +222,8 @@ impl Watcher {
     }
 
     /// After every scan, with the fresh reports: channel mail (unread counts, mail nobody read
-    /// queued for a free agent, escalations told to the human), then queued routes whose
+    /// queued for a free agent, escalations told to the human), registered relays, then
+    /// queued routes whose
     /// destination became free are delivered (SPEC §5, §8; at most one per destination per
     /// scan, never twice).
     fn after_scan(&mut self, reports: &[PaneReport]) {
@@ -239,6 +243,9 @@ impl Watcher {
             if let Err(e) = self.tmux.display_message(None, &text) {
                 log::line(&format!("escalation not shown: {e}"));
             }
+        }
+        for line in self.relays.step(&self.tmux, reports, &server) {
+            log::line(&line);
         }
         for d in crate::route::deliver_queued(&self.tmux, reports) {
             log::line(&format!(
@@ -340,6 +347,11 @@ impl Watcher {
 /// socket file behind; connecting tells without spawning tmux).
 pub fn server_alive(socket: &Path) -> bool {
     std::os::unix::net::UnixStream::connect(socket).is_ok()
+}
+
+/// True when a watcher serves the tmux server at `socket_path` (it holds the lock).
+pub fn running(state_dir: &Path, socket_path: &str) -> bool {
+    matches!(lock::try_lock(state_dir, socket_path), Ok(None))
 }
 
 /// The state folder's nudge file (the `hook` command touches it to wake the watcher).

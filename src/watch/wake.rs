@@ -59,6 +59,8 @@ pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> 
     out.insert(state_dir.to_path_buf());
     // A route queued for a busy pane: worth a look at once (its target may be free by now).
     out.insert(state_dir.join("queue"));
+    // A relay registered for the watcher to run.
+    out.insert(state_dir.join("relays"));
     // Channel mail: new channels and new messages (unread counts, delivery, escalations).
     let channels = state_dir.join("channels");
     if let Ok(entries) = std::fs::read_dir(&channels) {

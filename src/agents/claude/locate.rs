@@ -157,26 +157,7 @@ pub fn encode_cwd(cwd: &str) -> String {
 /// The config root of a claude process: its `CLAUDE_CONFIG_DIR`, else `<its HOME>/.claude`,
 /// else `fallback_home/.claude`. The second value says which.
 pub fn config_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
-    let env = procfs::environ(pid);
-    if let Some(dir) = env
-        .as_ref()
-        .and_then(|e| e.get("CLAUDE_CONFIG_DIR"))
-        .filter(|d| !d.is_empty())
-    {
-        return (PathBuf::from(dir), "CLAUDE_CONFIG_DIR");
-    }
-    match env
-        .as_ref()
-        .and_then(|e| e.get("HOME"))
-        .filter(|h| !h.is_empty())
-    {
-        Some(home) => (Path::new(home).join(".claude"), "agent's HOME"),
-        None if env.is_none() => (
-            fallback_home.join(".claude"),
-            "default; the agent's environment is unreadable",
-        ),
-        None => (fallback_home.join(".claude"), "default"),
-    }
+    crate::resolve::agent_root(pid, "CLAUDE_CONFIG_DIR", ".claude", fallback_home)
 }
 
 /// Reads the session record of `pid` under `root` (any problem → `None`, explained in `steps`).

@@ -12,26 +12,7 @@ use crate::resolve::{cwd_matches, head_values, mtime_secs, str_at, Found, Target
 /// The home of a codex process: its `CODEX_HOME`, else `<its HOME>/.codex`, else
 /// `fallback_home/.codex`. The second value says which.
 pub fn codex_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
-    let env = procfs::environ(pid);
-    if let Some(dir) = env
-        .as_ref()
-        .and_then(|e| e.get("CODEX_HOME"))
-        .filter(|d| !d.is_empty())
-    {
-        return (PathBuf::from(dir), "CODEX_HOME");
-    }
-    match env
-        .as_ref()
-        .and_then(|e| e.get("HOME"))
-        .filter(|h| !h.is_empty())
-    {
-        Some(home) => (Path::new(home).join(".codex"), "agent's HOME"),
-        None if env.is_none() => (
-            fallback_home.join(".codex"),
-            "default; the agent's environment is unreadable",
-        ),
-        None => (fallback_home.join(".codex"), "default"),
-    }
+    crate::resolve::agent_root(pid, "CODEX_HOME", ".codex", fallback_home)
 }
 
 fn is_rollout(path: &Path) -> bool {
