@@ -24,6 +24,8 @@ bench_cleanup() {
         kill $BENCH_PIDS >/dev/null 2>&1 || true
     fi
     tmux -L "$SERVER" kill-server >/dev/null 2>&1 || true
+    # tmux leaves its socket file behind after kill-server.
+    [[ -n ${BENCH_SOCKET:-} ]] && rm -f "$BENCH_SOCKET"
     rm -rf "$WORK"
 }
 
@@ -40,6 +42,7 @@ bench_world() {
     ln -s "$BIN" "$WORK/bin/codex"
     T=(tmux -L "$SERVER" -f /dev/null)
     "${T[@]}" new-session -d -s main -x 200 -y 50 -c "$WORK"
+    BENCH_SOCKET=$("${T[@]}" display-message -p '#{socket_path}')
     BENCH_AGENTS=0
 }
 
