@@ -167,7 +167,18 @@ pub fn is_decisive(event: &Event) -> bool {
 
 /// Classifies a session from its events in file order (usually the tail a reader collected).
 pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
-    let mut results: HashSet<&str> = HashSet::new();
+    // Every tool result in the tail: a result always follows its tool use, and parallel tool
+    // calls of one message may see results land between the message's lines.
+    let results: HashSet<&str> = events
+        .iter()
+        .filter(|e| !e.sidechain)
+        .filter_map(|e| match &e.kind {
+            EventKind::ToolResult { ids } => Some(ids),
+            _ => None,
+        })
+        .flatten()
+        .map(String::as_str)
+        .collect();
     let mut life: Option<Time> = None;
     let mut local: Option<Time> = None;
     let mut ended_by_record: Option<&Event> = None;
@@ -194,10 +205,7 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
                 }
                 continue;
             }
-            EventKind::ToolResult { ids } => {
-                results.extend(ids.iter().map(String::as_str));
-                Decision::Open { reason: None }
-            }
+            EventKind::ToolResult { .. } => Decision::Open { reason: None },
             EventKind::ToolUse { .. } => {
                 // Every pending tool of this API message, which may span several lines.
                 let pending: Vec<&str> = events

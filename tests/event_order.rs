@@ -445,3 +445,30 @@ fn codex_token_count_after_completion_does_not_reopen() {
     ];
     assert_eq!(codex_at(&lines, 12).state, State::YourTurn);
 }
+
+#[test]
+fn a_result_between_the_lines_of_one_message_finishes_that_tool() {
+    // Parallel tool calls: Read's result lands before the message's WebFetch line is written.
+    let lines = [
+        prompt(0, "go"),
+        tool_use(5, "m1", "t1", "Read"),
+        tool_result(6, "t1"),
+        tool_use(7, "m1", "t2", "WebFetch"),
+    ];
+    let s = at(&lines, 8);
+    assert_eq!(s.reason.as_deref(), Some("tool: WebFetch"), "Read is done");
+    // Through the backward reader too.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    let body: String = lines.iter().map(|v| format!("{v}\n")).collect();
+    std::fs::write(&path, body).unwrap();
+    let (_, s) = agentpane::transcript::classify_file(
+        &path,
+        None,
+        t(8),
+        &Windows::default(),
+        Observation::default(),
+    )
+    .unwrap();
+    assert_eq!(s.reason.as_deref(), Some("tool: WebFetch"));
+}

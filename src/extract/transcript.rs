@@ -2,7 +2,6 @@
 //! main-thread assistant message (every line sharing its `message.id`, in order; no thinking,
 //! no tool use). Codex: `task_complete.last_agent_message`, else the last final-answer message.
 
-use std::fs::File;
 use std::path::Path;
 
 use anyhow::{Context, Result};
@@ -29,7 +28,7 @@ pub fn last_answer_within(
     agent: Option<AgentKind>,
     budget: Budget,
 ) -> Result<Option<Answer>> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file = crate::transcript::open_regular(path)?;
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut agent = agent;

@@ -83,6 +83,7 @@ impl Runner for ProcessRunner {
 fn classify_failure(socket: &Socket, stderr: String) -> TmuxError {
     let lower = stderr.to_ascii_lowercase();
     if lower.contains("no server running")
+        || lower.contains("server exited")
         || lower.contains("error connecting to")
         || lower.contains("no such file or directory") && lower.contains("connect")
     {

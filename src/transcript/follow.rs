@@ -1,11 +1,18 @@
 //! Following a growing transcript forwards (watch mode): keeps an offset, returns only appended
-//! complete lines, and notices truncation or replacement (a new inode) so the caller can re-read
-//! the state from the end.
+//! complete lines, and notices truncation or replacement (a new inode, a shorter file, or the
+//! bytes just before the offset no longer being the ones consumed — a truncate and rewrite
+//! between two polls) so the caller can re-read the state from the end. One poll reads at most
+//! [`MAX_POLL`] bytes; `more` says there is more to read.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+
+/// Bytes one poll reads at most (a huge append is taken in slices, never held whole).
+pub const MAX_POLL: u64 = 16 * 1024 * 1024;
+/// Bytes before the offset remembered to recognise a rewritten file.
+const SIGNATURE: u64 = 64;
 
 /// What a poll found.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -16,6 +23,8 @@ pub struct Appended {
     pub reset: bool,
     /// Lines skipped because they exceeded the limit.
     pub skipped: usize,
+    /// The poll stopped at [`MAX_POLL`]: poll again for the rest.
+    pub more: bool,
 }
 
 /// A forward reader positioned at an offset of one file.
@@ -24,6 +33,8 @@ pub struct Follower {
     path: PathBuf,
     offset: u64,
     identity: Option<(u64, u64)>,
+    /// The last bytes consumed before `offset`.
+    signature: Vec<u8>,
     partial: Vec<u8>,
     /// The current partial line already exceeded the limit: drop it until its newline.
     skipping: bool,
@@ -33,15 +44,28 @@ pub struct Follower {
 impl Follower {
     /// Starts at the current end of `path` (history is read backwards, not replayed).
     pub fn at_end(path: &Path, max_line: usize) -> io::Result<Follower> {
-        let meta = std::fs::metadata(path)?;
-        Ok(Follower {
+        let mut file = open(path)?;
+        let meta = file.metadata()?;
+        let mut f = Follower {
             path: path.to_path_buf(),
             offset: meta.len(),
             identity: Some((meta.dev(), meta.ino())),
+            signature: Vec::new(),
             partial: Vec::new(),
             skipping: false,
             max_line,
-        })
+        };
+        f.signature = f.read_signature(&mut file)?;
+        Ok(f)
+    }
+
+    /// The up to [`SIGNATURE`] bytes before the offset, as the file holds them now.
+    fn read_signature(&self, file: &mut File) -> io::Result<Vec<u8>> {
+        let start = self.offset.saturating_sub(SIGNATURE);
+        let mut buf = vec![0u8; (self.offset - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(&mut buf)?;
+        Ok(buf)
     }
 
     /// The byte offset up to which the file has been consumed.
@@ -52,31 +76,39 @@ impl Follower {
     /// Reads what was appended since the last poll.
     pub fn poll(&mut self) -> io::Result<Appended> {
         let mut out = Appended::default();
-        let mut file = File::open(&self.path)?;
+        let mut file = open(&self.path)?;
         let meta = file.metadata()?;
         let identity = Some((meta.dev(), meta.ino()));
-        if identity != self.identity || meta.len() < self.offset {
-            // Replaced or truncated: start over at the new end.
+        let rewritten = identity != self.identity
+            || meta.len() < self.offset
+            || self.read_signature(&mut file)? != self.signature;
+        if rewritten {
+            // Replaced, truncated or rewritten: start over at the new end.
             self.identity = identity;
             self.offset = meta.len();
             self.partial.clear();
             self.skipping = false;
+            self.signature = self.read_signature(&mut file)?;
             out.reset = true;
             return Ok(out);
         }
         if meta.len() == self.offset {
             return Ok(out);
         }
+        let end = meta.len().min(self.offset + MAX_POLL);
+        out.more = end < meta.len();
         file.seek(SeekFrom::Start(self.offset))?;
         let mut chunk = vec![0u8; 64 * 1024];
-        loop {
-            let n = file.read(&mut chunk)?;
+        while self.offset < end {
+            let want = chunk.len().min((end - self.offset) as usize);
+            let n = file.read(&mut chunk[..want])?;
             if n == 0 {
                 break;
             }
             self.offset += n as u64;
             self.consume(&chunk[..n], &mut out);
         }
+        self.signature = self.read_signature(&mut file)?;
         Ok(out)
     }
 
@@ -99,6 +131,11 @@ impl Follower {
             }
         }
     }
+}
+
+/// Opens for reading; a FIFO or device is refused (it would block or never end).
+fn open(path: &Path) -> io::Result<File> {
+    crate::transcript::open_regular(path).map_err(|e| io::Error::other(format!("{e:#}")))
 }
 
 #[cfg(test)]
@@ -154,6 +191,22 @@ mod tests {
         let got = f.poll().unwrap();
         assert_eq!(got.lines, vec![b"ok".to_vec()]);
         assert_eq!(got.skipped, 1);
+    }
+
+    #[test]
+    fn a_huge_append_is_read_in_bounded_slices() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("t.jsonl");
+        std::fs::write(&p, b"").unwrap();
+        let mut f = Follower::at_end(&p, 64).unwrap();
+        let line = b"0123456789\n".repeat((MAX_POLL as usize / 11) + 50);
+        append(&p, &line);
+        let first = f.poll().unwrap();
+        assert!(first.more);
+        assert!(f.offset() <= MAX_POLL);
+        let second = f.poll().unwrap();
+        assert!(!second.more);
+        assert_eq!(first.lines.len() + second.lines.len(), line.len() / 11);
     }
 
     #[test]

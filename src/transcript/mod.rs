@@ -46,9 +46,28 @@ pub struct Tail {
     pub bytes_read: u64,
 }
 
+/// Opens a transcript for reading, refusing anything but a regular file: a FIFO or a device
+/// would block or never end. (O_NONBLOCK makes the open itself return at once; it changes
+/// nothing for regular files.)
+pub fn open_regular(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    let meta = file
+        .metadata()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if !meta.is_file() {
+        anyhow::bail!("cannot read {}: not a regular file", path.display());
+    }
+    Ok(file)
+}
+
 /// Reads events backwards from the end of `path` until the state is decided.
 pub fn tail_events(path: &Path, agent: Option<AgentKind>, budget: Budget) -> Result<Tail> {
-    let file = File::open(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let file = open_regular(path)?;
     tail_events_from(file, agent, budget).with_context(|| format!("cannot read {}", path.display()))
 }
 
@@ -81,7 +100,10 @@ pub fn tail_events_from<R: Read + Seek>(
             Some(ev) => {
                 let decisive = state::is_decisive(&ev);
                 let same_message = open_message.is_some() && ev.message_id == open_message;
-                if decisive && !same_message {
+                // Results of the message's earlier tools may sit between its lines.
+                let inside_message =
+                    open_message.is_some() && matches!(ev.kind, EventKind::ToolResult { .. });
+                if decisive && !same_message && !inside_message {
                     if let (EventKind::ToolUse { .. }, Some(id)) = (&ev.kind, &ev.message_id) {
                         // Tool uses of one message are split over lines: collect them all.
                         if open_message.is_none() {

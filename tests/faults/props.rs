@@ -128,7 +128,6 @@ fn time_of(events: &[Event]) -> Time {
 /// the classifier reports `tool: Read, WebFetch`: it only counts results that come after the
 /// *last* line of the message, so Read, which is done, is listed as pending.
 #[test]
-#[ignore = "src/state.rs classify, EventKind::ToolUse branch: `results` holds only results after the decisive line, so a finished tool of the same message is listed as pending"]
 fn pending_tools_ignore_results_that_came_between_a_messages_lines() {
     let data = std::fs::read(fixture("claude/marot-spotter/tool_heavy.jsonl")).unwrap();
     let all = forward_events(AgentKind::Claude, &data[..35811]);

@@ -124,7 +124,6 @@ fn panes_racing_a_server_kill_exits_0_or_3_and_never_panics() {
 /// unexpectedly` (observed with tmux 3.3a: `run-shell 'sleep 3'` + SIGKILL of the server) and
 /// exits 1. That is a missing server, not a tmux command error: exit 3.
 #[test]
-#[ignore = "src/tmux/mod.rs classify_failure: `server exited unexpectedly` / `server exited` map to TmuxError::Command (exit 2), not NoServer (exit 3)"]
 fn a_server_lost_mid_command_exits_3() {
     let dir = tempfile::tempdir().unwrap();
     for msg in ["server exited unexpectedly", "server exited"] {

@@ -62,7 +62,6 @@ fn follower_recovers_after_the_file_vanishes_and_comes_back() {
 /// log rotated with `truncate` + rewrite, or `> file` in a shell): the follower cannot see the
 /// shrink by length alone and resumes in the middle of a line of the new content.
 #[test]
-#[ignore = "src/transcript/follow.rs Follower::poll: truncate + regrow past the offset between polls is not detected; a fragment of a new line is returned as a line"]
 fn follower_detects_truncate_and_regrow_between_polls() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("t.jsonl");
@@ -241,7 +240,6 @@ fn classify_cli_on_odd_files_is_a_clear_error_or_a_state() {
 /// `classify` opens the path with a blocking `open(2)`: a FIFO (or any path that is not a
 /// regular file, e.g. a tty device) blocks it forever instead of a clear error.
 #[test]
-#[ignore = "src/transcript/mod.rs tail_events (and src/extract/transcript.rs): File::open on a FIFO blocks forever; `agentpane classify FIFO` hangs"]
 fn classify_cli_on_a_fifo_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let fifo = dir.path().join("fifo");
