@@ -169,3 +169,80 @@ mod tests {
         assert_eq!(fs::read(&p).unwrap(), b"x");
     }
 }
+
+/// An exclusive advisory lock (`flock(2)`) on a file, released on drop — and by the kernel when
+/// the process dies, so a crash never leaves a stale lock behind.
+#[derive(Debug)]
+pub struct FileLock {
+    _file: File,
+    pub path: PathBuf,
+}
+
+impl FileLock {
+    /// Waits for the lock.
+    pub fn acquire(path: &Path) -> Result<FileLock> {
+        let file = lock_file(path)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .with_context(|| format!("cannot lock {}", path.display()))?;
+        Ok(FileLock {
+            _file: file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Takes the lock, or `Ok(None)` when another process holds it.
+    pub fn try_acquire(path: &Path) -> Result<Option<FileLock>> {
+        let file = lock_file(path)?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(FileLock {
+                _file: file,
+                path: path.to_path_buf(),
+            })),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+        }
+    }
+
+    /// Waits at most `limit` for the lock; `Ok(None)` when it stayed taken.
+    pub fn acquire_within(path: &Path, limit: std::time::Duration) -> Result<Option<FileLock>> {
+        let until = std::time::Instant::now() + limit;
+        loop {
+            if let Some(lock) = FileLock::try_acquire(path)? {
+                return Ok(Some(lock));
+            }
+            if std::time::Instant::now() >= until {
+                return Ok(None);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+}
+
+/// The lock file itself: created 0600, never through a symlink.
+fn lock_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)
+        .with_context(|| format!("cannot open the lock {}", path.display()))
+}
+
+#[cfg(test)]
+mod lock_tests {
+    use super::*;
+
+    #[test]
+    fn a_held_lock_is_refused_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        let first = FileLock::acquire(&p).unwrap();
+        assert!(FileLock::try_acquire(&p).unwrap().is_none());
+        let waited = FileLock::acquire_within(&p, std::time::Duration::from_millis(20)).unwrap();
+        assert!(waited.is_none());
+        drop(first);
+        assert!(FileLock::try_acquire(&p).unwrap().is_some());
+    }
+}

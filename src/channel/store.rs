@@ -20,6 +20,7 @@ use super::message::{self, Header, Kind, Message, Recipient};
 use super::ChannelError;
 use crate::events::Time;
 use crate::paths;
+use crate::paths::FileLock;
 
 /// Members a channel holds at most.
 pub const MAX_MEMBERS: usize = 5;
@@ -87,9 +88,8 @@ pub struct ChannelDir {
     pub dir: PathBuf,
 }
 
-/// Holds the channel's lock until dropped.
-#[derive(Debug)]
-pub struct Lock(#[allow(dead_code)] File);
+/// The channel's lock, held while a send checks the rules and writes; released on drop.
+pub type Lock = FileLock;
 
 impl ChannelDir {
     /// Creates a new channel owned by `owner`, with a fresh random id.
@@ -187,18 +187,7 @@ impl ChannelDir {
     /// Takes the channel's exclusive lock (blocking). Senders hold it while they check the rules
     /// and write, so two sends never judge the same history.
     pub fn lock(&self) -> Result<Lock> {
-        let path = self.dir.join(".lock");
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&path)
-            .with_context(|| format!("cannot open {}", path.display()))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .with_context(|| format!("cannot lock {}", path.display()))?;
-        Ok(Lock(file))
+        FileLock::acquire(&self.dir.join(".lock"))
     }
 
     /// Reads `channel.json`.

@@ -345,7 +345,12 @@ pub fn record_event(
 
     let kind = record.kind;
     {
-        let _lock = FileLock::acquire(&dir.join(format!("{session_id}.lock")));
+        // Hooks may run at once: take turns (one lock for all sessions; the critical section
+        // is a read and a small write), but never hold the agent up more than half a second.
+        let _lock = paths::FileLock::acquire_within(
+            &state_dir.join("evidence.lock"),
+            Duration::from_millis(500),
+        );
         let mut evidence = fs::read(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<HookEvidence>(&b).ok())
@@ -423,48 +428,6 @@ fn prune(dir: &Path, now: Time) {
             .is_some_and(|age| age > PRUNE_AFTER);
         if stale && path.extension().is_some_and(|e| e == "json") {
             let _ = fs::remove_file(path);
-        }
-    }
-}
-
-/// A best-effort lock file (O_EXCL) so two hooks of one session do not lose each other's
-/// update. Never waits more than ~0.5 s (then writes anyway); a lock older than 2 s is stale.
-struct FileLock {
-    path: Option<PathBuf>,
-}
-
-impl FileLock {
-    fn acquire(path: &Path) -> FileLock {
-        for _ in 0..250 {
-            match paths::create_exclusive(path, b"") {
-                Ok(()) => {
-                    return FileLock {
-                        path: Some(path.to_path_buf()),
-                    }
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|m| m.elapsed().ok())
-                        .is_some_and(|age| age > Duration::from_secs(2));
-                    if stale {
-                        let _ = fs::remove_file(path);
-                    } else {
-                        std::thread::sleep(Duration::from_millis(2));
-                    }
-                }
-                Err(_) => break,
-            }
-        }
-        FileLock { path: None }
-    }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        if let Some(p) = &self.path {
-            let _ = fs::remove_file(p);
         }
     }
 }

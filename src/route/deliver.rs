@@ -26,6 +26,9 @@ pub const QUEUE_MAX_AGE: chrono::Duration = chrono::Duration::hours(24);
 /// Placeholders agents show instead of a long paste (Claude Code, Codex).
 const PASTE_PLACEHOLDERS: [&str; 2] = ["[Pasted text", "[Pasted Content"];
 
+/// How long a delivery waits for another one into the same pane.
+const PANE_LOCK_WAIT: Duration = Duration::from_secs(30);
+
 /// True when a pane in `state` may receive text: its agent is not inside a turn. `waiting`
 /// (a permission dialog) and `stalled` are inside a turn; pasting there would answer a dialog.
 pub fn is_free(state: State) -> bool {
@@ -250,6 +253,13 @@ pub fn deliver_queued(tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
 
 /// [`deliver_queued`] on an explicit store.
 pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
+    // One deliverer at a time: a message another process is pasting right now must not look
+    // like a crash mid-delivery, nor be pasted twice.
+    let _deliverer = match store.deliverer_lock() {
+        Ok(Some(lock)) => lock,
+        Ok(None) => return Vec::new(),
+        Err(e) => return vec![failure(format!("{e:#}"))],
+    };
     let pending = match store.pending() {
         Ok(p) if p.is_empty() => return Vec::new(),
         Ok(p) => p,
@@ -321,6 +331,18 @@ pub fn deliver_one(
     let report = |outcome: Outcome, detail: Option<String>| {
         let _ = store.record(msg, outcome, detail.clone());
         Delivered::of(msg, outcome, detail)
+    };
+    // One delivery at a time per pane: another route's paste and Enter must not interleave.
+    let _pane_lock = match store.pane_lock(&msg.server, &msg.dst, PANE_LOCK_WAIT) {
+        Ok(Some(lock)) => lock,
+        Ok(None) => {
+            return Delivered::of(
+                msg,
+                Outcome::Failed,
+                Some(format!("{} stayed busy with another delivery", msg.dst)),
+            )
+        }
+        Err(e) => return Delivered::of(msg, Outcome::Failed, Some(format!("{e:#}"))),
     };
     if let Err(e) = store.record(msg, Outcome::Pasting, None) {
         // Without the journal line a crash could repeat the paste: do not paste.

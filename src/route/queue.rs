@@ -83,6 +83,35 @@ impl Store {
         Store::open(&paths::state_dir())
     }
 
+    /// The lock serialising deliveries into one pane of one server (paste → verify → Enter), so
+    /// concurrent routes never merge into one submitted prompt. Waits up to `limit`.
+    pub fn pane_lock(
+        &self,
+        server: &str,
+        pane: &str,
+        limit: std::time::Duration,
+    ) -> Result<Option<paths::FileLock>> {
+        let dir = self.root.join("locks");
+        paths::ensure_private_dir(&dir)?;
+        let name: String = format!("{server}-{pane}")
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        paths::FileLock::acquire_within(&dir.join(format!("{name}.lock")), limit)
+    }
+
+    /// The lock one queue deliverer holds while it works through the queue; `None` when
+    /// another deliverer (the watcher, a `route-queue --deliver`) is at it.
+    pub fn deliverer_lock(&self) -> Result<Option<paths::FileLock>> {
+        paths::FileLock::try_acquire(&self.root.join("deliver.lock"))
+    }
+
     /// The store under `root`, creating private folders as needed.
     pub fn open(root: &Path) -> Result<Store> {
         paths::ensure_private_dir(root)?;

@@ -1,21 +1,15 @@
 //! One watcher per tmux server: an exclusive `flock` on a file in the state folder named
 //! after the server's socket path. The kernel drops the lock when the process dies, so a
-//! crashed watcher never blocks the next one. (`flock(2)` directly rather than
-//! `File::try_lock`, which needs Rust 1.89 while the crate supports 1.80.)
+//! crashed watcher never blocks the next one.
 
-use std::fs::{File, OpenOptions};
-use std::os::fd::AsRawFd;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+
+use crate::paths::FileLock;
 
 /// A held lock; released on drop.
-#[derive(Debug)]
-pub struct ServerLock {
-    _file: File,
-    pub path: PathBuf,
-}
+pub type ServerLock = FileLock;
 
 /// The lock file for the server at `socket_path`.
 pub fn lock_path(dir: &Path, socket_path: &str) -> PathBuf {
@@ -34,25 +28,7 @@ pub fn lock_path(dir: &Path, socket_path: &str) -> PathBuf {
 
 /// Takes the lock, or `Ok(None)` when another watcher holds it.
 pub fn try_lock(dir: &Path, socket_path: &str) -> Result<Option<ServerLock>> {
-    let path = lock_path(dir, socket_path);
-    let file = OpenOptions::new()
-        .create(true)
-        .truncate(false)
-        .write(true)
-        .mode(0o600)
-        .open(&path)
-        .with_context(|| format!("cannot open the watcher lock {}", path.display()))?;
-    // SAFETY: flock on a descriptor this function owns for the call; no memory is shared.
-    let rc = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if rc == 0 {
-        return Ok(Some(ServerLock { _file: file, path }));
-    }
-    let err = std::io::Error::last_os_error();
-    if err.kind() == std::io::ErrorKind::WouldBlock {
-        Ok(None)
-    } else {
-        Err(err).with_context(|| format!("cannot lock {}", path.display()))
-    }
+    FileLock::try_acquire(&lock_path(dir, socket_path))
 }
 
 #[cfg(test)]

@@ -135,7 +135,6 @@ fn ten_concurrent_routes_to_one_pane_finish_and_journal_cleanly() {
 /// prompt. Delivery into one pane needs to be serialised (a per-destination lock around
 /// check → paste → verify → Enter).
 #[test]
-#[ignore = "src/route/deliver.rs: no per-destination lock; concurrent routes interleave paste and Enter, so one submitted prompt holds several messages"]
 fn ten_concurrent_routes_to_one_pane_never_merge_messages() {
     let server = TmuxServer::start();
     let sources = marker_sources(&server);
@@ -233,7 +232,6 @@ fn concurrent_queue_deliveries_never_panic_or_tear_output() {
 /// `agentpane-<id>` (one paste fails with `no buffer`, or the message is pasted twice), and
 /// their pastes and Enters interleave into one submitted line.
 #[test]
-#[ignore = "src/route/queue.rs + src/route/deliver.rs: no lock between concurrent queue deliverers (false `uncertain`, shared buffer name, merged pastes)"]
 fn concurrent_queue_deliveries_send_each_message_exactly_once() {
     let server = TmuxServer::start();
     let (got, journal, markers) = deliver_queue_concurrently(&server);
