@@ -47,12 +47,72 @@ pub struct PaneReport {
 /// Scans the server: every pane that runs an agent, resolved and classified at `now` from
 /// all evidence (transcript, hooks, session record, and the pane when it can matter).
 pub fn scan(tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
+    Ok(reports_of(resolve_all(tmux, now)?, tmux, now))
+}
+
+/// The agent panes among `resolved`, classified from all evidence.
+fn reports_of(
+    resolved: impl IntoIterator<Item = Resolved>,
+    tmux: &Tmux,
+    now: Time,
+) -> Vec<PaneReport> {
     let state_dir = crate::paths::state_dir();
-    Ok(resolve_all(tmux, now)?
+    resolved
         .into_iter()
         .filter(|r| r.agent.is_some())
         .map(|r| with_evidence(report(r, now), tmux, &state_dir, now))
-        .collect())
+        .collect()
+}
+
+/// Resolutions kept between scans by a long-running caller (the watcher). Resolving — the
+/// process-table snapshot, session records, open files — is most of a scan's cost, and it only
+/// changes when the panes change (`list-panes` includes each pane's current command), an agent
+/// exits, or a session/transcript file appears; a transcript append or the safety poll reuses
+/// it. Stale after [`RESOLVE_MAX_AGE`] whatever happens.
+#[derive(Debug, Default)]
+pub struct ResolveCache {
+    panes: Vec<Pane>,
+    resolved: Vec<Resolved>,
+    at: Option<std::time::Instant>,
+    stale: bool,
+    /// How many times it resolved (for tests and the log).
+    resolves: u64,
+}
+
+/// A cached resolution is redone at least this often.
+pub const RESOLVE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl ResolveCache {
+    /// The next scan resolves afresh (a session record or a new transcript appeared).
+    pub fn invalidate(&mut self) {
+        self.stale = true;
+    }
+
+    /// True when `path` is a transcript some pane already resolved to.
+    pub fn knows(&self, path: &Path) -> bool {
+        self.resolved
+            .iter()
+            .any(|r| r.transcript.as_deref() == Some(path))
+    }
+
+    /// [`scan`] reusing the last resolution when nothing that decides it changed.
+    pub fn scan(&mut self, tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
+        let panes = tmux.list_panes()?;
+        let young = self.at.is_some_and(|t| t.elapsed() < RESOLVE_MAX_AGE);
+        let alive = self
+            .resolved
+            .iter()
+            .filter_map(|r| r.agent.as_ref())
+            .all(|a| Path::new(&format!("/proc/{}", a.pid)).exists());
+        if self.stale || !young || !alive || panes != self.panes {
+            self.resolved = resolve_panes(&panes, now);
+            self.panes = panes;
+            self.at = Some(std::time::Instant::now());
+            self.stale = false;
+            self.resolves += 1;
+        }
+        Ok(reports_of(self.resolved.iter().cloned(), tmux, now))
+    }
 }
 
 /// Folds hook, session-record and pane evidence onto a transcript report (SPEC §3.6). The
@@ -192,5 +252,61 @@ pub fn report(resolved: Resolved, now: Time) -> PaneReport {
         resolved,
         status,
         source,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A tmux that answers `list-panes` with whatever the test put in.
+    struct Panes(Arc<Mutex<String>>);
+
+    impl crate::tmux::Runner for Panes {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            match args.first().map(String::as_str) {
+                Some("list-panes") => Ok(self.0.lock().unwrap().clone().into_bytes()),
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    fn line(command: &str) -> String {
+        let f = [
+            "%1",
+            &std::process::id().to_string(),
+            "main",
+            "0",
+            "w",
+            "0",
+            "/tmp",
+            "1",
+            "1",
+            "0",
+            "0",
+            "@1",
+            command,
+        ];
+        format!("{}\n", f.join("\u{1f}"))
+    }
+
+    #[test]
+    fn resolutions_are_reused_until_something_that_decides_them_changes() {
+        let out = Arc::new(Mutex::new(line("bash")));
+        let tmux = Tmux::with_runner(Box::new(Panes(Arc::clone(&out))));
+        let now = chrono::Utc::now();
+        let mut cache = ResolveCache::default();
+        cache.scan(&tmux, now).unwrap();
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(cache.resolves, 1, "same panes: reused");
+        cache.invalidate();
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(cache.resolves, 2, "invalidated: resolved again");
+        *out.lock().unwrap() = line("claude");
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(cache.resolves, 3, "the pane's command changed: resolved again");
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(cache.resolves, 3);
     }
 }

@@ -94,6 +94,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         snapshot: None,
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
+        resolutions: crate::scan::ResolveCache::default(),
         socket_path: PathBuf::from(&socket_path),
         tmux,
         fs,
@@ -123,6 +124,7 @@ struct Watcher {
     snapshot: Option<Snapshot>,
     mail: mail::Mail,
     relays: relays::Relays,
+    resolutions: crate::scan::ResolveCache,
 }
 
 impl Watcher {
@@ -155,6 +157,7 @@ impl Watcher {
                     if self.server_gone(&paths) {
                         return Exit::ServerGone;
                     }
+                    self.note_files(&paths);
                     if let Some(exit) = self.settle(rx, last_scan) {
                         return exit;
                     }
@@ -169,8 +172,16 @@ impl Watcher {
         }
     }
 
+    /// Anything but an append to a known transcript (a session record, a new transcript, a
+    /// hook's nudge) may change which transcript a pane reads: resolve afresh.
+    fn note_files(&mut self, paths: &[PathBuf]) {
+        if paths.iter().any(|p| !self.resolutions.knows(p)) {
+            self.resolutions.invalidate();
+        }
+    }
+
     /// Drains a burst of file events (debounce, and at most one scan per MIN_SCAN_GAP).
-    fn settle(&self, rx: &Receiver<Wake>, last_scan: Instant) -> Option<Exit> {
+    fn settle(&mut self, rx: &Receiver<Wake>, last_scan: Instant) -> Option<Exit> {
         let gap_left = MIN_SCAN_GAP.saturating_sub(last_scan.elapsed());
         let until = Instant::now() + DEBOUNCE.max(gap_left);
         loop {
@@ -183,7 +194,7 @@ impl Watcher {
                 Ok(Wake::Files(paths)) if self.server_gone(&paths) => {
                     return Some(Exit::ServerGone)
                 }
-                Ok(Wake::Files(_)) => {}
+                Ok(Wake::Files(paths)) => self.note_files(&paths),
                 Err(RecvTimeoutError::Timeout) => return None,
                 Err(RecvTimeoutError::Disconnected) => return Some(Exit::Signal(0)),
             }
@@ -196,7 +207,7 @@ impl Watcher {
 
     fn scan_once(&mut self) -> Result<(), TmuxError> {
         let now = chrono::Utc::now();
-        let mut reports = crate::scan::scan(&self.tmux, now)?;
+        let mut reports = self.resolutions.scan(&self.tmux, now)?;
         self.observed.apply(&mut reports, now, &self.opts.windows);
         self.alerts.apply_seen(&mut reports);
         self.observed_dirty |= self.observed.observe(&reports, now);
