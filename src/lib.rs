@@ -20,6 +20,7 @@ pub mod route;
 pub mod scan;
 pub mod segment;
 pub mod state;
+pub mod text;
 pub mod tmux;
 pub mod transcript;
 pub mod watch;

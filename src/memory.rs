@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::events::Time;
 use crate::paths;
 use crate::scan::PaneReport;
-use crate::state::{Observation, State, Windows};
+use crate::state::{age, Observation, State, Windows};
 use crate::tmux::{Tmux, TmuxError};
 
 /// Observations older than this are dropped.
@@ -105,7 +105,8 @@ impl Observed {
 
     /// Drops observations older than a day.
     pub fn prune(&mut self, now: Time) {
-        self.threads.retain(|_, t| age(now, *t) <= OBSERVED_TTL);
+        self.threads
+            .retain(|_, t| age(now, Some(*t)) <= OBSERVED_TTL);
     }
 
     /// Merges with what is on disk (newest observation wins) and writes atomically.
@@ -193,7 +194,7 @@ impl AlertMemory {
 
     /// Forgets keys older than 12 h.
     pub fn prune(&mut self, now: Time) {
-        self.keys.retain(|_, r| age(now, r.at) <= ALERT_TTL);
+        self.keys.retain(|_, r| age(now, Some(r.at)) <= ALERT_TTL);
     }
 
     /// Number of keys remembered.
@@ -230,10 +231,6 @@ pub fn remembered_scan(
         let _ = observed.save(&dir, now);
     }
     Ok(reports)
-}
-
-fn age(now: Time, at: Time) -> Duration {
-    (now - at).to_std().unwrap_or(Duration::ZERO)
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {

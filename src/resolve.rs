@@ -284,7 +284,7 @@ impl Resolver {
         let command = self
             .table
             .get(m.pid)
-            .map(|p| bounded(&p.argv.join(" "), 200))
+            .map(|p| crate::text::bounded(&p.argv.join(" "), 200))
             .unwrap_or_default();
         let chain: Vec<String> = m.chain.iter().map(u32::to_string).collect();
         out.steps.push(format!(
@@ -375,17 +375,6 @@ impl Resolver {
             .entry(root.to_path_buf())
             .or_insert_with(|| claude::claimed_sessions(root, &|pid| table.get(pid).is_some()))
     }
-}
-
-fn bounded(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_string();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 /// Modification time, seconds since the epoch.

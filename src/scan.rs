@@ -305,7 +305,10 @@ mod tests {
         assert_eq!(cache.resolves, 2, "invalidated: resolved again");
         *out.lock().unwrap() = line("claude");
         cache.scan(&tmux, now).unwrap();
-        assert_eq!(cache.resolves, 3, "the pane's command changed: resolved again");
+        assert_eq!(
+            cache.resolves, 3,
+            "the pane's command changed: resolved again"
+        );
         cache.scan(&tmux, now).unwrap();
         assert_eq!(cache.resolves, 3);
     }

@@ -368,7 +368,8 @@ fn open(
     s
 }
 
-fn max_time(a: Option<Time>, b: Option<Time>) -> Option<Time> {
+/// The later of two optional times.
+pub fn max_time(a: Option<Time>, b: Option<Time>) -> Option<Time> {
     match (a, b) {
         (Some(x), Some(y)) => Some(x.max(y)),
         (x, None) => x,
@@ -377,7 +378,7 @@ fn max_time(a: Option<Time>, b: Option<Time>) -> Option<Time> {
 }
 
 /// How long ago `at` was; unknown or future times count as "just now".
-fn age(now: Time, at: Option<Time>) -> Duration {
+pub fn age(now: Time, at: Option<Time>) -> Duration {
     at.and_then(|t| (now - t).to_std().ok())
         .unwrap_or(Duration::ZERO)
 }

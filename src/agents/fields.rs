@@ -17,17 +17,7 @@ pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key)?.as_str()
 }
 
-/// Bounds text carried into events and alerts (char-boundary safe).
-pub fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+pub use crate::text::bounded;
 
 /// The first `"key":"value"` string in a fragment of a JSON line too large to parse (used for
 /// the head or tail of huge lines). Returns `None` when the key is absent or cut off.
@@ -81,11 +71,5 @@ mod tests {
         assert_eq!(scan_str(frag, "type"), Some("user"));
         assert_eq!(scan_all(frag, "tool_use_id"), vec!["a1"]);
         assert!(!scan_true(frag, "isSidechain"));
-    }
-
-    #[test]
-    fn bounded_respects_char_boundaries() {
-        assert_eq!(bounded("héllo", 2), "h…");
-        assert_eq!(bounded("abc", 5), "abc");
     }
 }

@@ -205,20 +205,14 @@ fn open_thread<'a>(history: &'a [Message], id: &str) -> Result<Vec<&'a Message>,
         let reason = close.body.lines().next().unwrap_or("").trim();
         return Err(Refusal::Closed {
             thread: id.to_string(),
-            reason: format!("{} by {}", truncate(reason, 120), close.header.from),
+            reason: format!(
+                "{} by {}",
+                crate::text::chars(reason, 121),
+                close.header.from
+            ),
         });
     }
     Ok(thread)
-}
-
-fn truncate(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        s.to_string()
-    } else {
-        let mut t: String = s.chars().take(max).collect();
-        t.push('…');
-        t
-    }
 }
 
 /// Texts longer than this (in letters and digits) are never treated as acknowledgements.

@@ -47,7 +47,7 @@ pub fn run(args: ClassifyArgs) -> Result<i32> {
             line.push_str(&format!("\t{reason}"));
         }
         if let Some(at) = status.at {
-            line.push_str(&format!("\t{}", ago(now, at)));
+            line.push_str(&format!("\t{} ago", super::panes::age(now, at)));
         }
         println!("{line}");
     }
@@ -71,16 +71,5 @@ pub fn agent_kind(a: AgentArg) -> AgentKind {
     match a {
         AgentArg::Claude => AgentKind::Claude,
         AgentArg::Codex => AgentKind::Codex,
-    }
-}
-
-/// `42s ago`, `5m ago`, `3h ago`, `2d ago`.
-pub fn ago(now: Time, at: Time) -> String {
-    let secs = (now - at).num_seconds().max(0);
-    match secs {
-        0..=59 => format!("{secs}s ago"),
-        60..=3599 => format!("{}m ago", secs / 60),
-        3600..=86_399 => format!("{}h ago", secs / 3600),
-        _ => format!("{}d ago", secs / 86_400),
     }
 }

@@ -266,7 +266,7 @@ fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
 }
 
 /// `12s`, `5m`, `3h`, `2d`.
-fn age(now: Time, at: Time) -> String {
+pub fn age(now: Time, at: Time) -> String {
     let secs = (now - at).num_seconds().max(0);
     match secs {
         s if s < 60 => format!("{s}s"),

@@ -20,17 +20,7 @@ pub use ratelimit::{countdown, parse_reset};
 pub use reconcile::reconcile;
 pub use record::{RecordState, RecordStatus};
 
-/// Cuts `text` to at most `max` bytes on a character boundary, marking the cut with `…`.
-pub(crate) fn bounded(text: &str, max: usize) -> String {
-    if text.len() <= max {
-        return text.to_string();
-    }
-    let mut end = max.saturating_sub('…'.len_utf8());
-    while end > 0 && !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &text[..end])
-}
+pub(crate) use crate::text::bounded;
 
 #[cfg(test)]
 mod tests {

@@ -12,14 +12,12 @@
 //! 4. The pane refines: a known approval dialog turns a pending tool call into `waiting`;
 //!    a pane showing no dialog ends a hook/record permission wait older than the settle window.
 
-use chrono::Duration as ChronoDuration;
-
 use super::hook::{HookEvidence, HookKind, HookRecord};
 use super::pane::{PaneEvidence, PromptKind};
 use super::record::{RecordState, RecordStatus};
 use crate::events::Time;
 use crate::scan::Source;
-use crate::state::{State, Status, Windows};
+use crate::state::{age, max_time, State, Status, Windows};
 
 /// One source's opinion about the turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -291,22 +289,6 @@ pub fn tool_from_message(message: &str) -> Option<String> {
         .collect();
     let tool = tool.trim_end_matches(['.', ':']);
     (!tool.is_empty()).then(|| super::bounded(tool, 128))
-}
-
-fn max_time(a: Option<Time>, b: Option<Time>) -> Option<Time> {
-    match (a, b) {
-        (Some(x), Some(y)) => Some(x.max(y)),
-        (x, None) => x,
-        (None, y) => y,
-    }
-}
-
-/// How long ago `at` was; unknown or future times count as "just now".
-fn age(now: Time, at: Option<Time>) -> std::time::Duration {
-    at.map(|t| now - t)
-        .filter(|d| *d > ChronoDuration::zero())
-        .and_then(|d| d.to_std().ok())
-        .unwrap_or_default()
 }
 
 #[cfg(test)]

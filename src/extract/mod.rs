@@ -29,12 +29,7 @@ impl Answer {
             .map(str::trim)
             .find(|l| !l.is_empty())
             .unwrap_or("");
-        let mut out: String = line.chars().take(max).collect();
-        if line.chars().count() > max {
-            out.pop();
-            out.push('…');
-        }
-        out
+        crate::text::chars(line, max)
     }
 }
 
