@@ -76,6 +76,9 @@ pub enum Command {
     /// Switch the client to the most urgent agent pane (the plugin's jump key).
     #[command(hide = true)]
     Jump(JumpArgs),
+    /// Wake the watcher now (the plugin's focus hooks: acknowledge a looked-at pane at once).
+    #[command(hide = true)]
+    Nudge,
 }
 
 #[derive(Debug, Args)]

@@ -87,3 +87,36 @@ fn keys_can_be_turned_off() {
     assert!(!keys.contains("route-menu"), "{keys}");
     assert!(!keys.contains("agentpane last"), "{keys}");
 }
+
+#[test]
+fn focus_hooks_wake_the_watcher() {
+    let server = TmuxServer::start();
+    setup(&server, "on");
+    let hooks = server.tmux(&["show-hooks", "-g"]);
+    for hook in [
+        "after-select-pane[4242]",
+        "session-window-changed[4242]",
+        "client-session-changed[4242]",
+    ] {
+        assert!(
+            hooks
+                .lines()
+                .any(|l| l.starts_with(hook) && l.contains(" nudge")),
+            "{hook} missing in:\n{hooks}"
+        );
+    }
+    // Switching panes runs the hook, which touches the nudge file the watcher watches.
+    let nudge = server.state_dir().join("nudge");
+    let _ = std::fs::remove_file(&nudge);
+    server.tmux(&["split-window", "-d", "-t", "main:"]);
+    server.tmux(&["select-pane", "-t", "main:0.1"]);
+    wait_until(DEADLINE, "the nudge", || nudge.exists());
+}
+
+#[test]
+fn nudge_touches_the_state_folder_quietly() {
+    let server = TmuxServer::start();
+    let run = server.agentpane(&["nudge"]);
+    assert_eq!((run.code, run.stdout.as_str()), (0, ""));
+    assert!(server.state_dir().join("nudge").exists());
+}

@@ -122,6 +122,15 @@ main() {
 		tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
 	fi
 
+	if [ "$watch" = "on" ]; then
+		# Switching to a pane acknowledges its alert: wake the watcher at once rather than at
+		# its next safety poll. Indexed hooks leave the user's own hooks alone.
+		local hook
+		for hook in after-select-pane session-window-changed client-session-changed; do
+			tmux set-hook -g "${hook}[4242]" "run-shell -b \"$base nudge >/dev/null 2>&1 || true\""
+		done
+	fi
+
 	local key
 	key="$(get_option @agentpane-jump-key A)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then

@@ -54,6 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Hooks(c) => hooks::hooks(c),
         Command::Demo(a) => demo::run(a, &ctx),
         Command::Jump(a) => status::jump(a, &ctx),
+        Command::Nudge => watch::nudge(),
     }
 }
 

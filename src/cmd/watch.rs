@@ -51,3 +51,13 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
     };
     watch::run(opts)
 }
+
+/// Touches the state folder's nudge file, which a running watcher watches: it rescans at once
+/// (e.g. to acknowledge the pane the user just switched to). Quiet and exit 0 either way.
+pub fn nudge() -> Result<i32> {
+    let dir = crate::paths::state_dir();
+    if crate::paths::ensure_private_dir(&dir).is_ok() {
+        let _ = crate::paths::write_atomic(&crate::watch::nudge_path(&dir), b"focus\n");
+    }
+    Ok(crate::exit::OK)
+}
