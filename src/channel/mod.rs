@@ -12,6 +12,7 @@ pub mod rules;
 pub mod store;
 pub mod watch;
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -472,15 +473,21 @@ pub fn pane_mail() -> Result<Vec<PaneMail>> {
     Ok(out)
 }
 
-/// Every `ESCALATED` close in every channel, with its channel id. Unreadable channels are
-/// left out.
-pub fn escalations() -> Result<Vec<(String, Message)>> {
+/// Every `ESCALATED` close, with its channel id, among the messages newer than `seen[channel]`
+/// (all of a channel not in `seen`); `seen` moves to each channel's newest message, so a
+/// caller that keeps it reads each message once. Unreadable channels are left out.
+pub fn escalations(seen: &mut BTreeMap<String, String>) -> Result<Vec<(String, Message)>> {
     let mut out = Vec::new();
     for id in channel_ids()? {
         let Ok(ch) = ChannelDir::open(&id) else {
             continue;
         };
-        let Ok(listing) = ch.list(None) else { continue };
+        let Ok(listing) = ch.list(seen.get(&id).map(String::as_str)) else {
+            continue;
+        };
+        if let Some(newest) = listing.newest {
+            seen.insert(id.clone(), newest);
+        }
         out.extend(
             listing
                 .messages

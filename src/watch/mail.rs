@@ -110,6 +110,9 @@ fn compose(channel: &str, member: &str, messages: &[&Message]) -> String {
 #[derive(Debug, Default)]
 pub struct Mail {
     published: BTreeMap<String, usize>,
+    /// Per channel, the newest message already checked for escalations: each scan parses only
+    /// what arrived since.
+    escalations_seen: BTreeMap<String, String>,
 }
 
 impl Mail {
@@ -201,10 +204,20 @@ fn queue_paste(store: &Store, p: &Paste, server: &str, now: Time) -> String {
     }
 }
 
-/// New `ESCALATED` closes (not yet told, within the alert memory's 12 h): `(key, text)` for a
-/// message to the human. Remembers them in `mem`.
-pub fn escalations(mem: &mut AlertMemory, now: Time) -> Vec<String> {
-    let Ok(found) = channel::escalations() else {
+impl Mail {
+    /// New `ESCALATED` closes (not yet told, within the alert memory's 12 h): the texts to show
+    /// the human. Remembers them in `mem`, so a restarted watcher tells none twice.
+    pub fn escalations(&mut self, mem: &mut AlertMemory, now: Time) -> Vec<String> {
+        escalations(&mut self.escalations_seen, mem, now)
+    }
+}
+
+fn escalations(
+    seen: &mut BTreeMap<String, String>,
+    mem: &mut AlertMemory,
+    now: Time,
+) -> Vec<String> {
+    let Ok(found) = channel::escalations(seen) else {
         return Vec::new();
     };
     let horizon = now - chrono::Duration::hours(12);

@@ -249,7 +249,7 @@ impl Watcher {
         if let Err(e) = self.tmux.set_options(&changes) {
             log::line(&format!("unread counts not published: {e}"));
         }
-        for text in mail::escalations(&mut self.alerts, now) {
+        for text in self.mail.escalations(&mut self.alerts, now) {
             log::line(&text);
             if let Err(e) = self.tmux.display_message(None, &text) {
                 log::line(&format!("escalation not shown: {e}"));
