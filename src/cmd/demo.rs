@@ -149,8 +149,8 @@ impl World {
         Ok(World { root, socket, tmux })
     }
 
-    /// `-e KEY=VALUE` flags giving panes (agents, watcher) the demo's private world.
-    fn env_flags(&self) -> Vec<String> {
+    /// The demo's private world as `KEY=VALUE`: its HOME, state folder and agent roots.
+    fn env(&self) -> Vec<String> {
         let p = |d: &str| self.root.join(d).to_string_lossy().into_owned();
         [
             ("HOME", p("home")),
@@ -160,8 +160,16 @@ impl World {
             ("CODEX_HOME", p("codex")),
         ]
         .into_iter()
-        .flat_map(|(k, v)| ["-e".to_string(), format!("{k}={v}")])
+        .map(|(k, v)| format!("{k}={v}"))
         .collect()
+    }
+
+    /// `-e KEY=VALUE` flags giving panes (agents, watcher) the demo's private world.
+    fn env_flags(&self) -> Vec<String> {
+        self.env()
+            .into_iter()
+            .flat_map(|kv| ["-e".to_string(), kv])
+            .collect()
     }
 
     fn cmd(&self, args: &[String]) -> Result<String> {
@@ -268,14 +276,11 @@ impl World {
             Ok(exe) => exe,
             Err(e) => return format!("cannot find the agentpane binary: {e}"),
         };
-        let state = self.root.join("state");
-        let env = [
-            format!("AGENTPANE_STATE_DIR={}", state.display()),
-            format!("HOME={}", self.root.join("home").display()),
-            format!("CLAUDE_CONFIG_DIR={}", self.root.join("claude").display()),
-            format!("CODEX_HOME={}", self.root.join("codex").display()),
-            format!("PATH={}", std::env::var("PATH").unwrap_or_default()),
-        ];
+        let mut env = self.env();
+        env.push(format!(
+            "PATH={}",
+            std::env::var("PATH").unwrap_or_default()
+        ));
         let src = format!("demo:{ROUTED_FROM}");
         let dst = format!("demo:{NOTES}");
         let mut args: Vec<String> = vec!["-i".into()];

@@ -65,17 +65,34 @@ pub fn route(args: RouteArgs, ctx: &Context) -> Result<i32> {
     }
 }
 
+/// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
+/// a pane may not do to itself.
+fn two_panes(
+    tmux: &Tmux,
+    (a, a_label): (&str, &str),
+    (b, b_label): (&str, &str),
+    verb: &str,
+) -> Result<(String, String)> {
+    let a_id = tmux
+        .pane_id(a)
+        .with_context(|| format!("{a_label} `{a}`"))?;
+    let b_id = tmux
+        .pane_id(b)
+        .with_context(|| format!("{b_label} `{b}`"))?;
+    if a_id == b_id {
+        bail!("refusing to {verb} pane {a_id} to itself");
+    }
+    Ok((a_id, b_id))
+}
+
 /// Runs one route; returns the exit code and a one-line human summary.
 fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, String)> {
-    let src = tmux
-        .pane_id(&args.src)
-        .with_context(|| format!("source pane `{}`", args.src))?;
-    let dst = tmux
-        .pane_id(&args.dst)
-        .with_context(|| format!("destination pane `{}`", args.dst))?;
-    if src == dst {
-        bail!("refusing to route pane {src} to itself");
-    }
+    let (src, dst) = two_panes(
+        tmux,
+        (&args.src, "source pane"),
+        (&args.dst, "destination pane"),
+        "route",
+    )?;
     let panes = tmux.list_panes()?;
     let src_pane = panes.iter().find(|p| p.pane_id == src).cloned();
     let mut reports = scan::scan(tmux, Utc::now())?;
@@ -281,15 +298,7 @@ fn transform_name(t: Transform) -> &'static str {
 
 pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
-    let a = tmux
-        .pane_id(&args.a)
-        .with_context(|| format!("pane `{}`", args.a))?;
-    let b = tmux
-        .pane_id(&args.b)
-        .with_context(|| format!("pane `{}`", args.b))?;
-    if a == b {
-        bail!("refusing to relay pane {a} to itself");
-    }
+    let (a, b) = two_panes(&tmux, (&args.a, "pane"), (&args.b, "pane"), "relay")?;
     let server = tmux.socket_path()?;
     let registry = Registry::open_default()?;
     if args.stop {
