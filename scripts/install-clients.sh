@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs the pinned agent clients (tests/real/clients.txt, or the file given as $1) from the
+# npm registry into $AGENTPANE_CLIENTS/<agent>@<version>, skipping those already there, so CI
+# downloads each release once. npm's postinstall scripts are not run: every client's `bin`
+# (or its platform package) is already the program.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+list=${1:-tests/real/clients.txt}
+dest=${AGENTPANE_CLIENTS:-$HOME/.cache/agentpane-clients}
+mkdir -p "$dest"
+if ! command -v npm >/dev/null 2>&1; then
+    echo "install-clients: installing nodejs and npm"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -qq
+    apt-get install -y -qq nodejs npm >/dev/null
+fi
+grep -vE '^\s*(#|$)' "$list" | while read -r agent version package; do
+    dir="$dest/$agent@$version"
+    if [ -f "$dir/.installed" ]; then
+        echo "install-clients: $agent $version already in $dir"
+        continue
+    fi
+    echo "install-clients: $package@$version -> $dir"
+    rm -rf "$dir.tmp"
+    mkdir -p "$dir.tmp"
+    npm install --prefix "$dir.tmp" --ignore-scripts --no-audit --no-fund --loglevel=error \
+        "$package@$version" >/dev/null
+    rm -rf "$dir"
+    mv "$dir.tmp" "$dir"
+    touch "$dir/.installed"
+done

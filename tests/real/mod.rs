@@ -1,0 +1,198 @@
+//! Harness for the real-client suite: the released agent clients (pinned in
+//! `tests/real/clients.txt`, installed by `scripts/install-clients.sh`) run real turns in a
+//! private tmux server against a stand-in for their model API on 127.0.0.1 ([`http`]).
+//!
+//! A test asks for its clients with [`clients`]: each pinned version that is installed. When
+//! one is missing the suite says so in one line and runs nothing for it — except under
+//! `CI=true`, where a missing client fails the test (CI installs them; a silent skip there
+//! would hide a broken install). `AGENTPANE_CLIENTS_FILE` replaces the pin list (the drift
+//! check runs the same tests against the newest releases that way).
+//!
+//! Prompts are typed as a person types: the text, a short pause, then Enter.
+
+#![allow(dead_code)]
+
+pub mod http;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use crate::common::TmuxServer;
+
+/// One installed release of an agent client.
+#[derive(Debug, Clone)]
+pub struct Client {
+    /// `claude`, `codex`, `gemini`, `opencode`.
+    pub agent: String,
+    pub version: String,
+    /// The npm prefix it was installed into.
+    pub dir: PathBuf,
+}
+
+impl Client {
+    /// `claude 2.1.197`, for messages.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.agent, self.version)
+    }
+
+    /// The program a user runs. Claude Code and opencode ship their native binary in a
+    /// platform package (npm's postinstall would only copy it); Codex and Gemini CLI start
+    /// from their npm `bin`, as a user's shell does.
+    pub fn program(&self) -> PathBuf {
+        let modules = self.dir.join("node_modules");
+        let native = |candidates: &[&str]| {
+            candidates
+                .iter()
+                .map(|rel| modules.join(rel))
+                .find(|p| p.is_file())
+        };
+        let found = match self.agent.as_str() {
+            "claude" => native(&[
+                "@anthropic-ai/claude-code-linux-x64/claude",
+                "@anthropic-ai/claude-code-linux-arm64/claude",
+                "@anthropic-ai/claude-code-linux-x64-musl/claude",
+                "@anthropic-ai/claude-code-linux-arm64-musl/claude",
+            ]),
+            "opencode" => native(&[
+                "opencode-linux-x64/bin/opencode",
+                "opencode-linux-x64-baseline/bin/opencode",
+                "opencode-linux-arm64/bin/opencode",
+            ]),
+            agent => native(&[&format!(".bin/{agent}")]),
+        };
+        found.unwrap_or_else(|| panic!("{}: no program under {}", self.label(), modules.display()))
+    }
+
+    /// A folder holding only this client's program under its own name, to put first on a
+    /// pane's `PATH`.
+    pub fn bin_dir(&self, scratch: &Path) -> PathBuf {
+        let dir = scratch.join(format!("bin-{}-{}", self.agent, self.version));
+        if !dir.exists() {
+            std::fs::create_dir_all(&dir).expect("create client bin dir");
+            std::os::unix::fs::symlink(self.program(), dir.join(&self.agent))
+                .expect("link client program");
+        }
+        dir
+    }
+}
+
+/// Where `scripts/install-clients.sh` puts the clients.
+pub fn clients_root() -> PathBuf {
+    match std::env::var_os("AGENTPANE_CLIENTS") {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME").unwrap_or_default())
+            .join(".cache/agentpane-clients"),
+    }
+}
+
+/// The pinned `(agent, version)` pairs, from `AGENTPANE_CLIENTS_FILE` or `clients.txt`.
+pub fn pinned() -> Vec<(String, String)> {
+    let file = std::env::var_os("AGENTPANE_CLIENTS_FILE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real/clients.txt"));
+    let text = std::fs::read_to_string(&file)
+        .unwrap_or_else(|e| panic!("read the client pin list {}: {e}", file.display()));
+    text.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .filter_map(|l| {
+            let mut words = l.split_whitespace();
+            Some((words.next()?.to_string(), words.next()?.to_string()))
+        })
+        .collect()
+}
+
+/// Whether this run must not skip (CI).
+pub fn required() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
+}
+
+/// The installed pinned releases of `agent`. A missing one is reported in one line and left
+/// out; under CI it fails instead.
+pub fn clients(agent: &str) -> Vec<Client> {
+    let root = clients_root();
+    let mut found = Vec::new();
+    for (name, version) in pinned().into_iter().filter(|(a, _)| a == agent) {
+        let dir = root.join(format!("{name}@{version}"));
+        if dir.join(".installed").is_file() {
+            found.push(Client {
+                agent: name,
+                version,
+                dir,
+            });
+        } else if required() {
+            panic!(
+                "{name} {version} is not installed in {} (CI must run the real-client suite: \
+                 run scripts/install-clients.sh)",
+                root.display()
+            );
+        } else {
+            eprintln!(
+                "real-client suite: skipping {name} {version}: not installed in {} \
+                 (run scripts/install-clients.sh)",
+                root.display()
+            );
+        }
+    }
+    found
+}
+
+/// Types `text` into `pane` as a person does: the text, a short pause, then Enter.
+pub fn type_prompt(tmux: &TmuxServer, pane: &str, text: &str) {
+    tmux.tmux(&["send-keys", "-t", pane, "-l", text]);
+    std::thread::sleep(Duration::from_millis(400));
+    tmux.tmux(&["send-keys", "-t", pane, "Enter"]);
+}
+
+/// Presses one key (tmux key name, e.g. `Escape`, `Down`, `1`).
+pub fn press(tmux: &TmuxServer, pane: &str, key: &str) {
+    tmux.tmux(&["send-keys", "-t", pane, key]);
+}
+
+/// The pane's screen as a person sees it (no colours, wrapped lines joined).
+pub fn screen(tmux: &TmuxServer, pane: &str) -> String {
+    String::from_utf8_lossy(
+        &tmux
+            .try_tmux(&["capture-pane", "-p", "-J", "-t", pane])
+            .stdout,
+    )
+    .into_owned()
+}
+
+/// Waits until the screen satisfies `pred`; panics with the last screen after `deadline`.
+pub fn wait_screen(
+    tmux: &TmuxServer,
+    pane: &str,
+    deadline: Duration,
+    what: &str,
+    pred: impl Fn(&str) -> bool,
+) -> String {
+    let end = Instant::now() + deadline;
+    loop {
+        let s = screen(tmux, pane);
+        if pred(&s) {
+            return s;
+        }
+        if Instant::now() > end {
+            panic!("timed out after {deadline:?} waiting for {what}; the screen:\n{s}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Polls `probe` until it returns `Some`; panics naming `what` after `deadline`.
+pub fn wait_for<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Option<T>) -> T {
+    let end = Instant::now() + deadline;
+    loop {
+        if let Some(v) = probe() {
+            return v;
+        }
+        if Instant::now() > end {
+            panic!("timed out after {deadline:?} waiting for {what}");
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// A deadline for a real client's step on a loaded 2-core machine.
+pub const STEP: Duration = Duration::from_secs(60);
