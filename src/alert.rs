@@ -1,5 +1,5 @@
-//! The alert engine (SPEC §3.8) as a pure state machine: each step takes the reports of one
-//! scan, the clock and the alert memory, and returns what to do — deliver, retract or
+//! The alert engine (docs/design.md#alerts) as a pure state machine: each step takes the reports of
+//! one scan, the clock and the alert memory, and returns what to do — deliver, retract or
 //! acknowledge. It never reads the clock, the disk or tmux; the watcher owns those effects.
 //!
 //! Rules: a pane entering `your-turn`, `waiting`, `attention` or `stalled` for a key never seen

@@ -1,4 +1,4 @@
-//! The chain of SPEC §3.3 for one pane: pane → agent process → session record → transcript.
+//! The resolution chain for one pane: pane → agent process → session record → transcript.
 //!
 //! A [`Resolver`] holds what one scan shares: the process snapshot, the agent matcher and the
 //! cached sessionId → transcript locations. Every failure along the chain (a pane or process
@@ -19,7 +19,7 @@ use crate::paths;
 use crate::proctree::{procfs, Matcher, ProcTable};
 use crate::tmux::Pane;
 
-/// How the transcript was found (SPEC §12).
+/// How the transcript was found (docs/design.md#cli-contract).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Default)]
 #[serde(rename_all = "kebab-case")]
 pub enum Via {
@@ -69,7 +69,7 @@ pub struct Resolved {
     /// The live session record (Claude Code), when one was read and belongs to the agent.
     pub record: Option<SessionRecord>,
     /// A session driven by a program, not a person (Codex `exec`, MCP, subagent): not
-    /// alarmed by default (SPEC §3.5).
+    /// alarmed by default (docs/design.md#turns-per-agent).
     pub machine_driven: bool,
 }
 

@@ -1,4 +1,4 @@
-//! Evidence beyond transcripts (SPEC §3.6 sources 1, 2 and 4): what Claude Code's hooks
+//! Evidence beyond transcripts (docs/design.md#evidence-order): what Claude Code's hooks
 //! reported, what the live session record says, and what the pane shows — and the pure
 //! [`reconcile`] that folds them onto a transcript's [`Status`](crate::state::Status).
 //!

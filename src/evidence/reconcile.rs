@@ -1,4 +1,4 @@
-//! Folding the evidence sources onto one state (SPEC §3.6), as a pure function.
+//! Folding the evidence sources onto one state (docs/design.md#evidence-order), as a pure function.
 //!
 //! Rules, in order:
 //! 1. The pane says the agent exited → `idle` (`exited`).

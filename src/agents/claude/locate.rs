@@ -1,4 +1,4 @@
-//! Where a claude process keeps its transcript (SPEC §3.3).
+//! Where a claude process keeps its transcript (docs/design.md#resolving-a-pane).
 //!
 //! 1. `<root>/sessions/<PID>.json` (the live registry) → `sessionId`, guarded against PID
 //!    reuse by the record's start times;

@@ -1,6 +1,6 @@
-//! Where a codex process keeps its transcript (SPEC §3.3): the rollout file it holds open,
-//! else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose `session_meta`
-//! names the same cwd and which started after the process.
+//! Where a codex process keeps its transcript (docs/design.md#resolving-a-pane): the rollout file
+//! it holds open, else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose
+//! `session_meta` names the same cwd and which started after the process.
 
 use std::path::{Path, PathBuf};
 
