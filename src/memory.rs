@@ -34,6 +34,24 @@ pub fn thread_key(r: &PaneReport) -> String {
     }
 }
 
+/// The once-only key of a report's current state (agent, state, thread, turn): what the alert
+/// memory is keyed by, so it lives beside [`thread_key`] and the alert engine imports it.
+pub fn alert_key(r: &PaneReport) -> String {
+    let agent = r
+        .resolved
+        .agent
+        .as_ref()
+        .map(|a| a.kind.name())
+        .unwrap_or("-");
+    let turn = r
+        .status
+        .turn_key
+        .clone()
+        .or_else(|| r.status.at.map(|t| t.to_rfc3339()))
+        .unwrap_or_else(|| "-".into());
+    format!("{agent}|{}|{}|{turn}", r.status.state, thread_key(r))
+}
+
 /// When each thread was last seen working.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Observed {
@@ -183,10 +201,7 @@ impl AlertMemory {
     /// Marks acknowledged `your-turn` reports as seen.
     pub fn apply_seen(&self, reports: &mut [PaneReport]) {
         for r in reports.iter_mut() {
-            if r.status.state == State::YourTurn
-                && !r.status.seen
-                && self.is_seen(&crate::alert::alert_key(r))
-            {
+            if r.status.state == State::YourTurn && !r.status.seen && self.is_seen(&alert_key(r)) {
                 r.status.seen = true;
             }
         }

@@ -5,36 +5,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use crate::evidence::Source;
 use crate::evidence::{self, PaneEvidence, RecordStatus};
 
 use crate::events::Time;
 use crate::resolve::{Resolved, Resolver};
 use crate::state::{Observation, Status, Windows};
 use crate::tmux::{Pane, Tmux, TmuxError};
-
-/// Which evidence decided a pane's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Source {
-    Hook,
-    SessionRecord,
-    Transcript,
-    Pane,
-    None,
-}
-
-impl Source {
-    /// The name used in JSON and on screen.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Hook => "hook",
-            Source::SessionRecord => "session-record",
-            Source::Transcript => "transcript",
-            Source::Pane => "pane",
-            Source::None => "none",
-        }
-    }
-}
 
 /// One agent pane with its state.
 #[derive(Debug, Clone, Serialize)]

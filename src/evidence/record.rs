@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bounded;
-use crate::agents::claude::locate::SessionRecord;
+use crate::agents::claude::record::SessionRecord;
 use crate::events::Time;
 
 /// What the record says the session is doing.
