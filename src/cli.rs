@@ -1,5 +1,5 @@
-//! Command-line types (SPEC §12). No I/O here: parsing only, so the contract can be tested and
-//! documented without touching tmux or the disk.
+//! Command-line types (docs/design.md#cli-contract). No I/O here: parsing only, so the contract can
+//! be tested and documented without touching tmux or the disk.
 
 use std::path::PathBuf;
 

@@ -1,4 +1,5 @@
-//! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu` (SPEC §5).
+//! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu`
+//! (docs/design.md#routing).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -1,18 +1,18 @@
-//! Where a codex process keeps its transcript (SPEC §3.3): the rollout file it holds open,
-//! else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose `session_meta`
-//! names the same cwd and which started after the process.
+//! Where a codex process keeps its transcript (docs/design.md#resolving-a-pane): the rollout file
+//! it holds open, else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose
+//! `session_meta` names the same cwd and which started after the process.
 
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Duration, Utc};
 
+use crate::agents::locate::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
 use crate::proctree::procfs;
-use crate::resolve::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
 
 /// The home of a codex process: its `CODEX_HOME`, else `<its HOME>/.codex`, else
 /// `fallback_home/.codex`. The second value says which.
 pub fn codex_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
-    crate::resolve::agent_root(pid, "CODEX_HOME", ".codex", fallback_home)
+    crate::agents::locate::agent_root(pid, "CODEX_HOME", ".codex", fallback_home)
 }
 
 fn is_rollout(path: &Path) -> bool {
