@@ -244,7 +244,8 @@ impl Live {
                 .split(|b| *b == 0)
                 .map(|a| String::from_utf8_lossy(a).into_owned())
                 .collect();
-            let ours = args.iter().any(|a| a.contains(&self.server.name));
+            let agentpane = args.first()?.ends_with("/agentpane");
+            let ours = agentpane && args.iter().any(|a| a.contains(&self.server.name));
             let pick = args.iter().any(|a| a == "pick");
             let popup = args.iter().any(|a| a == "--popup");
             (ours && pick && !popup).then_some(pid)
@@ -252,13 +253,17 @@ impl Live {
     }
 }
 
-/// CPU seconds (user + system) a process has used so far.
+/// CPU seconds (user + system) a process and its finished children (its tmux calls) have
+/// used so far.
 pub fn cpu_seconds(pid: u32) -> f64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("process stat");
     // Fields after the `(comm)`, which may contain spaces.
     let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
     let fields: Vec<&str> = rest.split(' ').collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    let ticks: f64 = fields[11..15]
+        .iter()
+        .map(|f| f.parse::<f64>().expect("stat ticks"))
+        .sum();
     // SAFETY: sysconf only reads a constant of the running system.
     let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
     ticks / hz

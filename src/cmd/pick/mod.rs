@@ -246,8 +246,10 @@ fn open_popup(
     if let Some(c) = client {
         argv.extend(["-c".into(), c.to_string()]);
     }
-    argv.extend(["-w", "90%", "-h", "80%", "-T"].map(String::from));
-    argv.push(escape_format(&title));
+    argv.extend(["-w", "90%", "-h", "80%"].map(String::from));
+    if client::popup_takes_title(tmux) {
+        argv.extend(["-T".to_string(), escape_format(&title)]);
+    }
     // Several words after -E: tmux runs them as they are, without a shell (3.2+), and never
     // expands formats in them — so the pane and client are passed here, already expanded.
     argv.extend(["-E".to_string(), program]);
