@@ -126,6 +126,14 @@ fn route_menu_routes_the_answer_and_leaves_nothing_behind() {
         s.contains(&format!("Route {claude}'s answer to")) && s.contains(&codex_target)
     });
     assert!(screen.contains("codex"), "{screen}");
+    // A person reads the menu for a while: it stays up, nothing else appears (the old
+    // route-menu gave up on its menu after tmux's 2 s call timeout).
+    std::thread::sleep(Duration::from_secs(3));
+    let screen = live.screen();
+    assert!(
+        screen.contains(&format!("Route {claude}'s answer to")),
+        "{screen}"
+    );
     live.keys(&["1"]);
     wait_until(DEADLINE, "the routed answer delivered", || {
         live.outcomes().last().map(String::as_str) == Some("delivered")
@@ -159,6 +167,9 @@ fn last_answer_popup_shows_the_answer_and_closes_with_q_and_escape() {
             s.contains(ANSWER_HEAD) && s.contains("last answer")
         });
         assert!(screen.contains("q close"), "{screen}");
+        // Read for a while: the popup outlives tmux's usual 2 s call timeout.
+        std::thread::sleep(Duration::from_millis(2500));
+        assert!(live.screen().contains(ANSWER_HEAD));
         live.keys(&[close]);
         live.wait_screen("the popup closed", |s| !s.contains(ANSWER_HEAD));
         live.assert_clean();
