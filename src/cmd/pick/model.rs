@@ -466,21 +466,25 @@ pub fn fit(text: &str, width: usize) -> String {
     out
 }
 
-/// `text` hard-wrapped to `width` cells per line (a blank line stays a line).
+/// `text` wrapped to `width` cells per line: at the last space that fits, else mid-word (a
+/// blank line stays a line).
 pub fn wrap(text: &str, width: usize) -> Vec<String> {
     let width = width.max(1);
     let mut out = Vec::new();
     for line in text.lines() {
         let mut cur = String::new();
-        let mut used = 0;
         for c in line.chars() {
-            let w = c.width().unwrap_or(0);
-            if used + w > width && !cur.is_empty() {
-                out.push(std::mem::take(&mut cur));
-                used = 0;
+            if cur.width() + c.width().unwrap_or(0) > width && !cur.is_empty() {
+                match cur.rfind(' ').filter(|&at| at > 0) {
+                    Some(at) => {
+                        let rest = cur[at + 1..].to_string();
+                        cur.truncate(at);
+                        out.push(std::mem::replace(&mut cur, rest));
+                    }
+                    None => out.push(std::mem::take(&mut cur)),
+                }
             }
             cur.push(c);
-            used += w;
         }
         out.push(cur);
     }
@@ -675,8 +679,40 @@ mod tests {
     }
 
     #[test]
+    fn tiny_terminals_get_what_fits() {
+        let mut p = Picker::new(Some("%1".into()), false);
+        p.set_rows(
+            (1..30)
+                .map(|i| row(&format!("%{i}"), State::Idle, i))
+                .collect(),
+        );
+        p.key(Key::End, VIEW);
+        for (width, height) in [(1, 1), (3, 2), (10, 4)] {
+            let view = View { width, height };
+            let screen = p.render(t(0), view);
+            assert!(screen.len() <= height, "{screen:?}");
+            assert!(screen.iter().all(|l| l.text.width() <= width), "{screen:?}");
+            if height >= 4 {
+                assert!(
+                    screen.iter().any(|l| l.reverse),
+                    "the selection stays visible"
+                );
+            }
+        }
+        p.show_answer("t".into(), "x\n".repeat(50).as_str());
+        let view = View {
+            width: 2,
+            height: 1,
+        };
+        p.key(Key::End, view);
+        assert_eq!(p.render(t(0), view).len(), 1);
+    }
+
+    #[test]
     fn wrapping_and_fitting_count_cells() {
         assert_eq!(wrap("abcdef\n\nxy", 4), ["abcd", "ef", "", "xy"]);
+        assert_eq!(wrap("one two three", 8), ["one two", "three"]);
+        assert_eq!(wrap("a verylongword", 5), ["a", "veryl", "ongwo", "rd"]);
         assert_eq!(wrap("⚡⚡⚡", 4), ["⚡⚡", "⚡"]);
         assert_eq!(fit("abcdef", 4), "abc…");
         assert_eq!(fit("⚡⚡⚡", 5), "⚡⚡…");
