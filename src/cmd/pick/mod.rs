@@ -79,7 +79,9 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                 next_refresh = Instant::now();
             }
             Action::ShowAnswer(pane) => {
-                data.show_answer(&mut picker, &pane)?;
+                if let Err(e) = data.show_answer(&mut picker, &pane) {
+                    picker.message = Some(format!("{e:#}"));
+                }
             }
         }
         // Only the list changes with the panes; an open answer is read as it was.
