@@ -238,14 +238,19 @@ pub fn remembered_scan(
     windows: &Windows,
 ) -> Result<Vec<PaneReport>, TmuxError> {
     let mut reports = crate::scan::scan(tmux, now)?;
+    remember(&mut reports, now, windows);
+    Ok(reports)
+}
+
+/// [`remembered_scan`] for reports a caller scanned itself (the picker reuses resolutions).
+pub fn remember(reports: &mut [PaneReport], now: Time, windows: &Windows) {
     let dir = paths::state_dir();
     let mut observed = Observed::load(&dir);
-    observed.apply(&mut reports, now, windows);
-    AlertMemory::load(&dir).apply_seen(&mut reports);
-    if observed.observe(&reports, now) {
+    observed.apply(reports, now, windows);
+    AlertMemory::load(&dir).apply_seen(reports);
+    if observed.observe(reports, now) {
         let _ = observed.save(&dir, now);
     }
-    Ok(reports)
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
