@@ -153,7 +153,7 @@ pub struct PaneStatusArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Run this command for each alert, with the alert as one JSON object on stdin.
+    /// Run this shell command (`sh -c`) for each alert, with the alert as one JSON object on stdin.
     #[arg(long, value_name = "CMD")]
     pub alert_command: Option<String>,
     /// Safety poll interval in seconds.
