@@ -8,6 +8,7 @@ mod last;
 mod panes;
 mod route;
 mod status;
+mod wait;
 mod watch;
 
 use anyhow::Result;
