@@ -79,6 +79,18 @@ pub enum Command {
     /// Wake the watcher now (the plugin's focus hooks: acknowledge a looked-at pane at once).
     #[command(hide = true)]
     Nudge,
+    /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
+    /// The man page (roff) on stdout, for packagers: `agentpane man > agentpane.1`.
+    #[command(hide = true)]
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]

@@ -2,6 +2,7 @@
 
 mod channel;
 mod classify;
+mod completions;
 mod demo;
 mod hooks;
 mod last;
@@ -56,6 +57,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Demo(a) => demo::run(a, &ctx),
         Command::Jump(a) => status::jump(a, &ctx),
         Command::Nudge => watch::nudge(),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man => completions::man(),
     }
 }
 
