@@ -157,6 +157,18 @@ fn foreground_relay_sleeps_while_both_work() {
     let b = mid_turn_codex(&server, "b");
     let mut relay = start(&server, &["relay", &a, &b, "--foreground"]);
     assert_sleeps("relay --foreground", &mut relay.0);
+    // Ctrl-C still ends the sleep, cleanly.
+    // SAFETY: kill(2) on the pid of a child we started and have not reaped.
+    unsafe { libc::kill(relay.0.id() as libc::pid_t, libc::SIGINT) };
+    let deadline = Instant::now() + DEADLINE;
+    let status = loop {
+        if let Some(status) = relay.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the relay ignored Ctrl-C");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(0), "{status:?}");
 }
 
 #[test]
