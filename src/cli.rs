@@ -81,6 +81,18 @@ pub enum Command {
     /// Wake the watcher now (the plugin's focus hooks: acknowledge a looked-at pane at once).
     #[command(hide = true)]
     Nudge,
+    /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout.
+    Completions(CompletionsArgs),
+    /// The man page (roff) on stdout, for packagers: `agentpane man > agentpane.1`.
+    #[command(hide = true)]
+    Man,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
@@ -155,7 +167,7 @@ pub struct PaneStatusArgs {
 
 #[derive(Debug, Args)]
 pub struct WatchArgs {
-    /// Run this command for each alert, with the alert as one JSON object on stdin.
+    /// Run this shell command (`sh -c`) for each alert, with the alert as one JSON object on stdin.
     #[arg(long, value_name = "CMD")]
     pub alert_command: Option<String>,
     /// Safety poll interval in seconds.

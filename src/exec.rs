@@ -1,8 +1,12 @@
-//! The one place that spawns processes. Every external command (tmux, notify-send, alert and
-//! transform commands) goes through [`run`], with a timeout, never through a shell.
+//! The one place that spawns processes, always with a timeout. Programs we name (tmux,
+//! notify-send) go through [`run`] with their arguments, no shell. Commands the user wrote (the
+//! alert command, the `ai` transform) go through [`run_shell`]: `sh -c CMD`, as tmux's
+//! `run-shell` does, so the user's quoting, pipes and redirections work; untrusted text (an
+//! answer, an alert) only ever reaches them on stdin.
 
 use std::ffi::OsStr;
 use std::io::{Read, Write};
+use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
@@ -48,8 +52,34 @@ where
     S: AsRef<OsStr>,
 {
     let mut command = Command::new(program);
+    command.args(args);
+    finish(command, program, stdin, timeout, false)
+}
+
+/// Runs the user's `command` through `sh -c`, feeding `stdin` when given. The shell and all
+/// it starts get a process group of their own, killed as a whole after `timeout`, so a
+/// pipeline's children do not outlive it. Errors name the command; a non-zero exit carries
+/// its stderr (`sh: 1: foo: not found` for a typo).
+pub fn run_shell(
+    command: &str,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<Output, ExecError> {
+    let mut sh = Command::new("sh");
+    sh.arg("-c").arg(command).process_group(0);
+    finish(sh, command, stdin, timeout, true)
+}
+
+/// Spawns `command`, feeds and drains it, waits at most `timeout`; `program` names it in
+/// errors. `group`: the command leads its own process group, killed whole on timeout.
+fn finish(
+    mut command: Command,
+    program: &str,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+    group: bool,
+) -> Result<Output, ExecError> {
     command
-        .args(args)
         .stdin(if stdin.is_some() {
             Stdio::piped()
         } else {
@@ -83,6 +113,9 @@ where
     let status = match child.wait_timeout(timeout) {
         Ok(Some(status)) => status,
         Ok(None) => {
+            if group {
+                kill_group(child.id());
+            }
             let _ = child.kill();
             let _ = child.wait();
             return Err(ExecError::Timeout {
@@ -110,6 +143,16 @@ where
         });
     }
     Ok(Output { stdout, stderr })
+}
+
+/// Kills the process group led by `pid` (a child not yet reaped, so the id is still ours).
+fn kill_group(pid: u32) {
+    if let Ok(pid) = libc::pid_t::try_from(pid) {
+        // SAFETY: kill(2) with a negative pid signals a process group; no memory is involved.
+        unsafe {
+            libc::kill(-pid, libc::SIGKILL);
+        }
+    }
 }
 
 fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<Vec<u8>> {
@@ -154,6 +197,40 @@ mod tests {
     fn hanging_program_times_out() {
         let err = run("sleep", ["5"], None, Duration::from_millis(100)).unwrap_err();
         assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
+    }
+
+    #[test]
+    fn shell_commands_keep_their_quoting_and_pipes() {
+        let dir = tempfile::tempdir().unwrap();
+        let out_file = dir.path().join("a b.txt");
+        let cmd = format!("tr a-z A-Z | cat > '{}' && echo done", out_file.display());
+        let out = run_shell(&cmd, Some(b"hello"), Duration::from_secs(5)).unwrap();
+        assert_eq!(std::fs::read_to_string(&out_file).unwrap(), "HELLO");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "done");
+    }
+
+    #[test]
+    fn shell_timeout_kills_the_whole_pipeline() {
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("late");
+        // The `sleep` in the pipeline is a grandchild: killing only `sh` would leave it running
+        // and the marker would appear a second later.
+        let cmd = format!("sleep 1 && touch '{}' | cat", marker.display());
+        let err = run_shell(&cmd, None, Duration::from_millis(200)).unwrap_err();
+        assert!(matches!(err, ExecError::Timeout { .. }), "{err}");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "a pipeline child outlived the timeout");
+    }
+
+    #[test]
+    fn shell_typo_is_a_failure_naming_the_command() {
+        let err = run_shell("agentpane-no-such-cmd --x", None, Duration::from_secs(5)).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("`agentpane-no-such-cmd --x` failed"),
+            "{text}"
+        );
+        assert!(text.contains("not found"), "{text}");
     }
 
     #[test]

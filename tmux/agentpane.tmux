@@ -19,7 +19,7 @@
 #   @agentpane-icons          icon overrides, e.g. 'working=W,your-turn=Y'
 #   @agentpane-window-prefix  text before the window glyph (default: a space)
 #   @agentpane-poll           watcher safety poll in seconds (default 5)
-#   @agentpane-alert-command  command receiving each alert as JSON on stdin (no shell)
+#   @agentpane-alert-command  shell command (sh -c) receiving each alert as JSON on stdin
 #   @agentpane-bell           on|off (default on)
 #   @agentpane-notify         on|off: desktop notifications via notify-send (default on)
 #   @agentpane-message        on|off: alerts via display-message (default on)

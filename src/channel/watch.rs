@@ -1,13 +1,18 @@
 //! Blocking until news arrives: inotify (via `notify`) on the channel's `messages/` folder, a
 //! slow safety re-check in case an event is lost, and a deadline. Used by `channel watch`, which
 //! an agent runs as a background task so it wakes only when someone else wrote to it.
+//!
+//! Only events that can mean a new message wake the wait ([`arrival`]). `notify` asks inotify
+//! for opens and closes too, and looking for news opens the folder and the message files: if
+//! those woke the wait, each look would cause the next and the wait would spin on a core.
 
 use std::collections::HashSet;
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use notify::{RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::{EventKind, RecursiveMode, Watcher};
 
 use super::store::ChannelDir;
 use super::{unread_in, Unread};
@@ -29,8 +34,11 @@ pub fn wait_for_unread(
     let deadline = Instant::now().checked_add(timeout);
     let (tx, rx) = mpsc::channel();
     // The watch starts before the first look, so a message landing in between still wakes us.
-    let watcher = notify::recommended_watcher(move |event| {
-        let _ = tx.send(event);
+    let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // An error (e.g. a lost event) is worth a look too.
+        if event.as_ref().map_or(true, |e| arrival(&e.kind)) {
+            let _ = tx.send(());
+        }
     })
     .and_then(|mut w| {
         w.watch(&ch.messages_dir(), RecursiveMode::NonRecursive)
@@ -78,6 +86,18 @@ pub fn wait_for_unread(
     }
 }
 
+/// Can this event be a message arriving? Messages land by link or rename into the folder
+/// (create, moved-to) or, from other writers, by a file closed after writing. Opens, reads and
+/// closes without writing are never news: our own look for news makes them.
+pub fn arrival(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Create(_) | EventKind::Any | EventKind::Other => true,
+        EventKind::Modify(ModifyKind::Name(mode)) => !matches!(mode, RenameMode::From),
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => true,
+        EventKind::Access(_) | EventKind::Modify(_) | EventKind::Remove(_) => false,
+    }
+}
+
 /// Parses `30s`, `5m`, `8h`, `1d`, `500ms`, combinations like `1h30m`, or plain seconds.
 pub fn parse_duration(text: &str) -> Result<Duration, String> {
     let bad = || format!("invalid duration {text:?}: use e.g. 30s, 5m, 8h, 1h30m");
@@ -122,6 +142,29 @@ pub fn parse_duration(text: &str) -> Result<Duration, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_arrivals_wake_the_wait() {
+        use notify::event::{CreateKind, DataChange, MetadataKind, RemoveKind};
+        let news = [
+            EventKind::Create(CreateKind::File),
+            EventKind::Modify(ModifyKind::Name(RenameMode::To)),
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)),
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            EventKind::Other,
+        ];
+        let noise = [
+            EventKind::Access(AccessKind::Open(AccessMode::Any)),
+            EventKind::Access(AccessKind::Read),
+            EventKind::Access(AccessKind::Close(AccessMode::Read)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any)),
+            EventKind::Modify(ModifyKind::Data(DataChange::Any)),
+            EventKind::Modify(ModifyKind::Name(RenameMode::From)),
+            EventKind::Remove(RemoveKind::File),
+        ];
+        assert!(news.iter().all(arrival));
+        assert!(!noise.iter().any(arrival));
+    }
 
     #[test]
     fn durations() {

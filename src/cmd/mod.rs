@@ -3,6 +3,7 @@
 mod channel;
 mod classify;
 mod client;
+mod completions;
 mod demo;
 mod hooks;
 mod last;
@@ -10,6 +11,7 @@ mod panes;
 mod pick;
 mod route;
 mod status;
+mod wait;
 mod watch;
 
 use anyhow::Result;
@@ -58,6 +60,8 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Demo(a) => demo::run(a, &ctx),
         Command::Jump(a) => status::jump(a, &ctx),
         Command::Nudge => watch::nudge(),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man => completions::man(),
     }
 }
 

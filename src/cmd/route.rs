@@ -1,14 +1,13 @@
 //! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu`
 //! (docs/design.md#routing).
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 use chrono::Utc;
 use serde::Serialize;
 
+use super::wait::{PaneWait, Woke};
 use super::{client, Context};
 use crate::cli::{RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform};
 use crate::exit;
@@ -25,9 +24,6 @@ use crate::route::transform::{self, AiCommand};
 use crate::scan::{self, PaneReport};
 use crate::state::State;
 use crate::tmux::{escape_format, Pane, Tmux, MAX_CAPTURE_LINES};
-
-/// How often `--wait` and `relay` look at the panes again.
-const POLL: Duration = Duration::from_millis(250);
 
 #[derive(Debug, Serialize)]
 struct RouteOutput<'a> {
@@ -139,10 +135,18 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
         }
         if let Some(secs) = args.wait.filter(|s| s.is_finite() && *s > 0.0) {
             let deadline = started + Duration::from_secs_f64(secs.min(86_400.0));
-            while !is_free(state) && Instant::now() < deadline {
-                std::thread::sleep(POLL);
-                reports = scan::scan(tmux, Utc::now())?;
+            // Sleeps on file events; the look right after the watch starts catches a change
+            // that landed before it.
+            let mut wait = PaneWait::start(&msg.server, false)?;
+            wait.watch(&reports);
+            loop {
+                reports = wait.scan(tmux)?;
                 (state, agent) = checked_state_of(tmux, &reports, &dst);
+                let left = deadline.saturating_duration_since(Instant::now());
+                if is_free(state) || left.is_zero() {
+                    break;
+                }
+                wait.sleep(left);
             }
         }
         if !is_free(state) {
@@ -344,10 +348,7 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
         return Ok(exit::OK);
     }
     let store = Store::open_default()?;
-    let stop = Arc::new(AtomicBool::new(false));
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(&stop)).context("cannot watch for Ctrl-C")?;
-    }
+    let mut wait = PaneWait::start(&server, true).context("cannot watch for Ctrl-C")?;
     let mut relay = RelayState::new(&a, &b, args.rounds);
     let mut cache = AnswerCache::new(8);
     let runner = Runner {
@@ -360,8 +361,8 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
         "agentpane: relaying between {a} and {b} (at most {} round trips); Ctrl-C stops",
         args.rounds
     );
-    while !stop.load(Ordering::Relaxed) {
-        let reports = scan::scan(&tmux, Utc::now())?;
+    loop {
+        let reports = wait.scan(&tmux)?;
         let mut answer = |r: &PaneReport| {
             pane_answer(&tmux, &r.resolved.pane.pane_id, Some(r), &mut cache)
                 .ok()
@@ -387,9 +388,9 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
                 outcome_name(d.outcome)
             );
         }
-        let until = Instant::now() + Duration::from_secs(1);
-        while Instant::now() < until && !stop.load(Ordering::Relaxed) {
-            std::thread::sleep(Duration::from_millis(50));
+        // Turns end in transcripts: sleep until one changes (or the safety re-check).
+        if wait.sleep(super::wait::SAFETY_POLL) == Woke::Signal {
+            break;
         }
     }
     eprintln!("agentpane: relay stopped");

@@ -125,12 +125,12 @@ fn cut(text: &str, max: usize) -> String {
     format!("{}…", &text[..end])
 }
 
-/// The configured `ai` command: `AGENTPANE_AI_COMMAND` holds a program and its arguments,
-/// split on whitespace (no shell), e.g. `claude -p` or `llm -m gpt-4o-mini`.
+/// The configured `ai` command: `AGENTPANE_AI_COMMAND` is a shell command line, run by
+/// `sh -c` like tmux's `run-shell` (e.g. `claude -p`, `llm -m gpt-4o-mini | sed 1d`). The
+/// answer, which may hold anything an agent wrote, only goes to it on stdin.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AiCommand {
-    pub program: String,
-    pub args: Vec<String>,
+    pub command: String,
     pub timeout: Duration,
 }
 
@@ -146,18 +146,17 @@ impl AiCommand {
         AiCommand::parse(&spec, Duration::from_secs_f64(timeout))
     }
 
-    /// Splits `spec` into program and arguments.
+    /// Takes `spec` as the command line; blank is an error saying what to set.
     pub fn parse(spec: &str, timeout: Duration) -> Result<AiCommand> {
-        let mut words = spec.split_whitespace().map(str::to_string);
-        let Some(program) = words.next() else {
+        let command = spec.trim();
+        if command.is_empty() {
             bail!(
                 "--transform ai needs a command: set AGENTPANE_AI_COMMAND, e.g. \
-                 AGENTPANE_AI_COMMAND='claude -p' (program and arguments, no shell)"
+                 AGENTPANE_AI_COMMAND='claude -p' (run by sh -c, the answer on stdin)"
             );
-        };
+        }
         Ok(AiCommand {
-            program,
-            args: words.collect(),
+            command: command.to_string(),
             timeout,
         })
     }
@@ -165,23 +164,18 @@ impl AiCommand {
     /// Feeds `prompt` on stdin and returns stdout. Failure, timeout or empty output is an
     /// error, so nothing is sent.
     pub fn run(&self, prompt: &str) -> Result<String> {
-        let out = exec::run(
-            &self.program,
-            &self.args,
-            Some(prompt.as_bytes()),
-            self.timeout,
-        )
-        .with_context(|| {
-            format!(
-                "the ai transform (`{}`) failed; nothing was sent",
-                self.program
-            )
-        })?;
+        let out = exec::run_shell(&self.command, Some(prompt.as_bytes()), self.timeout)
+            .with_context(|| {
+                format!(
+                    "the ai transform (`{}`) failed; nothing was sent",
+                    self.command
+                )
+            })?;
         let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
         if text.is_empty() {
             bail!(
                 "the ai transform (`{}`) printed nothing; nothing was sent",
-                self.program
+                self.command
             );
         }
         Ok(text)
@@ -241,10 +235,27 @@ mod tests {
     }
 
     #[test]
-    fn ai_command_is_split_without_a_shell() {
-        let c = AiCommand::parse("llm -m 'a b'", Duration::from_secs(1)).unwrap();
-        assert_eq!(c.program, "llm");
-        assert_eq!(c.args, ["-m", "'a", "b'"]);
+    fn ai_command_runs_in_a_shell_with_the_answer_on_stdin_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let c = AiCommand::parse(
+            &format!(
+                "cd '{}' && tr a-z A-Z | tee \"out file\"",
+                dir.path().display()
+            ),
+            Duration::from_secs(5),
+        )
+        .unwrap();
+        let hostile = "fix it $(touch pwned) `touch pwned2` ; touch pwned3 ' \" \\";
+        let got = c.run(hostile).unwrap();
+        assert_eq!(
+            got,
+            "FIX IT $(TOUCH PWNED) `TOUCH PWNED2` ; TOUCH PWNED3 ' \" \\"
+        );
+        let saved = std::fs::read_to_string(dir.path().join("out file")).unwrap();
+        assert_eq!(saved.trim(), got);
+        for name in ["pwned", "pwned2", "pwned3"] {
+            assert!(!dir.path().join(name).exists(), "{name} was executed");
+        }
         assert!(AiCommand::parse("  ", Duration::from_secs(1)).is_err());
     }
 

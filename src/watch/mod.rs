@@ -73,7 +73,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     };
     let (tx, rx) = mpsc::channel();
     wake::forward_signals(tx.clone())?;
-    let fs = FsWatch::start(tx, dir.clone())?;
+    let fs = FsWatch::start(tx, dir.clone(), PathBuf::from(&socket_path))?;
     log::line(&format!(
         "watching tmux server {socket_path} (lock {})",
         lock.path.display()

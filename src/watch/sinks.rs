@@ -1,7 +1,9 @@
-//! Alert sinks (docs/design.md#alerts), run on a worker thread so a slow or hanging sink never
-//! blocks the watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
-//! notification when `notify-send` is on PATH, and the user's `--alert-command` with the
-//! alert as one JSON object on stdin. Every failure is logged, none is fatal.
+//! Alert sinks (docs/design.md#alerts), run on a worker thread so a slow or hanging sink never blocks the
+//! watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
+//! notification when `notify-send` is on PATH, and the user's `--alert-command`, run by
+//! `sh -c` like tmux's `run-shell`, with the alert as one JSON object on stdin (the alert's
+//! text, which quotes an agent, never reaches the command line). Every failure is logged,
+//! none is fatal.
 //!
 //! The bell: tmux has no command that rings a pane's bell, so the worker writes one BEL byte
 //! to the pane's tty (`#{pane_tty}`) — exactly what a program in the pane does to ring — and
@@ -28,15 +30,15 @@ pub struct SinkConfig {
     pub bell: bool,
     /// `notify-send`, when found on PATH.
     pub notifier: Option<PathBuf>,
-    /// The alert command, split on whitespace (no shell).
-    pub command: Option<Vec<String>>,
+    /// The alert command, a shell command line run by `sh -c`.
+    pub command: Option<String>,
     pub timeout: Duration,
 }
 
-/// Splits `--alert-command` on whitespace; empty → none.
-pub fn split_command(cmd: &str) -> Option<Vec<String>> {
-    let parts: Vec<String> = cmd.split_whitespace().map(str::to_string).collect();
-    (!parts.is_empty()).then_some(parts)
+/// The `--alert-command` to run; blank → none.
+pub fn alert_command(cmd: &str) -> Option<String> {
+    let cmd = cmd.trim();
+    (!cmd.is_empty()).then(|| cmd.to_string())
 }
 
 /// Finds an executable on PATH.
@@ -117,7 +119,7 @@ fn deliver(tmux: &Tmux, config: &SinkConfig, alert: &Alert) {
             }
         };
         json.push(b'\n');
-        if let Err(e) = exec::run(&cmd[0], &cmd[1..], Some(&json), config.timeout) {
+        if let Err(e) = exec::run_shell(cmd, Some(&json), config.timeout) {
             log::line(&format!("alert command failed: {e}"));
         }
     }
@@ -140,12 +142,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn alert_command_splits_on_whitespace_without_a_shell() {
+    fn alert_command_is_kept_whole_for_the_shell() {
         assert_eq!(
-            split_command("  tee -a /tmp/a b  ").unwrap(),
-            ["tee", "-a", "/tmp/a", "b"]
+            alert_command("  cat >> \"$HOME/a b\" | tee -a x  ").unwrap(),
+            "cat >> \"$HOME/a b\" | tee -a x"
         );
-        assert!(split_command("   ").is_none());
+        assert!(alert_command("   ").is_none());
+    }
+
+    #[test]
+    fn alert_json_reaches_a_shell_pipeline_on_stdin_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = SinkConfig {
+            socket: Socket::Default,
+            message: false,
+            bell: false,
+            notifier: None,
+            // Quotes, a space in the path, a pipe: all the shell's to read.
+            command: Some(format!(
+                "cd '{}' && tr a-z A-Z | cat >> \"alerts log.jsonl\"",
+                dir.path().display()
+            )),
+            timeout: Duration::from_secs(5),
+        };
+        let alert = Alert {
+            agent: None,
+            pane: "%1".into(),
+            target: "w:1.0".into(),
+            window: "@1".into(),
+            state: crate::state::State::Attention,
+            reason: Some("$(touch pwned) `touch pwned2`; touch pwned3".into()),
+            turn_key: None,
+            transcript: None,
+            at: chrono::Utc::now(),
+            key: "k".into(),
+        };
+        deliver(&Tmux::new(Socket::Default), &config, &alert);
+        let got = std::fs::read_to_string(dir.path().join("alerts log.jsonl")).unwrap();
+        assert!(
+            got.contains("$(TOUCH PWNED) `TOUCH PWNED2`; TOUCH PWNED3"),
+            "{got}"
+        );
+        for name in ["pwned", "pwned2", "pwned3"] {
+            assert!(!dir.path().join(name).exists(), "{name} was executed");
+        }
     }
 
     #[test]

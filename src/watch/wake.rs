@@ -37,14 +37,17 @@ pub fn forward_signals(tx: Sender<Wake>) -> anyhow::Result<()> {
 }
 
 /// Is this file event news? Reads (our own included) are not; in the state folder only the
-/// nudge file is.
-pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path) -> bool {
+/// nudge file is; in the socket's folder (`/tmp/tmux-UID`, shared by every tmux server of
+/// the user, test servers included) only our own server's socket is.
+pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path, socket: &Path) -> bool {
     if matches!(kind, EventKind::Access(_)) {
         return false;
     }
     paths.iter().any(|p| {
         if p.parent() == Some(state_dir) {
             p.file_name().is_some_and(|n| n == NUDGE)
+        } else if p.parent() == socket.parent() {
+            p == socket
         } else {
             true
         }
@@ -95,11 +98,12 @@ pub struct FsWatch {
 }
 
 impl FsWatch {
-    /// Starts the watcher thread, forwarding relevant events.
-    pub fn start(tx: Sender<Wake>, state_dir: PathBuf) -> anyhow::Result<FsWatch> {
+    /// Starts the watcher thread, forwarding events [`relevant`] for the tmux server at
+    /// `socket`.
+    pub fn start(tx: Sender<Wake>, state_dir: PathBuf, socket: PathBuf) -> anyhow::Result<FsWatch> {
         let watcher =
             notify::recommended_watcher(move |res: notify::Result<notify::Event>| match res {
-                Ok(ev) if relevant(&ev.kind, &ev.paths, &state_dir) => {
+                Ok(ev) if relevant(&ev.kind, &ev.paths, &state_dir, &socket) => {
                     let _ = tx.send(Wake::Files(ev.paths));
                 }
                 Ok(_) => {}
@@ -147,16 +151,34 @@ mod tests {
     #[test]
     fn reads_and_own_state_files_are_not_news() {
         let state = Path::new("/s");
+        let sock = Path::new("/tmp/tmux-0/work");
         let modify = EventKind::Modify(ModifyKind::Any);
         assert!(!relevant(
             &EventKind::Access(AccessKind::Any),
             &["/t/a.jsonl".into()],
-            state
+            state,
+            sock
         ));
-        assert!(!relevant(&modify, &["/s/state.json".into()], state));
-        assert!(!relevant(&modify, &["/s/.alerts.json.1.tmp".into()], state));
-        assert!(relevant(&modify, &["/s/nudge".into()], state));
-        assert!(relevant(&modify, &["/t/a.jsonl".into()], state));
+        assert!(!relevant(&modify, &["/s/state.json".into()], state, sock));
+        assert!(!relevant(
+            &modify,
+            &["/s/.alerts.json.1.tmp".into()],
+            state,
+            sock
+        ));
+        assert!(relevant(&modify, &["/s/nudge".into()], state, sock));
+        assert!(relevant(&modify, &["/t/a.jsonl".into()], state, sock));
+    }
+
+    #[test]
+    fn only_our_own_socket_is_news_in_the_socket_folder() {
+        let state = Path::new("/s");
+        let sock = Path::new("/tmp/tmux-0/work");
+        let remove = EventKind::Remove(notify::event::RemoveKind::Any);
+        assert!(relevant(&remove, &[sock.into()], state, sock));
+        for other in ["/tmp/tmux-0/test-123", "/tmp/tmux-0/test-123.lock"] {
+            assert!(!relevant(&remove, &[other.into()], state, sock), "{other}");
+        }
     }
 
     #[test]
