@@ -26,6 +26,9 @@ pub enum Via {
     SessionRecord,
     OpenFile,
     Cwd,
+    /// Several transcripts fit and the evidence cannot tell which is this pane's: none is
+    /// shown rather than a neighbour's.
+    Ambiguous,
     #[default]
     None,
 }
@@ -37,6 +40,7 @@ impl Via {
             Via::SessionRecord => "session-record",
             Via::OpenFile => "open-file",
             Via::Cwd => "cwd",
+            Via::Ambiguous => "ambiguous",
             Via::None => "none",
         }
     }
@@ -337,7 +341,9 @@ impl Resolver {
             claimed: &claimed,
         };
         let found = match m.kind {
-            AgentKind::Codex => codex::locate(&target, self.now, &mut out.steps),
+            AgentKind::Codex => {
+                codex::locate(&target, self.now, &self.table, &self.home, &mut out.steps)
+            }
             _ => claude::locate(&target, &mut self.cache, &mut out.steps),
         };
         match &found.transcript {
