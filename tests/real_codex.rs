@@ -372,3 +372,48 @@ fn codex_panes_in_one_folder_each_show_their_own_session_and_routes_arrive() {
         });
     }
 }
+
+#[test]
+fn codex_panes_started_together_never_show_a_neighbours_session() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        // Warm the daemon, then open two panes at once: their start times may not tell them
+        // apart, and then neither may claim a thread.
+        let first = w.open("");
+        let cmd = w.client.program().display().to_string();
+        let env = [("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())];
+        let d = w.server.new_window(&cmd, &w.work(), &env);
+        let e = w.server.new_window(&cmd, &w.work(), &env);
+        wait_for(STEP, "both threads", || (w.threads() >= 3).then_some(()));
+        w.wait_prompt(&d);
+        w.wait_prompt(&e);
+        w.ask(&d, "PLAIN from d");
+        wait_screen(&w.server, &d, STEP, "d's answer", |s| {
+            s.contains(openai::PLAIN_ANSWER)
+        });
+        let rd = w.resolve(&d);
+        let re = w.resolve(&e);
+        let rf = w.resolve(&first);
+        eprintln!("started together: d via {}, e via {}", rd["via"], re["via"]);
+        // d either finds its own rollout or says it cannot tell; e and first never take d's.
+        let own = rd["transcript"].as_str().map(|t| {
+            std::fs::read_to_string(t)
+                .unwrap_or_default()
+                .contains("PLAIN from d")
+        });
+        assert!(own == Some(true) || rd["via"] == "ambiguous", "d: {rd:#}");
+        for (name, r) in [("e", &re), ("first", &rf)] {
+            let t = r["transcript"].as_str().unwrap_or_default();
+            let text = std::fs::read_to_string(t).unwrap_or_default();
+            assert!(
+                !text.contains("PLAIN from d"),
+                "{name} shows d's session: {r:#}"
+            );
+            assert_ne!(
+                w.last(if name == "e" { &e } else { &first }).code,
+                0,
+                "{name}"
+            );
+        }
+    }
+}
