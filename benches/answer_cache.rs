@@ -1,5 +1,6 @@
 //! A repeated `last` on an unchanged transcript (the watcher, a relay, the popup) is served by
-//! [`AnswerCache`] with one `stat` and no read; compare with extracting every time (SPEC §4).
+//! [`AnswerCache`] with one `stat` and no read; compare with extracting every time
+//! (docs/design.md#extraction).
 
 use std::path::{Path, PathBuf};
 

@@ -1,6 +1,7 @@
 //! Backward read + classify on transcripts of 1 MB, 100 MB and 1 GB, built at bench time from the
-//! real fixture (repeated whole, so every size ends in the same real state). SPEC §9: the cost
-//! must not grow with file size (1 GB within 2× of 1 MB) and stay under 1 ms.
+//! real fixture (repeated whole, so every size ends in the same real state).
+//! docs/design.md#performance: the cost must not grow with file size (1 GB within 2× of 1 MB) and
+//! stay under 1 ms.
 //!
 //! `AGENTPANE_BENCH_SIZES_MB=1,100,1024` (default) chooses the sizes; files are kept in
 //! `target/bench-data/` between runs.

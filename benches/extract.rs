@@ -1,4 +1,5 @@
-//! Extraction of the last answer (SPEC §4) from transcripts of 1 MB, 100 MB and 1 GB:
+//! Extraction of the last answer (docs/design.md#extraction) from transcripts of 1 MB, 100 MB and 1
+//! GB:
 //! - cold: read backwards from the end, every time (what a one-shot `agentpane last` pays);
 //! - warm: a repeat on the unchanged transcript through [`AnswerCache`] (one `stat`, no read;
 //!   what the watcher, a relay or the route menu pay).

@@ -1,7 +1,7 @@
 //! One-shot `agentpane status`, `pane-status --window` and `panes` (and the in-process scan
-//! behind them) over N = 1, 10, 50 fake agent panes on a private tmux server (SPEC §9: `status`
-//! one-shot for 50 panes < 20 ms median). Each run is a whole process, as a status line without
-//! the watcher pays it (`#(agentpane status)`).
+//! behind them) over N = 1, 10, 50 fake agent panes on a private tmux server
+//! (docs/design.md#performance: `status` one-shot for 50 panes < 20 ms median). Each run is a whole
+//! process, as a status line without the watcher pays it (`#(agentpane status)`).
 //!
 //! `AGENTPANE_BENCH_PANES=1,10,50` (default) chooses N. Half the agents are fake Claude Code,
 //! half fake Codex (see `src/fake_agent.rs`), each replaying a real fixture.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Side by side, in one run: agentpane vs the naive ways people get the same answer today
-# (SPEC §9). Prints one Markdown table of medians and ratios (theirs / ours), and keeps the raw
+# (docs/design.md#performance). Prints one Markdown table of medians and ratios (theirs / ours), and keeps the raw
 # hyperfine JSON in target/compare/.
 #
 #   scripts/compare.sh                 # everything: 1 MB / 100 MB / 1 GB, N = 1, 10, 50 panes

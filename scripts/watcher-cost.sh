@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What the watcher costs (SPEC §9), measured on a private tmux server with fake agents:
+# What the watcher costs (docs/design.md#performance), measured on a private tmux server with fake agents:
 #
 #   1. CPU over IDLE_SECS (60) idle seconds with AGENTS (20) watched sessions: utime+stime of the
 #      watcher from /proc/PID/stat, and cutime+cstime (the tmux clients it spawned and reaped);

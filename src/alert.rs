@@ -1,5 +1,5 @@
-//! The alert engine (SPEC §3.8) as a pure state machine: each step takes the reports of one
-//! scan, the clock and the alert memory, and returns what to do — deliver, retract or
+//! The alert engine (docs/design.md#alerts) as a pure state machine: each step takes the reports of
+//! one scan, the clock and the alert memory, and returns what to do — deliver, retract or
 //! acknowledge. It never reads the clock, the disk or tmux; the watcher owns those effects.
 //!
 //! Rules: a pane entering `your-turn`, `waiting`, `attention` or `stalled` for a key never seen
@@ -16,7 +16,8 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::events::{AgentKind, Time};
-use crate::memory::{thread_key, AlertMemory};
+pub use crate::memory::alert_key;
+use crate::memory::AlertMemory;
 use crate::scan::PaneReport;
 use crate::state::{State, Status};
 
@@ -82,23 +83,6 @@ impl Default for Config {
             machine: false,
         }
     }
-}
-
-/// The once-only key of a report's current state.
-pub fn alert_key(r: &PaneReport) -> String {
-    let agent = r
-        .resolved
-        .agent
-        .as_ref()
-        .map(|a| a.kind.name())
-        .unwrap_or("-");
-    let turn = r
-        .status
-        .turn_key
-        .clone()
-        .or_else(|| r.status.at.map(|t| t.to_rfc3339()))
-        .unwrap_or_else(|| "-".into());
-    format!("{agent}|{}|{}|{turn}", r.status.state, thread_key(r))
 }
 
 /// True when this status deserves an alert (an interruption is the user's own doing).

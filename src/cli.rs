@@ -1,5 +1,5 @@
-//! Command-line types (SPEC §12). No I/O here: parsing only, so the contract can be tested and
-//! documented without touching tmux or the disk.
+//! Command-line types (docs/design.md#cli-contract). No I/O here: parsing only, so the contract can
+//! be tested and documented without touching tmux or the disk.
 
 use std::path::PathBuf;
 
@@ -57,6 +57,8 @@ pub enum Command {
     Route(RouteArgs),
     /// Relay answers between two panes for a bounded number of rounds.
     Relay(RelayArgs),
+    /// Pick an agent pane, most urgent first: jump there, route into it, read its last answer.
+    Pick(PickArgs),
     /// Open a tmux menu of agent panes to route PANE's answer to.
     #[command(hide = true)]
     RouteMenu(RouteMenuArgs),
@@ -243,6 +245,23 @@ pub struct RouteArgs {
 pub struct RouteMenuArgs {
     /// The pane whose answer is routed (default: the current pane).
     pub pane: Option<String>,
+}
+
+/// `pick`: the picker (the plugin opens it in a popup with `--popup`).
+#[derive(Debug, Args)]
+pub struct PickArgs {
+    /// The pane you came from: what `r` routes (default: the current pane).
+    #[arg(long, value_name = "PANE")]
+    pub from: Option<String>,
+    /// The tmux client that Enter switches (the plugin passes `#{client_name}`).
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Option<String>,
+    /// Open on this pane's whole last answer; q closes.
+    #[arg(long, value_name = "PANE")]
+    pub answer: Option<String>,
+    /// Open in a tmux popup on the client instead of this terminal (for key bindings).
+    #[arg(long)]
+    pub popup: bool,
 }
 
 /// `route-queue [--deliver]`: the routing queue (hidden; the watcher delivers it too).

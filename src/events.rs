@@ -1,5 +1,5 @@
-//! Normalised transcript events (SPEC §3.5): what every agent adapter produces and the state
-//! engine consumes. Small, agent-neutral, ordered by position in the file.
+//! Normalised transcript events (docs/design.md#events): what every agent adapter produces and the
+//! state engine consumes. Small, agent-neutral, ordered by position in the file.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;

@@ -1,5 +1,5 @@
 //! agentpane: which tmux pane's coding agent is working, needs you, or is stuck — read from the
-//! agents' own transcripts. The modules follow the pipeline of SPEC §2:
+//! agents' own transcripts. The modules follow the pipeline (docs/design.md):
 //! tmux panes → process tree → agent → session record → transcript → events → state → outputs.
 
 pub mod agents;

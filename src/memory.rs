@@ -1,12 +1,12 @@
 //! What agentpane remembers between scans and across restarts, in the state folder:
 //!
 //! - `observed.json`: when each session (thread) was last seen `working`, so an open turn that
-//!   went quiet reads `stalled` only when this monitor saw it working (SPEC §3.6). Written by
-//!   any command that scans (one-shot `status` and the watcher alike); saving merges with what
-//!   is on disk, so concurrent writers lose nothing that matters.
-//! - `alerts.json`: alert keys (SPEC §3.8) delivered, baselined or acknowledged, kept 12 h, so a
-//!   restarted watcher never replays an old alarm. Written by the watcher only (it holds the
-//!   per-server lock); read by one-shot commands to show acknowledged turns as seen.
+//!   went quiet reads `stalled` only when this monitor saw it working (docs/design.md#freshness).
+//!   Written by any command that scans (one-shot `status` and the watcher alike); saving merges
+//!   with what is on disk, so concurrent writers lose nothing that matters.
+//! - `alerts.json`: alert keys (docs/design.md#alerts) delivered, baselined or acknowledged, kept
+//!   12 h, so a restarted watcher never replays an old alarm. Written by the watcher only (it holds
+//!   the per-server lock); read by one-shot commands to show acknowledged turns as seen.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ use crate::tmux::{Tmux, TmuxError};
 
 /// Observations older than this are dropped.
 const OBSERVED_TTL: Duration = Duration::from_secs(24 * 3600);
-/// Alert keys are remembered this long (SPEC §3.8).
+/// Alert keys are remembered this long (docs/design.md#alerts).
 pub const ALERT_TTL: Duration = Duration::from_secs(12 * 3600);
 
 /// The thread a report belongs to: its transcript, else its pane.
@@ -32,6 +32,24 @@ pub fn thread_key(r: &PaneReport) -> String {
         Some(p) => p.to_string_lossy().into_owned(),
         None => format!("pane:{}", r.resolved.pane.pane_id),
     }
+}
+
+/// The once-only key of a report's current state (agent, state, thread, turn): what the alert
+/// memory is keyed by, so it lives beside [`thread_key`] and the alert engine imports it.
+pub fn alert_key(r: &PaneReport) -> String {
+    let agent = r
+        .resolved
+        .agent
+        .as_ref()
+        .map(|a| a.kind.name())
+        .unwrap_or("-");
+    let turn = r
+        .status
+        .turn_key
+        .clone()
+        .or_else(|| r.status.at.map(|t| t.to_rfc3339()))
+        .unwrap_or_else(|| "-".into());
+    format!("{agent}|{}|{}|{turn}", r.status.state, thread_key(r))
 }
 
 /// When each thread was last seen working.
@@ -82,7 +100,7 @@ impl Observed {
     }
 
     /// Turns the `idle` of an open turn that went quiet into `stalled` when this monitor saw
-    /// that turn working and the quiet is within the stalled window (SPEC §3.6).
+    /// that turn working and the quiet is within the stalled window.
     pub fn apply(&self, reports: &mut [PaneReport], now: Time, windows: &Windows) {
         for r in reports.iter_mut() {
             let s = &r.status;
@@ -183,10 +201,7 @@ impl AlertMemory {
     /// Marks acknowledged `your-turn` reports as seen.
     pub fn apply_seen(&self, reports: &mut [PaneReport]) {
         for r in reports.iter_mut() {
-            if r.status.state == State::YourTurn
-                && !r.status.seen
-                && self.is_seen(&crate::alert::alert_key(r))
-            {
+            if r.status.state == State::YourTurn && !r.status.seen && self.is_seen(&alert_key(r)) {
                 r.status.seen = true;
             }
         }
@@ -223,14 +238,19 @@ pub fn remembered_scan(
     windows: &Windows,
 ) -> Result<Vec<PaneReport>, TmuxError> {
     let mut reports = crate::scan::scan(tmux, now)?;
+    remember(&mut reports, now, windows);
+    Ok(reports)
+}
+
+/// [`remembered_scan`] for reports a caller scanned itself (the picker reuses resolutions).
+pub fn remember(reports: &mut [PaneReport], now: Time, windows: &Windows) {
     let dir = paths::state_dir();
     let mut observed = Observed::load(&dir);
-    observed.apply(&mut reports, now, windows);
-    AlertMemory::load(&dir).apply_seen(&mut reports);
-    if observed.observe(&reports, now) {
+    observed.apply(reports, now, windows);
+    AlertMemory::load(&dir).apply_seen(reports);
+    if observed.observe(reports, now) {
         let _ = observed.save(&dir, now);
     }
-    Ok(reports)
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {

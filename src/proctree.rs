@@ -1,5 +1,6 @@
-//! The process tree (SPEC §3.2): one process-table snapshot per scan, stored as plain values,
-//! and a pure breadth-first walk from a pane's PID to the agent process beneath it.
+//! The process tree (docs/design.md#resolving-a-pane): one process-table snapshot per scan, stored
+//! as plain values, and a pure breadth-first walk from a pane's PID to the agent process beneath
+//! it.
 //!
 //! [`ProcTable::capture`] is the only part that touches the system; everything else works on
 //! a table built from [`ProcInfo`] values, so tests hand it synthetic tables (cycles, vanished
@@ -103,7 +104,8 @@ impl Matcher {
         if let Some(k) = self.known(&basename(script)) {
             return Some(k);
         }
-        // npm installs run `node …/@anthropic-ai/claude-code/cli.js`, `…/@openai/codex/bin/codex.js`.
+        // npm installs run `node …/@anthropic-ai/claude-code/cli.js`,
+        // `…/@openai/codex/bin/codex.js`.
         let packages = [
             ("@anthropic-ai/claude-code/", AgentKind::Claude),
             ("@openai/codex/", AgentKind::Codex),

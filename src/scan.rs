@@ -5,36 +5,13 @@ use std::path::Path;
 
 use serde::Serialize;
 
+pub use crate::evidence::Source;
 use crate::evidence::{self, PaneEvidence, RecordStatus};
 
 use crate::events::Time;
 use crate::resolve::{Resolved, Resolver};
 use crate::state::{Observation, Status, Windows};
 use crate::tmux::{Pane, Tmux, TmuxError};
-
-/// Which evidence decided a pane's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Source {
-    Hook,
-    SessionRecord,
-    Transcript,
-    Pane,
-    None,
-}
-
-impl Source {
-    /// The name used in JSON and on screen.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Hook => "hook",
-            Source::SessionRecord => "session-record",
-            Source::Transcript => "transcript",
-            Source::Pane => "pane",
-            Source::None => "none",
-        }
-    }
-}
 
 /// One agent pane with its state.
 #[derive(Debug, Clone, Serialize)]
@@ -115,9 +92,10 @@ impl ResolveCache {
     }
 }
 
-/// Folds hook, session-record and pane evidence onto a transcript report (SPEC §3.6). The
-/// pane is captured only when its screen can change the answer: a pending tool call (a
-/// permission dialog may be up), a wait to confirm, or no transcript at all.
+/// Folds hook, session-record and pane evidence onto a transcript report
+/// (docs/design.md#evidence-order). The pane is captured only when its screen can change the
+/// answer: a pending tool call (a permission dialog may be up), a wait to confirm, or no transcript
+/// at all.
 pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Time) -> PaneReport {
     let PaneReport {
         resolved,
@@ -161,7 +139,7 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
     );
     if source == Source::None {
         if let Some(text) = pane.as_deref() {
-            // No log to read: the screen is all there is (SPEC §3.3, marked `source: pane`).
+            // No log to read: the screen is all there is (marked `source: pane`).
             if busy_footer(text) {
                 status.state = crate::state::State::Working;
                 status.turn_open = true;

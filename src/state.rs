@@ -1,5 +1,5 @@
-//! Classification (SPEC §3.6): a pure function of normalised events, a clock and the freshness
-//! windows. It never reads the clock or the disk; callers pass both in.
+//! Classification (docs/design.md#states): a pure function of normalised events, a clock and the
+//! freshness windows. It never reads the clock or the disk; callers pass both in.
 
 use std::collections::HashSet;
 use std::time::Duration;
@@ -49,7 +49,7 @@ impl std::fmt::Display for State {
     }
 }
 
-/// Freshness windows (SPEC §3.6; defaults are Agent Island 1.7.1's).
+/// Freshness windows (docs/design.md#freshness; defaults are Agent Island 1.7.1's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Windows {
     /// Semantic activity this recent counts as "active right now".
@@ -126,7 +126,7 @@ impl Status {
 }
 
 /// How urgent a state is, for merging (higher wins). `your-turn` already seen ranks below
-/// `working` (SPEC §3.6).
+/// `working` (docs/design.md#states).
 pub fn urgency(state: State, seen: bool) -> u8 {
     match state {
         State::Attention => 8,

@@ -1,5 +1,5 @@
-//! `classify` and `last --transcript` through the real binary: the contract of SPEC §12 and the
-//! bad-input rules of issue 2.
+//! `classify` and `last --transcript` through the real binary: the contract of
+//! docs/design.md#cli-contract and the bad-input rules of docs/design.md#reliability.
 
 use std::io::Write;
 use std::path::Path;

@@ -1,5 +1,5 @@
-//! Event-order tests (SPEC §11): each named after the sequence it protects. Lines go through the
-//! real adapters, then the pure classifier, with an explicit clock.
+//! Event-order tests (docs/design.md#testing): each named after the sequence it protects. Lines go
+//! through the real adapters, then the pure classifier, with an explicit clock.
 
 use agentpane::agents;
 use agentpane::events::{AgentKind, Event, Time};

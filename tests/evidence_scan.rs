@@ -1,5 +1,6 @@
-//! The scan folds pane evidence onto the transcript (SPEC §3.6 source 4): a pending tool call
-//! with a permission dialog on screen is `waiting`, without one it stays `working`.
+//! The scan folds pane evidence onto the transcript (docs/design.md#evidence-order, source 4): a
+//! pending tool call with a permission dialog on screen is `waiting`, without one it stays
+//! `working`.
 
 mod common;
 

@@ -1,6 +1,6 @@
-//! Fault tests (SPEC §10): what a transcript, a pane, a tmux server or the disk can throw at
-//! agentpane. Each test names the fault it injects; none may end in a panic, a lost file or a
-//! wrong exit code.
+//! Fault tests (docs/design.md#reliability): what a transcript, a pane, a tmux server or the disk
+//! can throw at agentpane. Each test names the fault it injects; none may end in a panic, a lost
+//! file or a wrong exit code.
 //!
 //! One module per kind of fault: `transcripts`, `tmux`, `state`, `routes`; `props` holds the
 //! property tests on real fixtures cut at random points, with random block sizes, CRLF line

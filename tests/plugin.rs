@@ -52,7 +52,8 @@ fn plugin_interpolates_options_starts_one_watcher_and_binds_keys() {
     for (key, what) in [
         (" A ", "jump"),
         (" R ", "route-menu"),
-        (" P ", "display-popup"),
+        (" P ", "pick --popup"),
+        (" S ", "pick --popup"),
     ] {
         assert!(
             keys.lines().any(|l| l.contains(key) && l.contains(what)),
@@ -82,10 +83,12 @@ fn keys_can_be_turned_off() {
     let server = TmuxServer::start();
     server.tmux(&["set", "-g", "@agentpane-route-key", "off"]);
     server.tmux(&["set", "-g", "@agentpane-last-key", "off"]);
+    server.tmux(&["set", "-g", "@agentpane-picker-key", "off"]);
     setup(&server, "off");
     let keys = server.tmux(&["list-keys", "-T", "prefix"]);
     assert!(!keys.contains("route-menu"), "{keys}");
-    assert!(!keys.contains("agentpane last"), "{keys}");
+    assert!(!keys.contains(" pick "), "{keys}");
+    assert!(keys.contains(" jump "), "the jump key stays: {keys}");
 }
 
 #[test]

@@ -1,5 +1,5 @@
 //! The pane resolver end to end: a private tmux server, fake `claude`/`codex` agents, and the
-//! `resolve` / `panes` commands (SPEC §3.1–3.3, §12).
+//! `resolve` / `panes` commands (docs/design.md#resolving-a-pane, #cli-contract).
 
 mod common;
 

@@ -1,5 +1,5 @@
-//! Channel mail with the watcher running (SPEC §8): the unread count shows on the member's
-//! pane, mail nobody read is pasted into the member's agent once its turn is free, and an
+//! Channel mail with the watcher running (docs/design.md#channel): the unread count shows on the
+//! member's pane, mail nobody read is pasted into the member's agent once its turn is free, and an
 //! escalated thread is told to the human.
 
 mod common;

@@ -5,6 +5,7 @@
 #   set -g @plugin 'OWNER/agentpane'          # or: run-shell /path/to/agentpane/tmux/agentpane.tmux
 #   set -g status-right '#{agentpane_status} %H:%M'
 #   set -g window-status-format '#I:#W#{agentpane_window_status}'
+#   set -g window-status-current-format '#I:#W#{agentpane_window_status}'   # the focused window
 #
 # The placeholders are rewritten into the user options the watcher keeps up to date
 # (`#{@agentpane_status}`, `#{@agentpane_window_status}`), so the status line spawns nothing.
@@ -25,8 +26,12 @@
 #   @agentpane-jump-key       key (after the prefix) jumping to the most urgent pane (default A)
 #   @agentpane-route-key      key opening the menu that routes this pane's answer (default R)
 #   @agentpane-last-key       key showing this pane's last answer in a popup (default P)
+#   @agentpane-picker-key     key opening the picker of all agent panes in a popup (default S)
 #
-# Each key option accepts `off` to leave that key alone.
+# Each key option accepts `off` to leave that key alone. Every key runs agentpane through
+# `run-shell -b` (which expands #{pane_id} and #{client_name}; display-popup's command is never
+# expanded): agentpane opens the menu or popup on that client itself, says "nothing to do" in
+# one status-line message, and its exit status is dropped so tmux shows no "returned N" view.
 
 CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 
@@ -139,12 +144,18 @@ main() {
 	# Route the focused pane's answer: a display-menu of the other agent panes with their state.
 	key="$(get_option @agentpane-route-key R)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
-		tmux bind-key "$key" run-shell -b "$base route-menu '#{pane_id}'"
+		tmux bind-key "$key" run-shell -b "$base route-menu '#{pane_id}' >/dev/null 2>&1 || true"
 	fi
-	# The focused pane's last answer in a popup (q closes).
+	# The focused pane's last answer in a popup (q or Escape closes).
+	local here="--client '#{client_name}' --from '#{pane_id}'"
 	key="$(get_option @agentpane-last-key P)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
-		tmux bind-key "$key" display-popup -w 80% -h 60% -T " last answer " -E "$base last '#{pane_id}' 2>&1 | less -R"
+		tmux bind-key "$key" run-shell -b "$base pick --popup $here --answer '#{pane_id}' >/dev/null 2>&1 || true"
+	fi
+	# Every agent pane, most urgent first: Enter jumps, r routes this pane there, p reads.
+	key="$(get_option @agentpane-picker-key S)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" run-shell -b "$base pick --popup $here >/dev/null 2>&1 || true"
 	fi
 }
 

@@ -4,6 +4,7 @@
 pub mod claude;
 pub mod codex;
 pub mod fields;
+pub mod locate;
 
 use crate::events::{AgentKind, Event};
 

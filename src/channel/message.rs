@@ -19,7 +19,7 @@ pub const MAX_NAME_LEN: usize = 32;
 /// The biggest body `send` accepts, in bytes.
 pub const MAX_BODY_BYTES: usize = 64 * 1024;
 
-/// What a message is for; decides whether it may be answered (SPEC §8).
+/// What a message is for; decides whether it may be answered (docs/design.md#channel).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Kind {

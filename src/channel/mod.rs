@@ -1,4 +1,4 @@
-//! The channel (SPEC §8, seed 004): a typed file mailbox so agents in different panes can ask
+//! The channel (docs/design.md#channel): a typed file mailbox so agents in different panes can ask
 //! each other questions without a human copying text, and without "thanks → you're welcome"
 //! loops. Messages are files written by code (never by the model), the reply rules are checked
 //! by `send`, and `watch` blocks until someone else writes.

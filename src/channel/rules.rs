@@ -1,4 +1,4 @@
-//! The rules that keep two polite agents from talking forever (seed 004, SPEC §8), as pure
+//! The rules that keep two polite agents from talking forever (docs/design.md#loop-guard), as pure
 //! functions over the channel's history: who may answer what, the round limit, and the
 //! acknowledgement filter. No disk, no clock.
 

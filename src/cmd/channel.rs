@@ -1,5 +1,6 @@
-//! `agentpane channel …`: the typed mailbox between agent sessions (SPEC §8). The rules live in
-//! `crate::channel`; this file parses arguments, prints, and maps errors to exit codes.
+//! `agentpane channel …`: the typed mailbox between agent sessions (docs/design.md#channel). The
+//! rules live in `crate::channel`; this file parses arguments, prints, and maps errors to exit
+//! codes.
 
 use std::io::{Read, Write};
 use std::path::PathBuf;

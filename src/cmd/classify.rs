@@ -1,4 +1,4 @@
-//! `agentpane classify FILE`: the state of one transcript, pure (SPEC §12).
+//! `agentpane classify FILE`: the state of one transcript, pure (docs/design.md#cli-contract).
 
 use anyhow::{Context, Result};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! `agentpane last PANE | --transcript FILE`: the clean last answer (SPEC §4, §12).
+//! `agentpane last PANE | --transcript FILE`: the clean last answer (docs/design.md#extraction).
 
 use anyhow::{bail, Result};
 use serde::Serialize;

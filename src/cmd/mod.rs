@@ -2,10 +2,12 @@
 
 mod channel;
 mod classify;
+mod client;
 mod demo;
 mod hooks;
 mod last;
 mod panes;
+mod pick;
 mod route;
 mod status;
 mod watch;
@@ -47,6 +49,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Watch(a) => watch::run(a, &ctx),
         Command::Route(a) => route::route(a, &ctx),
         Command::Relay(a) => route::relay(a, &ctx),
+        Command::Pick(a) => pick::run(a, &ctx),
         Command::RouteMenu(a) => route::menu(a, &ctx),
         Command::RouteQueue(a) => route::queue(a, &ctx),
         Command::Channel(c) => channel::run(c),

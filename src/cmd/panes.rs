@@ -1,5 +1,5 @@
-//! `agentpane resolve [PANE]` (the chain of SPEC §3.3) and `agentpane panes` (all agent panes
-//! with their state), SPEC §6 and §12.
+//! `agentpane resolve [PANE]` (docs/design.md#resolving-a-pane) and `agentpane panes` (all agent
+//! panes with their state), docs/design.md#tmux-surface.
 
 use std::path::Path;
 

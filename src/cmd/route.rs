@@ -1,4 +1,5 @@
-//! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu` (SPEC §5).
+//! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu`
+//! (docs/design.md#routing).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use anyhow::{bail, Context as _, Result};
 use chrono::Utc;
 use serde::Serialize;
 
-use super::Context;
+use super::{client, Context};
 use crate::cli::{RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform};
 use crate::exit;
 use crate::extract::cache::AnswerCache;
@@ -429,41 +430,88 @@ fn shell_safe(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "/._-+@%=:,".contains(c))
 }
 
+/// The `prefix + R` menu. It runs from `run-shell -b`, so nothing it prints is seen: what
+/// the person must know (nothing to route, an error) goes to the client's status line, and the
+/// menu is waited for as long as it stays open (it is a blocking call for a command-line
+/// client, which the usual tmux timeout would cut off).
 pub fn menu(args: RouteMenuArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
     let current = match args.pane.as_deref() {
-        Some(t) => tmux.pane_id(t)?,
+        Some(t) => tmux.pane_id(t),
         None => match std::env::var("TMUX_PANE") {
-            Ok(p) if !p.is_empty() => tmux.pane_id(&p)?,
+            Ok(p) if !p.is_empty() => tmux.pane_id(&p),
             _ => bail!("route-menu needs a pane (run it from a key binding with '#{{pane_id}}')"),
         },
     };
-    let reports = scan::scan(&tmux, Utc::now())?;
+    let client = current
+        .as_ref()
+        .ok()
+        .and_then(|p| client::client_showing(&tmux, p));
+    let result = current
+        .map_err(anyhow::Error::from)
+        .and_then(|current| open_menu(&current, client.as_deref(), &tmux, ctx));
+    match result {
+        Ok(None) => Ok(exit::OK),
+        Ok(Some(nothing)) => {
+            client::tell(&tmux, client.as_deref(), &format!("agentpane: {nothing}"));
+            Ok(exit::NOTHING)
+        }
+        Err(e) => {
+            client::tell(&tmux, client.as_deref(), &format!("agentpane: {e:#}"));
+            Err(e)
+        }
+    }
+}
+
+/// Shows the menu and waits for it to close; `Ok(Some(why))` when there is nothing to offer.
+fn open_menu(
+    current: &str,
+    client: Option<&str>,
+    tmux: &Tmux,
+    ctx: &Context,
+) -> Result<Option<String>> {
+    let reports = scan::scan(tmux, Utc::now())?;
     let mut targets: Vec<MenuTarget> = reports.iter().map(MenuTarget::of).collect();
     targets.sort_by(|a, b| a.target.cmp(&b.target));
-    let items = menu_items(&current, &targets, &ctx.socket, &program_path());
+    let items = menu_items(current, &targets, &ctx.socket, &program_path());
     if items.is_empty() {
-        let _ = tmux.display_message(None, "agentpane: no other agent pane to route to");
-        return Ok(exit::NOTHING);
+        return Ok(Some("no other agent pane to route to".into()));
+    }
+    let mut cache = AnswerCache::new(1);
+    if pane_answer(tmux, current, report_of(&reports, current), &mut cache)?.is_none() {
+        return Ok(Some(format!("pane {current} has no answer to route yet")));
     }
     let title = escape_format(&format!(" Route {current}'s answer to "));
-    let mut argv: Vec<String> = vec![
-        "display-menu".into(),
-        "-T".into(),
-        title,
-        "-t".into(),
-        current.clone(),
-        "-x".into(),
-        "P".into(),
-        "-y".into(),
-        "P".into(),
-    ];
+    let mut argv: Vec<String> = vec!["display-menu".into()];
+    if let Some(c) = client {
+        argv.extend(["-c".into(), c.to_string()]);
+    }
+    argv.extend(["-T", &title, "-t", current, "-x", "P", "-y", "P"].map(String::from));
     for (name, key, command) in items {
         argv.extend([name, key, command]);
     }
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-    tmux.cmd(&refs)?;
-    Ok(exit::OK)
+    client::overlay_tmux(&ctx.socket).cmd(&refs)?;
+    Ok(None)
+}
+
+/// One route as the picker's `r` key makes it: the menu's rules (queued while `dst` is
+/// busy), nothing printed; the exit code and the one-line summary come back.
+pub fn route_quietly(tmux: &Tmux, src: &str, dst: &str) -> Result<(i32, String)> {
+    let args = RouteArgs {
+        src: src.to_string(),
+        dst: dst.to_string(),
+        transform: Transform::Raw,
+        template: None,
+        instruction: None,
+        submit: true,
+        no_submit: false,
+        wait: None,
+        queue: true,
+        json: false,
+        notify: true,
+    };
+    route_inner(&args, tmux, Instant::now())
 }
 
 /// This program's path, when it can be passed to `run-shell` without quoting.
@@ -539,7 +587,7 @@ pub fn menu_items(
                 String::new()
             };
             let command = format!(
-                "run-shell -b '{prefix} route {current} {} --queue --notify'",
+                "run-shell -b '{prefix} route {current} {} --queue --notify >/dev/null 2>&1 || true'",
                 t.pane_id
             );
             (name, key, command)
@@ -642,7 +690,7 @@ mod tests {
         assert_eq!(key, "1");
         assert_eq!(
             command,
-            "run-shell -b '/usr/bin/agentpane -L dev route %1 %2 --queue --notify'"
+            "run-shell -b '/usr/bin/agentpane -L dev route %1 %2 --queue --notify >/dev/null 2>&1 || true'"
         );
         let odd = menu_items(
             "%9",
@@ -652,7 +700,7 @@ mod tests {
         );
         assert_eq!(
             odd[0].2,
-            "run-shell -b 'agentpane route %9 %1 --queue --notify'"
+            "run-shell -b 'agentpane route %9 %1 --queue --notify >/dev/null 2>&1 || true'"
         );
     }
 }

@@ -108,29 +108,13 @@ pub fn jump(args: JumpArgs, ctx: &Context) -> Result<i32> {
         .iter()
         .filter(|r| urgency(r.status.state, r.status.seen) >= urgency(State::Stalled, false));
     let Some(top) = segment::most_urgent(needs_you) else {
-        let mut msg = vec!["display-message"];
-        if let Some(c) = args.client.as_deref() {
-            msg.extend(["-c", c]);
-        }
-        msg.push("agentpane: no agent needs you");
-        let _ = tmux.cmd(&msg);
+        super::client::tell(
+            &tmux,
+            args.client.as_deref(),
+            "agentpane: no agent needs you",
+        );
         return Ok(exit::NOTHING);
     };
-    let pane = &top.resolved.pane;
-    let mut cmd: Vec<&str> = vec!["switch-client"];
-    if let Some(c) = args.client.as_deref() {
-        cmd.extend(["-c", c]);
-    }
-    cmd.extend([
-        "-t",
-        &pane.pane_id,
-        ";",
-        "select-window",
-        "-t",
-        &pane.window_id,
-    ]);
-    cmd.extend([";", "select-pane", "-t", &pane.pane_id]);
-    tmux.cmd(&cmd)
-        .with_context(|| format!("cannot switch to {}", pane.target()))?;
+    super::client::switch_to(&tmux, args.client.as_deref(), &top.resolved.pane)?;
     Ok(exit::OK)
 }

@@ -1,4 +1,4 @@
-//! Claude Code hook events as evidence (SPEC §3.6 source 1).
+//! Claude Code hook events as evidence (docs/design.md#evidence-order, source 1).
 //!
 //! `agentpane hook` runs inside the agent's hook path: it reads one event, folds it into
 //! `<state>/evidence/<session_id>.json` (the latest event of each kind, bounded) and touches

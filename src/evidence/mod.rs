@@ -1,4 +1,4 @@
-//! Evidence beyond transcripts (SPEC §3.6 sources 1, 2 and 4): what Claude Code's hooks
+//! Evidence beyond transcripts (docs/design.md#evidence-order): what Claude Code's hooks
 //! reported, what the live session record says, and what the pane shows — and the pure
 //! [`reconcile`] that folds them onto a transcript's [`Status`](crate::state::Status).
 //!
@@ -17,7 +17,7 @@ pub mod settings;
 pub use hook::{HookEvidence, HookInput, HookKind, HookRecord};
 pub use pane::{detect_prompt, PaneEvidence, Prompt, PromptKind};
 pub use ratelimit::{countdown, parse_reset};
-pub use reconcile::reconcile;
+pub use reconcile::{reconcile, Source};
 pub use record::{RecordState, RecordStatus};
 
 pub(crate) use crate::text::bounded;

@@ -1,6 +1,6 @@
-//! What the pane shows (SPEC §3.6 source 4): an approval dialog on screen, or no agent at
-//! all. Screen text is the weakest evidence, so recognition is strict: a known dialog title
-//! as a whole line, answer options below it, the dialog at the bottom of the screen, and no
+//! What the pane shows (docs/design.md#evidence-order, source 4): an approval dialog on screen, or
+//! no agent at all. Screen text is the weakest evidence, so recognition is strict: a known dialog
+//! title as a whole line, answer options below it, the dialog at the bottom of the screen, and no
 //! idle input box under it. Prose that merely mentions "proceed" never matches.
 
 use serde::Serialize;

@@ -1,5 +1,5 @@
-//! Rate-limit reset times (SPEC §3.5/§3.6 attention): parsed from the agents' API-error texts
-//! and rate-limit records, and the countdown shown in the status segment (`⏳ 41m`).
+//! Rate-limit reset times (docs/design.md#states, attention): parsed from the agents' API-error
+//! texts and rate-limit records, and the countdown shown in the status segment (`⏳ 41m`).
 //! Pure: the clock and the local UTC offset are parameters.
 
 use chrono::{Datelike, Duration, FixedOffset, NaiveDate, NaiveTime, TimeZone, Utc};

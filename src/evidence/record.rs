@@ -1,5 +1,5 @@
-//! The live session record's own status (SPEC §3.6 source 2): Claude Code keeps
-//! `<root>/sessions/<PID>.json` with `status` (`busy|idle|shell|waiting`), `waitingFor` and
+//! The live session record's own status (docs/design.md#evidence-order, source 2): Claude Code
+//! keeps `<root>/sessions/<PID>.json` with `status` (`busy|idle|shell|waiting`), `waitingFor` and
 //! `statusUpdatedAt`/`updatedAt`. Locating the file is the resolver's job; this reads the
 //! status part of its content, leniently.
 
@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bounded;
-use crate::agents::claude::locate::SessionRecord;
+use crate::agents::claude::record::SessionRecord;
 use crate::events::Time;
 
 /// What the record says the session is doing.

@@ -1,6 +1,6 @@
-//! An LRU of extracted answers keyed by transcript identity (SPEC §4): path, device, inode,
-//! length and mtime. A long-running process (the watcher, a relay) asking again for an
-//! unchanged transcript gets the stored answer without reading the file; a new completion
+//! An LRU of extracted answers keyed by transcript identity (docs/design.md#extraction): path,
+//! device, inode, length and mtime. A long-running process (the watcher, a relay) asking again for
+//! an unchanged transcript gets the stored answer without reading the file; a new completion
 //! changes length or mtime and invalidates the entry. Not global: its owner holds it.
 
 use std::num::NonZeroUsize;

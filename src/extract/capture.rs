@@ -1,6 +1,6 @@
-//! The capture fallback (SPEC §4): when a pane has no transcript, read its screen. The capture
-//! is ANSI-stripped, the agent's chrome is removed (prompt boxes, spinners, "esc to
-//! interrupt", footers, tool-call blocks), and the last answer block is kept.
+//! The capture fallback (docs/design.md#extraction): when a pane has no transcript, read its
+//! screen. The capture is ANSI-stripped, the agent's chrome is removed (prompt boxes, spinners,
+//! "esc to interrupt", footers, tool-call blocks), and the last answer block is kept.
 //!
 //! Screen layouts recognised (see `fixtures/captures/`):
 //! - Claude Code: answers start with `⏺ ` at column 0 and continue indented by two spaces;

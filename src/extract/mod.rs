@@ -1,4 +1,4 @@
-//! Extraction (SPEC §4): the clean last answer of an agent.
+//! Extraction (docs/design.md#extraction): the clean last answer of an agent.
 
 pub mod cache;
 pub mod capture;

@@ -8,6 +8,7 @@ use chrono::Utc;
 
 use super::*;
 use crate::agents::claude::locate::encode_cwd;
+use crate::agents::locate::{cwd_matches, Found};
 use crate::proctree::ProcInfo;
 
 const NO_PID: u32 = 3_999_999_999;

@@ -1,6 +1,6 @@
-//! Acknowledgement-only messages (seed 004): "thanks" → "you're welcome" → "likewise" is
-//! correct small talk between people and an endless loop between machines. A relay never
-//! forwards a message that says nothing else.
+//! Acknowledgement-only messages (docs/design.md#loop-guard): "thanks" → "you're welcome" →
+//! "likewise" is correct small talk between people and an endless loop between machines. A relay
+//! never forwards a message that says nothing else.
 
 /// Phrases that, alone or strung together, make a message an acknowledgement. Written without
 /// spaces or punctuation, lower case (see [`normalise`]).
@@ -172,7 +172,7 @@ const ACK_PHRASES: &[&str] = &[
 const ACK_MAX_CHARS: usize = 48;
 
 /// True when `text` says nothing but thanks / ok / you're welcome / done, in English, Korean,
-/// Chinese or Japanese. Such answers are never relayed (seed 004: the politeness loop).
+/// Chinese or Japanese. Such answers are never relayed (the politeness loop).
 pub fn is_acknowledgement(text: &str) -> bool {
     if text.chars().count() > 160 {
         return false;

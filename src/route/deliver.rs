@@ -1,6 +1,7 @@
-//! Putting text into a pane (SPEC §5): a named buffer loaded from stdin, a bracketed paste,
-//! a check that the text arrived, then Enter as its own key press after a per-agent delay.
-//! Long text is never typed key by key. Also the watcher's side: [`deliver_queued`].
+//! Putting text into a pane (docs/design.md#delivery): a named buffer loaded from stdin, a
+//! bracketed paste, a check that the text arrived, then Enter as its own key press after a
+//! per-agent delay. Long text is never typed key by key. Also the watcher's side:
+//! [`deliver_queued`].
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};

@@ -1,5 +1,5 @@
-//! Routing (SPEC §5): hand one pane's clean answer to another pane, safely, exactly once.
-//! `sanitize` (untrusted text) → `transform` (summary, ai) → `template` → `deliver` (paste,
+//! Routing (docs/design.md#routing): hand one pane's clean answer to another pane, safely, exactly
+//! once. `sanitize` (untrusted text) → `transform` (summary, ai) → `template` → `deliver` (paste,
 //! verify, Enter) with `queue` (persisted messages + journal) and `relay` (bounded automatic
 //! back-and-forth, which never forwards an `ack`-only message).
 

@@ -1,4 +1,4 @@
-//! Automatic relays between two panes (SPEC §5, seed 004): when one side's turn ends, its
+//! Automatic relays between two panes (docs/design.md#loop-guard): when one side's turn ends, its
 //! answer goes to the other side, and back, for a bounded number of round trips; then the
 //! human is called (ESCALATED) instead of sending. Acknowledgement-only answers ("thanks",
 //! "you're welcome", "고마워", "不客气") end the thread instead of starting another lap of

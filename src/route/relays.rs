@@ -1,6 +1,6 @@
-//! Running relays (SPEC §5): the effects behind [`RelayState::step`]'s actions, shared by the
-//! foreground `agentpane relay` loop and the watcher, and the registry of relays the watcher
-//! runs (`<state>/relays/<id>.json`, one file each, atomic writes).
+//! Running relays (docs/design.md#loop-guard): the effects behind [`RelayState::step`]'s actions,
+//! shared by the foreground `agentpane relay` loop and the watcher, and the registry of relays the
+//! watcher runs (`<state>/relays/<id>.json`, one file each, atomic writes).
 
 use std::path::{Path, PathBuf};
 

@@ -1,7 +1,7 @@
-//! Routed text is untrusted (SPEC §5, §10): it came from a model, a screen or a file. Before it
-//! reaches a pane it loses every control character that a terminal or an application could act
-//! on — above all ESC, so a routed `ESC[201~` cannot end the bracketed paste and type the rest
-//! as keystrokes — and the 8-bit C1 controls (0x9b is a one-byte CSI).
+//! Routed text is untrusted (docs/design.md#sanitising): it came from a model, a screen or a file.
+//! Before it reaches a pane it loses every control character that a terminal or an application
+//! could act on — above all ESC, so a routed `ESC[201~` cannot end the bracketed paste and type the
+//! rest as keystrokes — and the 8-bit C1 controls (0x9b is a one-byte CSI).
 
 /// Cleans `text` for delivery: `\r\n` and lone `\r` become `\n`; ESC, the other C0 controls
 /// (except `\n` and `\t`), DEL, the C1 controls and the bidirectional overrides are removed.

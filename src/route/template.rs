@@ -1,6 +1,6 @@
-//! Templates wrap a routed answer with its context (SPEC §5): `{answer}`, `{source}`, `{cwd}`,
-//! `{instruction}`. Substitution is one pass over the template, so an answer that itself
-//! contains `{instruction}` stays literal text.
+//! Templates wrap a routed answer with its context (docs/design.md#routing): `{answer}`,
+//! `{source}`, `{cwd}`, `{instruction}`. Substitution is one pass over the template, so an answer
+//! that itself contains `{instruction}` stays literal text.
 
 use std::path::Path;
 

@@ -1,5 +1,5 @@
-//! How the routed text is made (SPEC §5): `raw` and `full-output` are chosen by the caller;
-//! this file holds the two that compute: a deterministic `summary` and the `ai` command.
+//! How the routed text is made (docs/design.md#routing): `raw` and `full-output` are chosen by the
+//! caller; this file holds the two that compute: a deterministic `summary` and the `ai` command.
 
 use std::time::Duration;
 
@@ -75,8 +75,8 @@ fn split_code(text: &str) -> (String, Vec<String>) {
     (prose, blocks)
 }
 
-/// Words of prose that look like file paths (`src/a.rs`, `./x/y`, `Cargo.toml`, `lib.rs:12`), in order
-/// of first mention, without duplicates.
+/// Words of prose that look like file paths (`src/a.rs`, `./x/y`, `Cargo.toml`, `lib.rs:12`), in
+/// order of first mention, without duplicates.
 pub fn file_paths(text: &str) -> Vec<String> {
     let mut seen: Vec<String> = Vec::new();
     for word in text.split(|c: char| c.is_whitespace() || "`'\"()[]<>,;".contains(c)) {

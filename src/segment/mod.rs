@@ -1,6 +1,6 @@
-//! Status-line output (SPEC §6): the global segment (`⚡2 ●1 ⚠1`) and the per-window summary,
-//! as pure functions over scan reports. The one-shot commands and the watcher share them, so
-//! the status line reads the same with or without a watcher.
+//! Status-line output (docs/design.md#tmux-surface): the global segment (`⚡2 ●1 ⚠1`) and the
+//! per-window summary, as pure functions over scan reports. The one-shot commands and the watcher
+//! share them, so the status line reads the same with or without a watcher.
 
 mod window;
 
@@ -129,8 +129,9 @@ impl Counts {
 /// Renders the segment. Placeholders: `{working}` `{your_turn}` `{waiting}` `{attention}`
 /// `{stalled}` `{idle}` `{seen}` expand to icon+count, or nothing when the count is zero;
 /// `{working_count}` etc. to the bare number; `{reset}` to the rate-limit countdown;
-/// `{total}` to the number of agents. Empty when there are no agents. Runs of spaces collapse and the ends are trimmed, so
-/// empty parts leave no gaps. The result is always one line; it is empty when nothing shows.
+/// `{total}` to the number of agents. Empty when there are no agents. Runs of spaces collapse and
+/// the ends are trimmed, so empty parts leave no gaps. The result is always one line; it is empty
+/// when nothing shows.
 pub fn render(format: &str, icons: &Icons, counts: &Counts, now: Time) -> String {
     let parts: [(&str, &str, usize); 7] = [
         ("working", &icons.working, counts.working),

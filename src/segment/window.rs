@@ -1,5 +1,5 @@
-//! Per-window summaries (SPEC §3.7): the most urgent agent state in each window, ties going to
-//! the newest evidence, and the per-pane detail behind it.
+//! Per-window summaries (docs/design.md#merging): the most urgent agent state in each window, ties
+//! going to the newest evidence, and the per-pane detail behind it.
 
 use std::path::PathBuf;
 
@@ -25,7 +25,7 @@ pub struct PaneDetail {
     pub transcript: Option<PathBuf>,
     pub source: Source,
     pub glyph: String,
-    /// Unread channel messages for the member bound to this pane (SPEC §8).
+    /// Unread channel messages for the member bound to this pane (docs/design.md#channel).
     pub unread: usize,
 }
 
@@ -65,7 +65,7 @@ pub fn pane_detail(r: &PaneReport, icons: &Icons) -> PaneDetail {
     }
 }
 
-/// The most urgent report (SPEC §3.7: urgency, then the newest evidence). `None` when empty.
+/// The most urgent report (urgency, then the newest evidence). `None` when empty.
 pub fn most_urgent<'a, I>(reports: I) -> Option<&'a PaneReport>
 where
     I: IntoIterator<Item = &'a PaneReport>,

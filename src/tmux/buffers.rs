@@ -1,6 +1,6 @@
-//! The delivery side door (SPEC §5): named paste buffers, bracketed paste, a separate Enter key,
-//! bounded captures and escaped messages. Routed text only ever travels on stdin or as a plain
-//! argument, never through a shell or a format string.
+//! The delivery side door (docs/design.md#delivery): named paste buffers, bracketed paste, a
+//! separate Enter key, bounded captures and escaped messages. Routed text only ever travels on
+//! stdin or as a plain argument, never through a shell or a format string.
 
 use super::{Tmux, TmuxError};
 

@@ -132,7 +132,7 @@ pub fn tail_events_from<R: Read + Seek>(
     })
 }
 
-/// The state of one transcript at `now` (SPEC §3.4–3.6).
+/// The state of one transcript at `now` (docs/design.md#reading-transcripts, #states).
 pub fn classify_file(
     path: &Path,
     agent: Option<AgentKind>,

@@ -1,7 +1,7 @@
-//! Channel mail in the watcher (SPEC §8): each pane-bound member's unread count on its pane
-//! (`@agentpane_pane_unread`), messages nobody picked up delivered into the member's pane when
-//! its agent is free (through the routing queue: journaled, exactly once), and a message to the
-//! human when a thread escalates.
+//! Channel mail in the watcher (docs/design.md#channel): each pane-bound member's unread count on
+//! its pane (`@agentpane_pane_unread`), messages nobody picked up delivered into the member's pane
+//! when its agent is free (through the routing queue: journaled, exactly once), and a message to
+//! the human when a thread escalates.
 //!
 //! An agent that follows the channel skill keeps a background `channel watch`, which reads its
 //! mail within milliseconds; only mail left unread for [`GRACE`] is pasted, so the two never

@@ -1,6 +1,6 @@
-//! The watcher (SPEC §7): one per tmux server, woken by file events and a slow safety poll.
-//! Each wake-up scans the server, folds the scan through the observation and alert memories,
-//! runs the alert engine, publishes tmux options that changed, and writes the snapshot.
+//! The watcher (docs/design.md#watcher): one per tmux server, woken by file events and a slow
+//! safety poll. Each wake-up scans the server, folds the scan through the observation and alert
+//! memories, runs the alert engine, publishes tmux options that changed, and writes the snapshot.
 
 pub mod lock;
 pub mod log;
@@ -235,8 +235,8 @@ impl Watcher {
     /// After every scan, with the fresh reports: channel mail (unread counts, mail nobody read
     /// queued for a free agent, escalations told to the human), registered relays, then
     /// queued routes whose
-    /// destination became free are delivered (SPEC §5, §8; at most one per destination per
-    /// scan, never twice).
+    /// destination became free are delivered (docs/design.md#routing; at most one per destination
+    /// per scan, never twice).
     fn after_scan(&mut self, reports: &[PaneReport]) {
         let now = chrono::Utc::now();
         let server = self.socket_path.to_string_lossy().into_owned();

@@ -1,5 +1,6 @@
 //! What the watcher writes into tmux options, as a pure function of the reports, and the diff
-//! against what it wrote last, so options are set only when they change (SPEC §6).
+//! against what it wrote last, so options are set only when they change
+//! (docs/design.md#tmux-surface).
 
 use std::collections::BTreeMap;
 

@@ -1,5 +1,5 @@
-//! Relays inside the watcher (SPEC §5): every relay registered for this tmux server
-//! (`agentpane relay A B` while a watcher runs) steps on each scan with the same pure
+//! Relays inside the watcher (docs/design.md#loop-guard): every relay registered for this tmux
+//! server (`agentpane relay A B` while a watcher runs) steps on each scan with the same pure
 //! [`RelayState`] and the same effects as the foreground command; the routes it sends so far
 //! are saved in the registration, so a watcher restart never resets the round limit.
 

@@ -1,5 +1,5 @@
-//! Alert sinks (SPEC §3.8), run on a worker thread so a slow or hanging sink never blocks the
-//! watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
+//! Alert sinks (docs/design.md#alerts), run on a worker thread so a slow or hanging sink never
+//! blocks the watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
 //! notification when `notify-send` is on PATH, and the user's `--alert-command` with the
 //! alert as one JSON object on stdin. Every failure is logged, none is fatal.
 //!

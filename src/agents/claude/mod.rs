@@ -2,3 +2,4 @@
 
 pub mod locate;
 pub mod parse;
+pub mod record;

@@ -1,5 +1,5 @@
-//! Claude Code transcript line → event (SPEC §3.5). Content is the source of truth, not
-//! `stop_reason`; one API message may be split over several lines sharing `message.id`.
+//! Claude Code transcript line → event (docs/design.md#turns-per-agent). Content is the source of
+//! truth, not `stop_reason`; one API message may be split over several lines sharing `message.id`.
 
 use serde_json::Value;
 

@@ -1,22 +1,22 @@
-//! Where a codex process keeps its transcript (docs/resolver.md): the rollout file it holds
-//! open; else, when a shared app-server daemon serves this `CODEX_HOME` (Codex 0.171), the
-//! thread the daemon holds for this TUI ([`super::daemon`]), or `ambiguous` when that cannot
-//! be told; else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose
-//! `session_meta` names the same cwd, which started after the process and which no other
-//! live process holds.
+//! Where a codex process keeps its transcript (docs/design.md#resolving-a-pane,
+//! docs/resolver.md): the rollout file it holds open; else, when a shared app-server daemon
+//! serves this `CODEX_HOME` (Codex 0.171), the thread the daemon holds for this TUI
+//! ([`super::daemon`]), or `ambiguous` when that cannot be told; else the newest
+//! `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose `session_meta` names the same
+//! cwd, which started after the process and which no other live process holds.
 
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Duration, Utc};
 
 use super::daemon::{self, Pick};
+use crate::agents::locate::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
 use crate::proctree::{procfs, ProcTable};
-use crate::resolve::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
 
 /// The home of a codex process: its `CODEX_HOME`, else `<its HOME>/.codex`, else
 /// `fallback_home/.codex`. The second value says which.
 pub fn codex_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
-    crate::resolve::agent_root(pid, "CODEX_HOME", ".codex", fallback_home)
+    crate::agents::locate::agent_root(pid, "CODEX_HOME", ".codex", fallback_home)
 }
 
 fn is_rollout(path: &Path) -> bool {

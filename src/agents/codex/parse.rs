@@ -1,4 +1,4 @@
-//! Codex rollout line (`{timestamp, type, payload}`) → event (SPEC §3.5).
+//! Codex rollout line (`{timestamp, type, payload}`) → event (docs/design.md#turns-per-agent).
 
 use serde_json::Value;
 

@@ -1,0 +1,272 @@
+//! `agentpane pick`: every agent pane, most urgent first, in a small terminal UI — Enter jumps
+//! there, `r` routes the pane you came from into it, `p` shows its whole last answer. With
+//! `--popup` (the plugin's picker and last-answer keys) it opens itself in a `display-popup`
+//! on the client that pressed the key, or says in one status-line message why there is
+//! nothing to show. See docs/routing.md (key bindings).
+
+mod model;
+mod term;
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result};
+use chrono::Utc;
+
+use super::client::{self, overlay_tmux};
+use super::Context;
+use crate::cli::PickArgs;
+use crate::exit;
+use crate::extract::cache::AnswerCache;
+use crate::route::source::{pane_answer, report_of};
+use crate::scan::{PaneReport, ResolveCache};
+use crate::segment::Icons;
+use crate::state::Windows;
+use crate::tmux::{escape_format, Tmux};
+use model::{Action, Picker, Row};
+use term::{Input, Screen};
+
+/// How often the open picker scans again.
+const REFRESH: Duration = Duration::from_secs(1);
+
+pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
+    if args.popup {
+        return popup(&args, ctx);
+    }
+    let tmux = ctx.tmux();
+    let from = match args.from.as_deref() {
+        Some(t) => Some(tmux.pane_id(t)?),
+        None => std::env::var("TMUX_PANE")
+            .ok()
+            .filter(|p| !p.is_empty())
+            .and_then(|p| tmux.pane_id(&p).ok()),
+    };
+    let answer = args
+        .answer
+        .as_deref()
+        .map(|t| tmux.pane_id(t))
+        .transpose()?;
+    let mut data = Data::new(tmux);
+    let mut picker = Picker::new(from, answer.is_some());
+    picker.set_rows(data.rows()?);
+    if let Some(pane) = &answer {
+        if !data.show_answer(&mut picker, pane)? {
+            eprintln!("agentpane: no answer in pane {pane} yet");
+            return Ok(exit::NOTHING);
+        }
+    }
+    let mut screen = Screen::enter()?;
+    let mut next_refresh = Instant::now() + REFRESH;
+    loop {
+        let view = screen.view();
+        screen.draw(&picker.render(Utc::now(), view))?;
+        let wait = next_refresh.saturating_duration_since(Instant::now());
+        let action = match screen.next(wait)? {
+            Input::Key(key) => picker.key(key, view),
+            Input::Redraw | Input::Idle => Action::None,
+        };
+        match action {
+            Action::None => {}
+            Action::Quit => return Ok(exit::OK),
+            Action::Jump(pane) => match data.jump(args.client.as_deref(), &pane) {
+                Ok(()) => return Ok(exit::OK),
+                Err(e) => picker.message = Some(format!("{e:#}")),
+            },
+            Action::Route { from, to } => {
+                picker.message = Some(match super::route::route_quietly(&data.tmux, &from, &to) {
+                    Ok((_, line)) => line,
+                    Err(e) => format!("{e:#}"),
+                });
+                next_refresh = Instant::now();
+            }
+            Action::ShowAnswer(pane) => {
+                if let Err(e) = data.show_answer(&mut picker, &pane) {
+                    picker.message = Some(format!("{e:#}"));
+                }
+            }
+        }
+        // Only the list changes with the panes; an open answer is read as it was.
+        if Instant::now() >= next_refresh {
+            if matches!(picker.mode, model::Mode::List) {
+                match data.rows() {
+                    Ok(rows) => picker.set_rows(rows),
+                    Err(e) => picker.message = Some(format!("{e:#}")),
+                }
+            }
+            next_refresh = Instant::now() + REFRESH;
+        }
+    }
+}
+
+/// The picker's data: one scan per refresh, reusing the last resolution while the panes stay
+/// the same (as the watcher does), and answers through a cache keyed by transcript identity.
+struct Data {
+    tmux: Tmux,
+    resolved: ResolveCache,
+    answers: AnswerCache,
+    icons: Icons,
+    reports: Vec<PaneReport>,
+}
+
+impl Data {
+    fn new(tmux: Tmux) -> Data {
+        Data {
+            tmux,
+            resolved: ResolveCache::default(),
+            answers: AnswerCache::new(64),
+            icons: super::status::icons(None),
+            reports: Vec::new(),
+        }
+    }
+
+    /// A fresh scan as rows: the state `panes` shows, the head of each answer from its
+    /// transcript, unread channel mail.
+    fn rows(&mut self) -> Result<Vec<Row>> {
+        let now = Utc::now();
+        let mut reports = self.resolved.scan(&self.tmux, now)?;
+        crate::memory::remember(&mut reports, now, &Windows::default());
+        let mail = crate::channel::pane_members().unwrap_or_default();
+        let rows = reports
+            .iter()
+            .map(|r| {
+                let head = r.resolved.transcript.as_deref().and_then(|path| {
+                    let agent = r.resolved.agent.as_ref().map(|a| a.kind);
+                    self.answers
+                        .get_or_extract(path, agent)
+                        .ok()
+                        .flatten()
+                        .map(|a| a.head(200))
+                });
+                let unread = mail
+                    .iter()
+                    .filter(|m| m.pane == r.resolved.pane.pane_id)
+                    .map(|m| m.unread)
+                    .sum();
+                Row::of(r, &self.icons, head, unread)
+            })
+            .collect();
+        self.reports = reports;
+        Ok(rows)
+    }
+
+    /// Opens `pane`'s whole last answer; false (and a message) when it has none yet.
+    fn show_answer(&mut self, picker: &mut Picker, pane: &str) -> Result<bool> {
+        let report = report_of(&self.reports, pane);
+        let target = report.map_or_else(|| pane.to_string(), |r| r.resolved.pane.target());
+        let Some(a) = pane_answer(&self.tmux, pane, report, &mut self.answers)? else {
+            picker.message = Some(format!("no answer in {target} yet"));
+            return Ok(false);
+        };
+        let who = a.agent.map(|k| format!(" {k}")).unwrap_or_default();
+        let title = format!("last answer: {target}{who} ({})", a.source.as_str());
+        picker.show_answer(title, &a.text);
+        Ok(true)
+    }
+
+    /// Switches the client to `pane`.
+    fn jump(&self, client: Option<&str>, pane: &str) -> Result<()> {
+        let found = self
+            .reports
+            .iter()
+            .map(|r| &r.resolved.pane)
+            .find(|p| p.pane_id == pane)
+            .cloned();
+        let pane = match found {
+            Some(p) => p,
+            None => self
+                .tmux
+                .list_panes()?
+                .into_iter()
+                .find(|p| p.pane_id == pane)
+                .with_context(|| format!("pane {pane} is gone"))?,
+        };
+        client::switch_to(&self.tmux, client, &pane)
+    }
+}
+
+/// `pick --popup`: checks there is something to show, then opens `pick` in a popup on the
+/// client and waits for it to close. Problems are told on the client's status line.
+fn popup(args: &PickArgs, ctx: &Context) -> Result<i32> {
+    let tmux = ctx.tmux();
+    let from = args.from.as_deref().map(|t| tmux.pane_id(t)).transpose();
+    let client = args.client.clone().or_else(|| {
+        from.as_ref()
+            .ok()
+            .and_then(|f| f.as_deref())
+            .and_then(|f| client::client_showing(&tmux, f))
+    });
+    let result = from
+        .map_err(anyhow::Error::from)
+        .and_then(|from| open_popup(args, ctx, &tmux, from, client.as_deref()));
+    match result {
+        Ok(None) => Ok(exit::OK),
+        Ok(Some(nothing)) => {
+            client::tell(&tmux, client.as_deref(), &format!("agentpane: {nothing}"));
+            Ok(exit::NOTHING)
+        }
+        Err(e) => {
+            client::tell(&tmux, client.as_deref(), &format!("agentpane: {e:#}"));
+            Err(e)
+        }
+    }
+}
+
+/// Opens the popup; `Ok(Some(why))` when there is nothing to show.
+fn open_popup(
+    args: &PickArgs,
+    ctx: &Context,
+    tmux: &Tmux,
+    from: Option<String>,
+    client: Option<&str>,
+) -> Result<Option<String>> {
+    let reports = crate::scan::scan(tmux, Utc::now())?;
+    let answer = args
+        .answer
+        .as_deref()
+        .map(|t| tmux.pane_id(t))
+        .transpose()?;
+    let title = match &answer {
+        Some(pane) => {
+            let report = report_of(&reports, pane);
+            let mut cache = AnswerCache::new(1);
+            if pane_answer(tmux, pane, report, &mut cache)?.is_none() {
+                return Ok(Some(format!("no answer in pane {pane} yet")));
+            }
+            " last answer ".to_string()
+        }
+        None if reports.is_empty() => {
+            return Ok(Some(
+                "no coding agent runs in any pane of this tmux server".into(),
+            ));
+        }
+        None => " agentpane ".to_string(),
+    };
+    let program = std::env::current_exe()
+        .context("cannot find the agentpane program")?
+        .to_string_lossy()
+        .into_owned();
+    let mut argv: Vec<String> = vec!["display-popup".into()];
+    if let Some(c) = client {
+        argv.extend(["-c".into(), c.to_string()]);
+    }
+    argv.extend(["-w", "90%", "-h", "80%"].map(String::from));
+    if client::popup_takes_title(tmux) {
+        argv.extend(["-T".to_string(), escape_format(&title)]);
+    }
+    // Several words after -E: tmux runs them as they are, without a shell (3.2+), and never
+    // expands formats in them — so the pane and client are passed here, already expanded.
+    argv.extend(["-E".to_string(), program]);
+    argv.extend(ctx.socket.args());
+    argv.push("pick".into());
+    if let Some(f) = &from {
+        argv.extend(["--from".into(), f.clone()]);
+    }
+    if let Some(c) = client {
+        argv.extend(["--client".into(), c.to_string()]);
+    }
+    if let Some(a) = &answer {
+        argv.extend(["--answer".into(), a.clone()]);
+    }
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    overlay_tmux(&ctx.socket).cmd(&refs)?;
+    Ok(None)
+}

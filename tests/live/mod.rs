@@ -1,0 +1,270 @@
+//! A real attached tmux client for tests: a nested tmux. The server under test is a private
+//! [`TmuxServer`] with the plugin loaded as the README says; an outer private server
+//! (`tmux -L agentpane-outer-… -f /dev/null`) runs `tmux attach` to it in its only pane. Keys
+//! go into the OUTER pane (so the inner client reads them as a person's typing: the prefix,
+//! then the bound key) and the OUTER pane is captured: exactly what the person sees, status
+//! line, menus and popups included. Both servers are killed on drop.
+//!
+//! ```ignore
+//! let live = Live::start(&[]);
+//! live.keys(&["C-b", "A"]);
+//! live.wait_screen("the message", |s| s.contains("no agent needs you"));
+//! live.assert_clean();
+//! ```
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::common::{agentpane_bin, wait_until, TmuxServer, DEADLINE};
+
+/// The outer server; killed (and its socket removed) on drop.
+struct Outer {
+    name: String,
+    socket: Option<PathBuf>,
+}
+
+impl Outer {
+    fn command(&self, server: &TmuxServer) -> Command {
+        let mut cmd = Command::new("tmux");
+        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        for (k, v) in server.env() {
+            cmd.env(k, v);
+        }
+        cmd.args(["-u", "-L", &self.name, "-f", "/dev/null"]);
+        cmd
+    }
+}
+
+impl Drop for Outer {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .args(["-L", &self.name, "-f", "/dev/null", "kill-server"])
+            .output();
+        if let Some(socket) = &self.socket {
+            let _ = std::fs::remove_file(socket);
+        }
+    }
+}
+
+/// A server under test with a real client attached to it.
+pub struct Live {
+    // Dropped first: the client goes before its server.
+    outer: Outer,
+    pub server: TmuxServer,
+}
+
+/// The README's setup lines, then `run-shell` of the plugin file (the binary under test named
+/// by `@agentpane-bin`, the option the plugin reads).
+fn load_plugin(server: &TmuxServer, options: &[(&str, &str)]) {
+    for (k, v) in [
+        ("status-right", "#{agentpane_status} %H:%M"),
+        ("window-status-format", "#I:#W#{agentpane_window_status}"),
+        (
+            "window-status-current-format",
+            "#I:#W#{agentpane_window_status}",
+        ),
+        ("@agentpane-bin", agentpane_bin()),
+        ("@agentpane-notify", "off"),
+        // A status-line message stays long enough to be read on a loaded machine.
+        ("display-time", "6000"),
+    ] {
+        server.tmux(&["set", "-g", k, v]);
+    }
+    for (k, v) in options {
+        server.tmux(&["set", "-g", k, v]);
+    }
+    let plugin = concat!(env!("CARGO_MANIFEST_DIR"), "/agentpane.tmux");
+    server.tmux(&["run-shell", plugin]);
+}
+
+impl Live {
+    /// A fresh server with the plugin loaded (extra `@agentpane-*` options first) and a
+    /// 160×45 client attached to session `main`.
+    pub fn start(options: &[(&str, &str)]) -> Live {
+        let server = TmuxServer::start();
+        load_plugin(&server, options);
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let mut outer = Outer {
+            name: format!(
+                "agentpane-outer-{}-{}",
+                std::process::id(),
+                COUNTER.fetch_add(1, Ordering::Relaxed)
+            ),
+            socket: None,
+        };
+        let attach = format!(
+            "env -u TMUX -u TMUX_PANE tmux -u -L {} attach -t main",
+            server.name
+        );
+        let out = outer
+            .command(&server)
+            .args(["new-session", "-d", "-s", "outer", "-x", "160", "-y", "45"])
+            .arg(attach)
+            .output()
+            .expect("start the outer tmux");
+        assert!(
+            out.status.success(),
+            "outer tmux: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        outer.socket = Some(PathBuf::from(
+            String::from_utf8_lossy(
+                &outer
+                    .command(&server)
+                    .args(["display-message", "-p", "#{socket_path}"])
+                    .output()
+                    .expect("outer socket")
+                    .stdout,
+            )
+            .trim(),
+        ));
+        let live = Live { outer, server };
+        wait_until(DEADLINE, "the client to attach", || live.client().is_some());
+        live.wait_screen("the status line", |s| s.contains("0:"));
+        live
+    }
+
+    fn outer_tmux(&self, args: &[&str]) -> String {
+        let out = self
+            .outer
+            .command(&self.server)
+            .args(args)
+            .output()
+            .expect("run outer tmux");
+        assert!(
+            out.status.success(),
+            "outer tmux {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Types keys into the client, as tmux key names (`C-b`, `Enter`, `Escape`, `j`).
+    pub fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            self.outer_tmux(&["send-keys", "-t", "outer:", key]);
+        }
+    }
+
+    /// The prefix, then `key`.
+    pub fn press(&self, key: &str) {
+        self.keys(&["C-b", key]);
+    }
+
+    /// What the person sees.
+    pub fn screen(&self) -> String {
+        self.outer_tmux(&["capture-pane", "-p", "-J", "-t", "outer:"])
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen otherwise.
+    pub fn wait_screen(&self, what: &str, mut check: impl FnMut(&str) -> bool) -> String {
+        let end = Instant::now() + DEADLINE;
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            if Instant::now() > end {
+                panic!("timed out after {DEADLINE:?} waiting for {what}; the screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The inner client's name.
+    pub fn client(&self) -> Option<String> {
+        self.server
+            .tmux(&["list-clients", "-F", "#{client_name}"])
+            .lines()
+            .next()
+            .map(str::to_string)
+    }
+
+    /// The pane the client shows.
+    pub fn current_pane(&self) -> String {
+        let client = self.client().expect("an attached client");
+        self.server
+            .tmux(&["display-message", "-p", "-c", &client, "#{pane_id}"])
+    }
+
+    /// Shows `pane` in the client.
+    pub fn focus(&self, pane: &str) {
+        self.server.tmux(&["select-window", "-t", pane]);
+        self.server.tmux(&["select-pane", "-t", pane]);
+        wait_until(DEADLINE, "the client to show the pane", || {
+            self.current_pane() == pane
+        });
+    }
+
+    /// Nothing went wrong on screen: no `'…' returned N` error view, no tmux error, no pane
+    /// stuck in copy or view mode.
+    pub fn assert_clean(&self) {
+        let screen = self.screen();
+        for bad in [
+            "returned",
+            "no pane",
+            "command not found",
+            "unknown command:",
+        ] {
+            assert!(!screen.contains(bad), "`{bad}` on screen:\n{screen}");
+        }
+        let modes = self
+            .server
+            .tmux(&["list-panes", "-a", "-F", "#{pane_id} #{pane_in_mode}"]);
+        assert!(
+            modes.lines().all(|l| l.ends_with(" 0")),
+            "a pane is in a mode:\n{modes}\n{screen}"
+        );
+    }
+
+    /// Routing journal outcomes, in order.
+    pub fn outcomes(&self) -> Vec<String> {
+        std::fs::read_to_string(self.server.state_dir().join("journal.jsonl"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let v: serde_json::Value = serde_json::from_str(l).ok()?;
+                Some(v["outcome"].as_str()?.to_string())
+            })
+            .collect()
+    }
+
+    /// The pid of a running `agentpane … pick` on this server that is not the `--popup`
+    /// launcher: the picker drawing in the popup.
+    pub fn picker_pid(&self) -> Option<u32> {
+        let dir = std::fs::read_dir("/proc").ok()?;
+        dir.flatten().find_map(|e| {
+            let pid: u32 = e.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(e.path().join("cmdline")).ok()?;
+            let args: Vec<String> = cmdline
+                .split(|b| *b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect();
+            let agentpane = args.first()?.ends_with("/agentpane");
+            let ours = agentpane && args.iter().any(|a| a.contains(&self.server.name));
+            let pick = args.iter().any(|a| a == "pick");
+            let popup = args.iter().any(|a| a == "--popup");
+            (ours && pick && !popup).then_some(pid)
+        })
+    }
+}
+
+/// CPU seconds (user + system) a process and its finished children (its tmux calls) have
+/// used so far.
+pub fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("process stat");
+    // Fields after the `(comm)`, which may contain spaces.
+    let rest = &stat[stat.rfind(')').expect("stat format") + 2..];
+    let fields: Vec<&str> = rest.split(' ').collect();
+    let ticks: f64 = fields[11..15]
+        .iter()
+        .map(|f| f.parse::<f64>().expect("stat ticks"))
+        .sum();
+    // SAFETY: sysconf only reads a constant of the running system.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) } as f64;
+    ticks / hz
+}
