@@ -77,8 +77,9 @@ trust_level = "trusted"
         pane
     }
 
-    /// Types a prompt and waits until the API has seen it (a TUI still settling may drop the
-    /// first Enter, as it would for a person, who presses it again).
+    /// Types a prompt and waits until the API has seen it. A TUI still settling may drop
+    /// the Enter, as it would for a person, who then presses it again — only while the text
+    /// still sits in the input box (an Enter on a dialog would answer it).
     fn ask(&self, pane: &str, text: &str) {
         self.wait_prompt(pane);
         type_prompt(&self.server, pane, text);
@@ -86,15 +87,19 @@ trust_level = "trusted"
         let before = seen();
         for attempt in 0..3 {
             let arrived = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                wait_for(Duration::from_secs(8), "the prompt at the API", || {
+                wait_for(Duration::from_secs(15), "the prompt at the API", || {
                     (seen() > before).then_some(())
                 })
             }));
             if arrived.is_ok() {
                 return;
             }
-            eprintln!("{pane}: prompt not sent yet (attempt {attempt}); pressing Enter again");
-            real::press(&self.server, pane, "Enter");
+            let s = screen(&self.server, pane);
+            let composer = s.lines().rev().find(|l| l.starts_with('›'));
+            if composer.is_some_and(|l| l.contains(text)) {
+                eprintln!("{pane}: prompt still in the box (attempt {attempt}); Enter again");
+                real::press(&self.server, pane, "Enter");
+            }
         }
         panic!(
             "{pane}: the prompt {text:?} never reached the API:\n{}",
@@ -303,6 +308,11 @@ fn codex_session_reads_idle_answer_waiting_interrupted_and_errors() {
                 "route --json says why on stdout: {route:?}"
             );
         }
+        assert!(
+            alerts_for(&watch, &other).is_empty(),
+            "the untouched pane was never alerted: {:?}",
+            watch.alerts()
+        );
         drop(watch);
     }
 }

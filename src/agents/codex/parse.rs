@@ -73,7 +73,10 @@ fn event_kind(p: &Value, at: Option<crate::events::Time>) -> EventKind {
         },
         "turn_aborted" => EventKind::Interrupted,
         "error" => EventKind::ApiError(ApiError {
-            kind: str_of(p, "codex_error_info").unwrap_or("error").to_string(),
+            kind: error_reason(
+                str_of(p, "message").unwrap_or_default(),
+                str_of(p, "codex_error_info"),
+            ),
             text: bounded(str_of(p, "message").unwrap_or_default(), 500),
             resets_at: None,
         }),
@@ -225,12 +228,12 @@ mod tests {
             )),
             EventKind::Interrupted
         );
-        assert!(matches!(
-            kind(&format!(
-                r#"{{{ts},"type":"event_msg","payload":{{"type":"error","message":"boom"}}}}"#
-            )),
-            EventKind::ApiError(_)
-        ));
+        match kind(&format!(
+            r#"{{{ts},"type":"event_msg","payload":{{"type":"error","message":"boom","codex_error_info":"other"}}}}"#
+        )) {
+            EventKind::ApiError(e) => assert_eq!(e.kind, "boom", "the reason is the message"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
