@@ -70,7 +70,8 @@ pub fn locate(
     let open = procfs::open_files(t.pid)
         .into_iter()
         .filter(|p| is_rollout(p))
-        .max_by_key(|p| mtime_secs(p).unwrap_or(0));
+        // A rollout under the agent's own home first (the newest), then any other.
+        .max_by_key(|p| (p.starts_with(t.root), mtime_secs(p).unwrap_or(0)));
     if let Some(path) = open {
         found.session_id = session_id_of(&path);
         found.transcript = Some(path);
@@ -144,7 +145,21 @@ fn from_daemon(
         threads.len(),
         starts.len()
     ));
-    match daemon::pick(0, &starts, &created) {
+    // `codex resume <id>` / `codex fork <id>` name their thread, which is older than the TUI.
+    let named = daemon::cmdline(t.pid)
+        .iter()
+        .find_map(|a| threads.iter().position(|th| th.id == *a));
+    let pick = match named {
+        Some(i) => {
+            steps.push(format!(
+                "thread: {} named on the command line",
+                threads[i].id
+            ));
+            Pick::Mine(i)
+        }
+        None => daemon::pick(0, &starts, &created),
+    };
+    match pick {
         Pick::Mine(i) => {
             let th = threads[i];
             found.session_id = Some(th.id.clone());
