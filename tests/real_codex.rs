@@ -23,10 +23,16 @@ struct Codex {
     server: TmuxServer,
     api: MockServer,
     client: Client,
+    /// One world at a time: each starts its own daemon and TUIs, heavy on a loaded 2-core
+    /// machine; run side by side they starved each other's start-up.
+    _turn: std::sync::MutexGuard<'static, ()>,
 }
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Codex {
     fn start(client: &Client) -> Codex {
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let server = TmuxServer::start();
         let api = openai::start();
         let work = server.work("proj");
@@ -56,6 +62,7 @@ trust_level = "trusted"
             server,
             api,
             client: client.clone(),
+            _turn: turn,
         }
     }
 
@@ -70,9 +77,17 @@ trust_level = "trusted"
         let cmd = format!("{} {args}", self.client.program().display());
         let env = [("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())];
         let pane = self.server.new_window(&cmd, &self.work(), &env);
-        wait_for(STEP, "the new session's thread", || {
-            (self.threads() > before).then_some(())
-        });
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_for(STEP, "the new session's thread", || {
+                (self.threads() > before).then_some(())
+            })
+        }));
+        if started.is_err() {
+            panic!(
+                "{pane}: no new thread after {STEP:?}; the screen:\n{}",
+                screen(&self.server, &pane)
+            );
+        }
         self.wait_prompt(&pane);
         pane
     }
