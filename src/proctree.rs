@@ -199,6 +199,11 @@ impl ProcTable {
         table
     }
 
+    /// Every process of the snapshot, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = &ProcInfo> {
+        self.procs.values()
+    }
+
     /// The process with this PID, if it was alive at the snapshot.
     pub fn get(&self, pid: u32) -> Option<&ProcInfo> {
         self.procs.get(&pid)

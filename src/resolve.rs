@@ -193,7 +193,9 @@ impl Resolver {
             claimed: &claimed,
         };
         let found = match m.kind {
-            AgentKind::Codex => codex::locate(&target, self.now, &mut out.steps),
+            AgentKind::Codex => {
+                codex::locate(&target, self.now, &self.table, &self.home, &mut out.steps)
+            }
             _ => claude::locate(&target, &mut self.cache, &mut out.steps),
         };
         match &found.transcript {

@@ -137,6 +137,16 @@ fn routing_a_pane_to_itself_is_refused() {
     assert!(run.stderr.contains("to itself"), "{run:?}");
     let missing = server.agentpane(&["route", &pane, "%999"]);
     assert_ne!(missing.code, 0, "{missing:?}");
+    // With --json a refusal is still one JSON document on stdout, saying why.
+    for run in [
+        server.agentpane(&["route", &pane, &same, "--json"]),
+        server.agentpane(&["route", &pane, "%999", "--json"]),
+    ] {
+        assert_ne!(run.code, 0, "{run:?}");
+        let doc = run.json();
+        assert_eq!(doc["outcome"], "refused", "{run:?}");
+        assert!(doc["detail"].as_str().is_some_and(|d| !d.is_empty()));
+    }
     assert!(outcomes(&server).is_empty(), "nothing journalled");
 }
 

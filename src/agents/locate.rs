@@ -21,6 +21,9 @@ pub enum Via {
     SessionRecord,
     OpenFile,
     Cwd,
+    /// Several transcripts fit and the evidence cannot tell which is this pane's: none is
+    /// shown rather than a neighbour's.
+    Ambiguous,
     #[default]
     None,
 }
@@ -32,6 +35,7 @@ impl Via {
             Via::SessionRecord => "session-record",
             Via::OpenFile => "open-file",
             Via::Cwd => "cwd",
+            Via::Ambiguous => "ambiguous",
             Via::None => "none",
         }
     }

@@ -58,8 +58,27 @@ pub fn route(args: RouteArgs, ctx: &Context) -> Result<i32> {
             let _ = tmux.display_message(None, &format!("agentpane: {e:#}"));
             Err(e)
         }
-        Err(e) => Err(e),
+        Err(e) => {
+            if args.json {
+                print_refusal(&args.src, &args.dst, &format!("{e:#}"))?;
+            }
+            Err(e)
+        }
     }
+}
+
+/// `--json` promises one document on stdout whatever the outcome: a refusal (nothing sent)
+/// says so and why.
+fn print_refusal(src: &str, dst: &str, detail: &str) -> Result<()> {
+    let out = serde_json::json!({
+        "src": src,
+        "dst": dst,
+        "outcome": "refused",
+        "submitted": false,
+        "detail": detail,
+    });
+    println!("{out}");
+    Ok(())
 }
 
 /// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
@@ -95,10 +114,17 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
     let mut reports = scan::scan(tmux, Utc::now())?;
     let (text, source) = routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?;
     let Some(text) = text else {
-        return Ok((
-            exit::NOTHING,
-            format!("pane {src} has no answer to route yet"),
-        ));
+        let why = match report_of(&reports, &src).map(|r| &r.status) {
+            Some(s) if s.state == State::Attention => format!(
+                "pane {src}'s last turn failed ({}): it has no answer to route",
+                s.reason.as_deref().unwrap_or("error")
+            ),
+            _ => format!("pane {src} has no answer to route yet"),
+        };
+        if args.json && !args.notify {
+            print_refusal(&src, &dst, &why)?;
+        }
+        return Ok((exit::NOTHING, why));
     };
     let submit = !args.no_submit;
     let msg = Queued {
@@ -154,10 +180,11 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
                 Some(s) => format!("still {state} after waiting {s} s"),
                 None => format!("busy ({state})"),
             };
-            return Ok((
-                exit::NOTHING,
-                format!("not delivered: {dst} is {how}; retry with --wait SECS or --queue"),
-            ));
+            let why = format!("not delivered: {dst} is {how}; retry with --wait SECS or --queue");
+            if args.json && !args.notify {
+                print_refusal(&src, &dst, &why)?;
+            }
+            return Ok((exit::NOTHING, why));
         }
     }
     let done = deliver_one(&store, tmux, &msg, agent);

@@ -41,6 +41,15 @@ const CHROME_FRAGMENTS: [&str; 22] = [
     "/ for commands",
     "Esc to clear again",
 ];
+/// Questions an agent asks before it goes on (permission and approval dialogs): what is
+/// under them is not an answer, and an answer above them belongs to an earlier turn.
+const DIALOG_FRAGMENTS: [&str; 5] = [
+    "Would you like to run",
+    "Would you like to make",
+    "Press enter to confirm",
+    "Do you want to proceed",
+    "Do you want to make this edit",
+];
 /// Codex tool-block headers (`• Ran cargo test`), which are not answers.
 const CODEX_TOOL_HEADS: [&str; 16] = [
     "Ran ",
@@ -90,8 +99,9 @@ pub fn strip_ansi(raw: &[u8]) -> String {
 }
 
 /// The last answer block on a captured screen, or `None` when there is nothing but chrome.
-/// When no answer marker is on screen at all (a plain shell pane), the whole text without
-/// chrome lines is the answer.
+/// In an agent's pane only an answer block counts: a start-up banner, an empty prompt or a
+/// dialog waiting for a decision is no answer. A pane that runs no agent (a plain shell)
+/// gives its whole text without chrome lines.
 pub fn last_answer(raw: &[u8], agent: Option<AgentKind>) -> Option<String> {
     let text = strip_ansi(raw);
     let lines: Vec<&str> = text.lines().collect();
@@ -99,6 +109,15 @@ pub fn last_answer(raw: &[u8], agent: Option<AgentKind>) -> Option<String> {
     let start = kinds
         .iter()
         .rposition(|k| matches!(k, Kind::AnswerStart(_)));
+    if agent.is_some() {
+        let dialog = lines
+            .iter()
+            .skip(start.map_or(0, |s| s + 1))
+            .any(|l| DIALOG_FRAGMENTS.iter().any(|f| l.contains(f)));
+        if start.is_none() || dialog {
+            return None;
+        }
+    }
     let Some(start) = start else {
         let kept: Vec<&str> = lines
             .iter()
@@ -289,6 +308,26 @@ mod tests {
             last_answer(screen.as_bytes(), Some(AgentKind::Claude)),
             None
         );
+    }
+
+    /// What Codex 0.171 shows before the first prompt (recorded in a real pane): no answer.
+    #[test]
+    fn codex_start_up_screen_is_no_answer() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/codex-0.171.0/startup-screen.txt"
+        );
+        let screen = std::fs::read(path).expect("fixture");
+        assert_eq!(last_answer(&screen, Some(AgentKind::Codex)), None);
+        let empty = "› Ask Codex to do anything\n\n  ? for shortcuts\n";
+        assert_eq!(last_answer(empty.as_bytes(), Some(AgentKind::Codex)), None);
+    }
+
+    /// An approval dialog (Codex 0.171, recorded) is no answer, even under an older one.
+    #[test]
+    fn approval_dialog_is_no_answer() {
+        let screen = "• The mock answer is 42.\n\n› TOOL please\n\n• Running touch approved.txt\n\n  Would you like to run the following command?\n\n  Reason: mock needs it\n\n  $ touch approved.txt\n\n› 1. Yes, proceed (y)\n  2. No, and tell Codex what to do differently (esc)\n\n  Press enter to confirm or esc to cancel\n";
+        assert_eq!(last_answer(screen.as_bytes(), Some(AgentKind::Codex)), None);
     }
 
     #[test]

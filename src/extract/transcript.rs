@@ -46,6 +46,11 @@ pub fn last_answer_within(
         };
         let kind =
             *agent.get_or_insert_with(|| agents::detect_line(&bytes).unwrap_or(AgentKind::Claude));
+        if kind == AgentKind::Codex && codex_failed(&value) {
+            // The newest turn failed: it has no answer, and an older turn's answer must not
+            // stand in for it.
+            return Ok(None);
+        }
         let found = match kind {
             AgentKind::Codex => codex_answer(&value),
             _ => claude.push(&value),
@@ -143,6 +148,23 @@ fn join_blocks<'a>(blocks: impl Iterator<Item = &'a str>) -> String {
         .filter(|b| !b.trim().is_empty())
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// A Codex turn that ended on an error (`task_complete` with an `error`, or an `error` event).
+fn codex_failed(v: &Value) -> bool {
+    let Some(payload) = v.get("payload") else {
+        return false;
+    };
+    if fields::str_of(v, "type") != Some("event_msg") {
+        return false;
+    }
+    match fields::str_of(payload, "type") {
+        Some("task_complete" | "turn_complete") => {
+            agents::codex::parse::failed_turn(payload).is_some()
+        }
+        Some("error") => true,
+        _ => false,
+    }
 }
 
 fn codex_answer(v: &Value) -> Option<Answer> {

@@ -278,7 +278,7 @@ fn codex_falls_back_to_the_newest_rollout_for_the_cwd_started_after_the_process(
         claimed: &none,
     };
     let mut steps = Vec::new();
-    let found = codex::locate(&t, now, &mut steps);
+    let found = codex::locate(&t, now, &ProcTable::default(), tmp.path(), &mut steps);
     assert_eq!(
         found.transcript.as_deref(),
         Some(good.as_path()),
@@ -309,7 +309,13 @@ fn codex_rollout_held_open_wins() {
         cwds: &cwds,
         claimed: &none,
     };
-    let found = codex::locate(&t, Utc::now(), &mut Vec::new());
+    let found = codex::locate(
+        &t,
+        Utc::now(),
+        &ProcTable::default(),
+        tmp.path(),
+        &mut Vec::new(),
+    );
     assert_eq!(found.transcript.as_deref(), Some(path.as_path()));
     assert_eq!(found.via, Via::OpenFile);
 }

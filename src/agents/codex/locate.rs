@@ -1,13 +1,17 @@
-//! Where a codex process keeps its transcript (docs/design.md#resolving-a-pane): the rollout file
-//! it holds open, else the newest `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose
-//! `session_meta` names the same cwd and which started after the process.
+//! Where a codex process keeps its transcript (docs/design.md#resolving-a-pane,
+//! docs/resolver.md): the rollout file it holds open; else, when a shared app-server daemon
+//! serves this `CODEX_HOME` (Codex 0.171), the thread the daemon holds for this TUI
+//! ([`super::daemon`]), or `ambiguous` when that cannot be told; else the newest
+//! `<CODEX_HOME>/sessions/YYYY/MM/DD/rollout-*.jsonl` whose `session_meta` names the same
+//! cwd, which started after the process and which no other live process holds.
 
 use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Datelike, Duration, Utc};
 
+use super::daemon::{self, Pick};
 use crate::agents::locate::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
-use crate::proctree::procfs;
+use crate::proctree::{procfs, ProcTable};
 
 /// The home of a codex process: its `CODEX_HOME`, else `<its HOME>/.codex`, else
 /// `fallback_home/.codex`. The second value says which.
@@ -53,13 +57,21 @@ pub fn machine_driven(path: &Path) -> bool {
         )
 }
 
-/// Finds the rollout of the codex process `t`; `now` bounds the day folders searched.
-pub fn locate(t: &Target, now: DateTime<Utc>, steps: &mut Vec<String>) -> Found {
+/// Finds the rollout of the codex process `t`; `now` bounds the day folders searched; `table`
+/// shows the other Codex clients, whose `CODEX_HOME` defaults under `home`.
+pub fn locate(
+    t: &Target,
+    now: DateTime<Utc>,
+    table: &ProcTable,
+    home: &Path,
+    steps: &mut Vec<String>,
+) -> Found {
     let mut found = Found::default();
     let open = procfs::open_files(t.pid)
         .into_iter()
         .filter(|p| is_rollout(p))
-        .max_by_key(|p| mtime_secs(p).unwrap_or(0));
+        // A rollout under the agent's own home first (the newest), then any other.
+        .max_by_key(|p| (p.starts_with(t.root), mtime_secs(p).unwrap_or(0)));
     if let Some(path) = open {
         found.session_id = session_id_of(&path);
         found.transcript = Some(path);
@@ -67,7 +79,16 @@ pub fn locate(t: &Target, now: DateTime<Utc>, steps: &mut Vec<String>) -> Found 
         return found;
     }
     steps.push("open files: no rollout held open".to_string());
-    match newest_for_cwd(t, now) {
+    if let Some(d) = daemon::find(t.root) {
+        return from_daemon(t, now, &d, table, home, steps);
+    }
+    let held: Vec<PathBuf> = table
+        .iter()
+        .filter(|p| p.pid != t.pid && p.name == "codex")
+        .flat_map(|p| procfs::open_files(p.pid))
+        .filter(|p| is_rollout(p))
+        .collect();
+    match newest_for_cwd(t, now, &held) {
         Some(path) => {
             found.session_id = session_id_of(&path);
             found.transcript = Some(path);
@@ -99,7 +120,93 @@ fn day_folders(root: &Path, start: u64, now: DateTime<Utc>) -> Vec<PathBuf> {
     out
 }
 
-fn newest_for_cwd(t: &Target, now: DateTime<Utc>) -> Option<PathBuf> {
+/// The pane's thread among the daemon's live threads (see [`daemon::pick`]).
+fn from_daemon(
+    t: &Target,
+    now: DateTime<Utc>,
+    d: &daemon::Daemon,
+    table: &ProcTable,
+    home: &Path,
+    steps: &mut Vec<String>,
+) -> Found {
+    let mut found = Found::default();
+    let mut starts = vec![daemon::start_ms(t.pid).unwrap_or(t.start.saturating_mul(1000))];
+    starts.extend(daemon::client_starts(t.root, table, t.pid, home));
+    // Subagent threads are the daemon's own work, never a TUI's.
+    let threads: Vec<&daemon::Thread> = d
+        .threads
+        .iter()
+        .filter(|th| !th.rollout.as_deref().is_some_and(machine_driven))
+        .collect();
+    let created: Vec<u64> = threads.iter().map(|th| th.created_ms).collect();
+    steps.push(format!(
+        "app-server daemon: pid {} holds {} thread(s) for {} Codex client(s) of this CODEX_HOME",
+        d.pid,
+        threads.len(),
+        starts.len()
+    ));
+    // `codex resume <id>` / `codex fork <id>` name their thread, which is older than the TUI.
+    let named = daemon::cmdline(t.pid)
+        .iter()
+        .find_map(|a| threads.iter().position(|th| th.id == *a));
+    let pick = match named {
+        Some(i) => {
+            steps.push(format!(
+                "thread: {} named on the command line",
+                threads[i].id
+            ));
+            Pick::Mine(i)
+        }
+        None => daemon::pick(0, &starts, &created),
+    };
+    match pick {
+        Pick::Mine(i) => {
+            let th = threads[i];
+            found.session_id = Some(th.id.clone());
+            found.transcript = th
+                .rollout
+                .clone()
+                .or_else(|| rollout_by_id(t.root, t.start, now, &th.id));
+            found.via = Via::OpenFile;
+            if found.transcript.is_none() {
+                steps.push(format!(
+                    "thread {}: no rollout yet (Codex writes it at the first prompt)",
+                    th.id
+                ));
+            }
+        }
+        Pick::Ambiguous(ix) => {
+            let ids: Vec<&str> = ix.iter().map(|&i| threads[i].id.as_str()).collect();
+            steps.push(format!(
+                "thread: ambiguous — {} could be this pane's or another client's (started too \
+                 close together to tell)",
+                ids.join(", ")
+            ));
+            found.via = Via::Ambiguous;
+        }
+        Pick::NoThread => steps.push(
+            "thread: none of the daemon's threads was created after this client started"
+                .to_string(),
+        ),
+    }
+    found
+}
+
+/// The rollout named for thread `id` in the day folders since `start`.
+fn rollout_by_id(root: &Path, start: u64, now: DateTime<Utc>, id: &str) -> Option<PathBuf> {
+    let suffix = format!("-{id}.jsonl");
+    day_folders(root, start, now)
+        .into_iter()
+        .find_map(|folder| {
+            std::fs::read_dir(folder)
+                .ok()?
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| is_rollout(p) && p.to_string_lossy().ends_with(&suffix))
+        })
+}
+
+fn newest_for_cwd(t: &Target, now: DateTime<Utc>, held: &[PathBuf]) -> Option<PathBuf> {
     let mut candidates: Vec<(u64, PathBuf)> = Vec::new();
     for folder in day_folders(t.root, t.start, now) {
         let Ok(dir) = std::fs::read_dir(&folder) else {
@@ -107,7 +214,7 @@ fn newest_for_cwd(t: &Target, now: DateTime<Utc>) -> Option<PathBuf> {
         };
         for entry in dir.flatten() {
             let path = entry.path();
-            if !is_rollout(&path) {
+            if !is_rollout(&path) || held.contains(&path) {
                 continue;
             }
             if let Some(m) = mtime_secs(&path).filter(|m| m + 1 >= t.start) {

@@ -1,4 +1,5 @@
 //! Codex adapter.
 
+pub mod daemon;
 pub mod locate;
 pub mod parse;

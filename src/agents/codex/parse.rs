@@ -59,11 +59,24 @@ fn event_kind(p: &Value, at: Option<crate::events::Time>) -> EventKind {
     match str_of(p, "type").unwrap_or_default() {
         "task_started" | "turn_started" | "turn/started" => EventKind::TurnStart,
         "user_message" => EventKind::UserPrompt,
+        // Codex 0.171 writes no `user_message`: a prompt is a `response_item` role user (also
+        // used for injected context, so not a prompt by itself) plus this.
+        "item_completed"
+            if p.pointer("/item/type").and_then(Value::as_str) == Some("UserMessage") =>
+        {
+            EventKind::UserPrompt
+        }
         "agent_message" => EventKind::AssistantOther,
-        "task_complete" | "turn_complete" | "turn/completed" => EventKind::TurnEnd,
+        "task_complete" | "turn_complete" | "turn/completed" => match failed_turn(p) {
+            Some(err) => EventKind::ApiError(err),
+            None => EventKind::TurnEnd,
+        },
         "turn_aborted" => EventKind::Interrupted,
         "error" => EventKind::ApiError(ApiError {
-            kind: str_of(p, "codex_error_info").unwrap_or("error").to_string(),
+            kind: error_reason(
+                str_of(p, "message").unwrap_or_default(),
+                str_of(p, "codex_error_info"),
+            ),
             text: bounded(str_of(p, "message").unwrap_or_default(), 500),
             resets_at: None,
         }),
@@ -85,6 +98,46 @@ fn event_kind(p: &Value, at: Option<crate::events::Time>) -> EventKind {
         }
         _ => EventKind::Meta,
     }
+}
+
+/// A turn that ended on an error: Codex 0.171 puts it inside `task_complete`
+/// (`last_agent_message: null`, `error: {message, codex_error_info}`).
+pub fn failed_turn(p: &Value) -> Option<ApiError> {
+    let err = p.get("error").filter(|e| e.is_object())?;
+    let message = str_of(err, "message").unwrap_or_default();
+    Some(ApiError {
+        kind: error_reason(message, str_of(err, "codex_error_info")),
+        text: bounded(message, 500),
+        resets_at: None,
+    })
+}
+
+/// Words a person acts on for a turn's error: the message, or for a raw API body (`{"error":
+/// {"type", "message"}}`) its type and message; the internal code only when nothing else is
+/// there.
+fn error_reason(message: &str, info: Option<&str>) -> String {
+    let api = serde_json::from_str::<Value>(message)
+        .ok()
+        .and_then(|v| v.get("error").cloned());
+    let text = match api {
+        Some(e) => [str_of(&e, "type"), str_of(&e, "message")]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(": "),
+        None => message
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string(),
+    };
+    let text = if text.is_empty() {
+        info.unwrap_or("error").replace('_', " ")
+    } else {
+        text
+    };
+    bounded(&text, 120)
 }
 
 fn response_kind(p: &Value) -> EventKind {
@@ -175,12 +228,12 @@ mod tests {
             )),
             EventKind::Interrupted
         );
-        assert!(matches!(
-            kind(&format!(
-                r#"{{{ts},"type":"event_msg","payload":{{"type":"error","message":"boom"}}}}"#
-            )),
-            EventKind::ApiError(_)
-        ));
+        match kind(&format!(
+            r#"{{{ts},"type":"event_msg","payload":{{"type":"error","message":"boom","codex_error_info":"other"}}}}"#
+        )) {
+            EventKind::ApiError(e) => assert_eq!(e.kind, "boom", "the reason is the message"),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -199,6 +252,58 @@ mod tests {
             EventKind::ToolResult {
                 ids: vec!["c1".into()]
             }
+        );
+    }
+
+    fn fixture(name: &str) -> Vec<Event> {
+        let path = format!(
+            "{}/fixtures/real-clients/codex-0.171.0/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        std::fs::read_to_string(path)
+            .expect("fixture")
+            .lines()
+            .filter_map(|l| parse_line(l.as_bytes()))
+            .collect()
+    }
+
+    /// Codex 0.171 (recorded): HTTP 429 quota and HTTP 400 end the turn with `task_complete`
+    /// carrying an `error`; both are attention naming the error, not a closed turn.
+    #[test]
+    fn task_complete_with_error_is_attention() {
+        let errors: Vec<ApiError> = fixture("tool-answer-quota-bad.jsonl")
+            .into_iter()
+            .filter_map(|e| match e.kind {
+                EventKind::ApiError(err) => Some(err),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert_eq!(
+            errors[0].kind,
+            "Quota exceeded. Check your plan and billing details."
+        );
+        assert_eq!(
+            errors[1].kind,
+            "invalid_request_error: Invalid prompt: mock bad request"
+        );
+    }
+
+    /// Codex 0.171 (recorded): a prompt is `response_item` role user + `item_completed`
+    /// UserMessage; the latter starts the turn.
+    #[test]
+    fn item_completed_user_message_is_a_prompt() {
+        let kinds: Vec<EventKind> = fixture("prompt-after-answer.jsonl")
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(kinds.last(), Some(&EventKind::UserPrompt), "{kinds:?}");
+        assert_eq!(
+            kinds
+                .iter()
+                .filter(|k| **k == EventKind::UserPrompt)
+                .count(),
+            1
         );
     }
 

@@ -1,0 +1,444 @@
+//! The released Codex CLI (every pinned version) in a private tmux server, talking to the
+//! Responses API stand-in of `tests/real/openai.rs`: what `agentpane` shows for each thing a
+//! user meets — a fresh session, an answer, a command waiting for approval, Escape, API
+//! errors, several sessions in one folder — and what `last` and `route` hand on.
+//!
+//! Codex 0.171 starts a shared app-server daemon (under `CODEX_HOME/packages/…`, outside the
+//! pane's process tree) that writes every pane's rollout; [`Codex`] kills the daemons of its
+//! own `CODEX_HOME`, by PID, when it is dropped.
+
+mod common;
+mod real;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::{Run, TmuxServer, Watch};
+use real::http::MockServer;
+use real::{openai, screen, type_prompt, wait_for, wait_screen, Client, STEP};
+use serde_json::Value;
+
+/// One world: a tmux server, the API stand-in, a `CODEX_HOME` configured for it.
+struct Codex {
+    server: TmuxServer,
+    api: MockServer,
+    client: Client,
+    /// One world at a time: each starts its own daemon and TUIs, heavy on a loaded 2-core
+    /// machine; run side by side they starved each other's start-up.
+    _turn: std::sync::MutexGuard<'static, ()>,
+}
+
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+impl Codex {
+    fn start(client: &Client) -> Codex {
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let server = TmuxServer::start();
+        let api = openai::start();
+        let work = server.work("proj");
+        let config = format!(
+            r#"model_provider = "mock"
+model = "gpt-5.1-codex"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{url}/v1"
+wire_api = "responses"
+env_key = "AGENTPANE_MOCK_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{dir}"]
+trust_level = "trusted"
+"#,
+            url = api.url(),
+            dir = work.display()
+        );
+        std::fs::write(server.codex_dir().join("config.toml"), config).expect("write config");
+        Codex {
+            server,
+            api,
+            client: client.clone(),
+            _turn: turn,
+        }
+    }
+
+    fn work(&self) -> PathBuf {
+        self.server.work("proj")
+    }
+
+    /// Starts `codex ARGS` in a new window in the project folder and waits until its thread
+    /// exists (a lock file per thread) and its prompt shows.
+    fn open(&self, args: &str) -> String {
+        let before = self.threads();
+        let cmd = format!("{} {args}", self.client.program().display());
+        let env = [("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())];
+        let pane = self.server.new_window(&cmd, &self.work(), &env);
+        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_for(STEP, "the new session's thread", || {
+                (self.threads() > before).then_some(())
+            })
+        }));
+        if started.is_err() {
+            panic!(
+                "{pane}: no new thread after {STEP:?}; the screen:\n{}",
+                screen(&self.server, &pane)
+            );
+        }
+        self.wait_prompt(&pane);
+        pane
+    }
+
+    /// Types a prompt and waits until the API has seen it. A TUI still settling may drop
+    /// the Enter, as it would for a person, who then presses it again — only while the text
+    /// still sits in the input box (an Enter on a dialog would answer it).
+    fn ask(&self, pane: &str, text: &str) {
+        self.wait_prompt(pane);
+        type_prompt(&self.server, pane, text);
+        let seen = || self.prompts().iter().filter(|p| p.as_str() == text).count();
+        let before = seen();
+        for attempt in 0..3 {
+            let arrived = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                wait_for(Duration::from_secs(15), "the prompt at the API", || {
+                    (seen() > before).then_some(())
+                })
+            }));
+            if arrived.is_ok() {
+                return;
+            }
+            let s = screen(&self.server, pane);
+            let composer = s.lines().rev().find(|l| l.starts_with('›'));
+            if composer.is_some_and(|l| l.contains(text)) {
+                eprintln!("{pane}: prompt still in the box (attempt {attempt}); Enter again");
+                real::press(&self.server, pane, "Enter");
+            }
+        }
+        panic!(
+            "{pane}: the prompt {text:?} never reached the API:\n{}",
+            screen(&self.server, pane)
+        );
+    }
+
+    /// Waits until the TUI shows its idle input box.
+    fn wait_prompt(&self, pane: &str) -> String {
+        wait_screen(&self.server, pane, STEP, "the Codex prompt", |s| {
+            s.contains("for shortcuts") && !s.contains("esc to interrupt")
+        })
+    }
+
+    /// Thread ids the shared daemon has created (one lock file each).
+    fn threads(&self) -> usize {
+        std::fs::read_dir(self.server.codex_dir().join("thread-writer-locks"))
+            .map(|d| {
+                d.flatten()
+                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                    .count()
+            })
+            .unwrap_or(0)
+    }
+
+    fn run(&self, args: &[&str]) -> Run {
+        self.server.agentpane(args)
+    }
+
+    /// `resolve PANE --json`.
+    fn resolve(&self, pane: &str) -> Value {
+        let run = self.run(&["resolve", pane, "--json"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.json()
+    }
+
+    /// Waits until `pane` reads `state`; the last resolve.
+    fn wait_state(&self, pane: &str, state: &str) -> Value {
+        let mut last = Value::Null;
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_for(STEP, &format!("{pane} to read {state}"), || {
+                last = self.resolve(pane);
+                (last["state"] == state).then(|| last.clone())
+            })
+        }));
+        found.unwrap_or_else(|_| {
+            panic!(
+                "{pane} never read {state}; last: {last:#}\nscreen:\n{}",
+                screen(&self.server, pane)
+            )
+        })
+    }
+
+    fn last(&self, pane: &str) -> Run {
+        self.run(&["last", pane])
+    }
+
+    /// The user text of every real turn the API saw, in order.
+    fn prompts(&self) -> Vec<String> {
+        openai::turn_requests(&self.api)
+            .iter()
+            .filter_map(openai::last_user_text)
+            .collect()
+    }
+}
+
+impl Drop for Codex {
+    fn drop(&mut self) {
+        let _ = self.server.try_tmux(&["kill-server"]);
+        kill_daemons(&self.server.codex_dir());
+    }
+}
+
+/// Kills, by PID, every process whose command line runs from `codex_home` (the app-server
+/// daemon and its helper copy themselves under `CODEX_HOME/packages/`).
+fn kill_daemons(codex_home: &Path) {
+    let needle = codex_home.to_string_lossy().into_owned();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in procs.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.starts_with(&needle) && cmdline.contains("app-server") {
+            let _ = std::process::Command::new("kill")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+fn alerts_for(watch: &Watch, pane: &str) -> Vec<Value> {
+    watch
+        .alerts()
+        .into_iter()
+        .filter(|a| a["pane"] == pane)
+        .collect()
+}
+
+/// Waits until `pane` has had `n` alerts; on failure shows what the watcher saw.
+fn wait_alerts(w: &Codex, watch: &Watch, pane: &str, n: usize) {
+    let end = std::time::Instant::now() + STEP;
+    while alerts_for(watch, pane).len() < n {
+        if std::time::Instant::now() > end {
+            let state = std::fs::read_to_string(w.server.state_dir().join("state.json"));
+            panic!(
+                "{pane}: {n} alert(s) expected, got {:?}\nwatcher state: {state:?}",
+                watch.alerts()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(alerts_for(watch, pane).len(), n, "{:?}", watch.alerts());
+}
+
+/// Waits a little for a watcher scan to pass, then checks no new alert came.
+fn no_new_alert(watch: &Watch, pane: &str, before: usize, what: &str) {
+    std::thread::sleep(Duration::from_millis(1500));
+    let now = alerts_for(watch, pane);
+    assert_eq!(now.len(), before, "{what}: no alert expected: {now:?}");
+}
+
+#[test]
+fn codex_session_reads_idle_answer_waiting_interrupted_and_errors() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        let pane = w.open("");
+        let watch = Watch::start(&w.server, &[]);
+
+        // A fresh session: nothing answered yet.
+        let fresh = w.wait_state(&pane, "idle");
+        assert_eq!(fresh["agent"], "codex", "{fresh:#}");
+        let last = w.last(&pane);
+        assert_eq!(last.code, 1, "no answer in a fresh pane: {last:?}");
+        let other = w.open("");
+        let route = w.run(&["route", &pane, &other, "--json"]);
+        assert_ne!(route.code, 0, "nothing to route: {route:?}");
+        no_new_alert(&watch, &pane, 0, "fresh session");
+
+        // A plain answer: your-turn, `last` is the answer, one alert.
+        w.ask(&pane, "PLAIN question");
+        let done = w.wait_state(&pane, "your-turn");
+        assert_eq!(done["reason"], Value::Null, "{done:#}");
+        let last = w.last(&pane);
+        assert_eq!(
+            (last.code, last.stdout.trim_end()),
+            (0, openai::PLAIN_ANSWER),
+            "{last:?}"
+        );
+        wait_alerts(&w, &watch, &pane, 1);
+        assert_eq!(alerts_for(&watch, &pane)[0]["state"], "your-turn");
+
+        // Escape while the answer streams: interrupted, no alert.
+        w.ask(&pane, "SLOW please");
+        wait_screen(&w.server, &pane, STEP, "the stream", |s| {
+            s.contains("word2")
+        });
+        w.wait_state(&pane, "working");
+        real::press(&w.server, &pane, "Escape");
+        let stopped = w.wait_state(&pane, "your-turn");
+        assert_eq!(stopped["reason"], "interrupted", "{stopped:#}");
+        no_new_alert(&watch, &pane, 1, "Escape mid-stream");
+
+        // A command that asks: waiting with the command as reason, alerted, routes refused.
+        w.ask(&pane, "TOOL please");
+        wait_screen(&w.server, &pane, STEP, "the approval prompt", |s| {
+            s.contains("Would you like to run")
+        });
+        let waiting = w.wait_state(&pane, "waiting");
+        let reason = waiting["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.contains("touch"),
+            "the command names the wait: {waiting:#}"
+        );
+        wait_alerts(&w, &watch, &pane, 2);
+        assert_eq!(alerts_for(&watch, &pane)[1]["state"], "waiting");
+        let into = w.run(&["route", &other, &pane, "--json"]);
+        assert_ne!(into.code, 0, "a dialog is not an input box: {into:?}");
+        real::press(&w.server, &pane, "Escape");
+        let cancelled = w.wait_state(&pane, "your-turn");
+        assert_eq!(cancelled["reason"], "interrupted", "{cancelled:#}");
+        no_new_alert(&watch, &pane, 2, "Escape at the approval prompt");
+
+        // API errors: attention naming the error; no answer handed on.
+        for (prompt, needle) in [("QUOTA please", "quota"), ("BAD please", "invalid prompt")] {
+            w.ask(&pane, prompt);
+            let failed = w.wait_state(&pane, "attention");
+            let reason = failed["reason"].as_str().unwrap_or_default().to_lowercase();
+            assert!(reason.contains(needle), "{prompt}: {failed:#}");
+            let last = w.last(&pane);
+            assert_eq!(
+                last.code, 1,
+                "{prompt}: a failed turn has no answer: {last:?}"
+            );
+            let route = w.run(&["route", &pane, &other, "--json"]);
+            assert_ne!(route.code, 0, "{prompt}: {route:?}");
+            assert!(
+                serde_json::from_str::<Value>(&route.stdout).is_ok(),
+                "route --json says why on stdout: {route:?}"
+            );
+        }
+        assert!(
+            alerts_for(&watch, &other).is_empty(),
+            "the untouched pane was never alerted: {:?}",
+            watch.alerts()
+        );
+        drop(watch);
+    }
+}
+
+#[test]
+fn codex_panes_in_one_folder_each_show_their_own_session_and_routes_arrive() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        // Two panes on the shared daemon, started one after the other as a person does,
+        // and one with its own server.
+        let a = w.open("");
+        wait_for(STEP, "the first thread", || {
+            (w.threads() >= 1).then_some(())
+        });
+        std::thread::sleep(Duration::from_millis(1500));
+        let b = w.open("");
+        wait_for(STEP, "the second thread", || {
+            (w.threads() >= 2).then_some(())
+        });
+        let c = w.open("--no-daemon");
+
+        w.ask(&b, "PLAIN from b");
+        let rb = w.wait_state(&b, "your-turn");
+        assert_eq!(w.last(&b).stdout.trim_end(), openai::PLAIN_ANSWER);
+        for pane in [&a, &c] {
+            let r = w.resolve(pane);
+            assert_eq!(r["state"], "idle", "{pane} has answered nothing: {r:#}");
+            assert_ne!(r["transcript"], rb["transcript"], "{pane} took b's: {r:#}");
+            assert_eq!(w.last(pane).code, 1, "{pane}");
+        }
+
+        w.ask(&c, "MULTI from c");
+        let rc = w.wait_state(&c, "your-turn");
+        assert_ne!(rc["transcript"], rb["transcript"]);
+        assert_eq!(w.last(&c).stdout.trim_end(), openai::MULTI_ANSWER);
+        let ra = w.resolve(&a);
+        assert_eq!(ra["state"], "idle", "{ra:#}");
+
+        // A routed answer is a's next prompt, byte-exact.
+        let route = w.run(&["route", &b, &a, "--json"]);
+        assert_eq!(route.code, 0, "{route:?}");
+        w.wait_state(&a, "your-turn");
+        assert_eq!(
+            w.prompts().last().map(String::as_str),
+            Some(openai::PLAIN_ANSWER)
+        );
+        assert_eq!(w.last(&a).stdout.trim_end(), openai::PLAIN_ANSWER);
+        let ra = w.resolve(&a);
+        assert_ne!(ra["transcript"], rb["transcript"], "{ra:#}");
+
+        // A multi-line answer in a template.
+        let template = w.server.path().join("t.tmpl");
+        std::fs::write(&template, "Check this:\n{answer}\n-- end").unwrap();
+        w.wait_prompt(&a);
+        let route = w.run(&[
+            "route",
+            &c,
+            &a,
+            "--template",
+            template.to_str().unwrap(),
+            "--json",
+        ]);
+        assert_eq!(route.code, 0, "{route:?}");
+        let expected = format!("Check this:\n{}\n-- end", openai::MULTI_ANSWER);
+        wait_for(STEP, "the templated prompt at the API", || {
+            (w.prompts().last() == Some(&expected)).then_some(())
+        });
+    }
+}
+
+#[test]
+fn codex_panes_started_together_never_show_a_neighbours_session() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        // Warm the daemon, then open two panes at once: their start times may not tell them
+        // apart, and then neither may claim a thread.
+        let first = w.open("");
+        let cmd = w.client.program().display().to_string();
+        let env = [("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())];
+        let d = w.server.new_window(&cmd, &w.work(), &env);
+        let e = w.server.new_window(&cmd, &w.work(), &env);
+        wait_for(STEP, "both threads", || (w.threads() >= 3).then_some(()));
+        w.wait_prompt(&d);
+        w.wait_prompt(&e);
+        w.ask(&d, "PLAIN from d");
+        wait_screen(&w.server, &d, STEP, "d's answer", |s| {
+            s.contains(openai::PLAIN_ANSWER)
+        });
+        let rd = w.resolve(&d);
+        let re = w.resolve(&e);
+        let rf = w.resolve(&first);
+        eprintln!("started together: d via {}, e via {}", rd["via"], re["via"]);
+        // d either finds its own rollout or says it cannot tell; e and first never take d's.
+        let own = rd["transcript"].as_str().map(|t| {
+            std::fs::read_to_string(t)
+                .unwrap_or_default()
+                .contains("PLAIN from d")
+        });
+        assert!(own == Some(true) || rd["via"] == "ambiguous", "d: {rd:#}");
+        for (name, r) in [("e", &re), ("first", &rf)] {
+            let t = r["transcript"].as_str().unwrap_or_default();
+            let text = std::fs::read_to_string(t).unwrap_or_default();
+            assert!(
+                !text.contains("PLAIN from d"),
+                "{name} shows d's session: {r:#}"
+            );
+            assert_ne!(
+                w.last(if name == "e" { &e } else { &first }).code,
+                0,
+                "{name}"
+            );
+        }
+    }
+}
