@@ -207,6 +207,14 @@ fn picker_lists_urgent_first_reads_routes_jumps_and_refreshes() {
         target(&live, &busy),
         target(&live, &idle),
     );
+    // The order below needs the watcher to have acknowledged the focused pane.
+    wait_until(DEADLINE, "the pane we came from to read as seen", || {
+        live.server
+            .agentpane(&["panes"])
+            .stdout
+            .lines()
+            .any(|l| l.starts_with(&format!("{from_t} ")) && l.contains("(seen)"))
+    });
 
     live.press("S");
     let screen = live.wait_screen("the picker", |s| s.contains("agentpane · 4 agent panes"));
