@@ -63,6 +63,60 @@ fn unread_mail_shows_on_the_pane_then_is_pasted_into_the_free_agent() {
 }
 
 #[test]
+fn a_join_notice_alone_is_not_pasted_but_rides_with_the_next_message() {
+    let server = TmuxServer::start();
+    let coder = server.spawn(&FakeAgent::claude().fixture(ENDS_TURN));
+    let watch = Watch::start(&server, &["--channel-grace", "0.5"]);
+    let id = server
+        .agentpane_env(
+            &[("TMUX_PANE", &coder)],
+            &["channel", "new", "--as", "coder"],
+        )
+        .stdout
+        .trim()
+        .to_string();
+    let join = server.agentpane(&["channel", "join", &id, "--as", "reviewer"]);
+    assert_eq!(join.code, 0, "{join:?}");
+    // The notice is unread and, after a few polls, long past the grace: still not pasted (it
+    // asks nothing, and a paste would start a turn of the free agent for nothing).
+    wait_until(DEADLINE, "the join notice counted", || {
+        pane_opt(&server, &coder, "@agentpane_pane_unread") == "✉1"
+    });
+    std::thread::sleep(std::time::Duration::from_millis(2000));
+    let screen = server.tmux(&["capture-pane", "-p", "-J", "-t", &coder]);
+    assert!(!screen.contains("joined the channel"), "{screen}");
+    assert_eq!(pane_opt(&server, &coder, "@agentpane_pane_unread"), "✉1");
+
+    let ask = server.agentpane(&[
+        "channel",
+        "send",
+        &id,
+        "--as",
+        "reviewer",
+        "--to",
+        "coder",
+        "--type",
+        "request",
+        "Is the parser total?",
+    ]);
+    assert_eq!(ask.code, 0, "{ask:?}");
+    wait_until(DEADLINE, "the request pasted", || {
+        server
+            .tmux(&["capture-pane", "-p", "-J", "-t", &coder])
+            .contains("Is the parser total?")
+    });
+    let screen = server.tmux(&["capture-pane", "-p", "-J", "-t", &coder]);
+    assert!(screen.contains("2 unread message(s) for coder"), "{screen}");
+    assert!(screen.contains("reviewer joined the channel."), "{screen}");
+    wait_until(DEADLINE, "the unread count cleared", || {
+        pane_opt(&server, &coder, "@agentpane_pane_unread").is_empty()
+    });
+    let journal = std::fs::read_to_string(server.state_dir().join("journal.jsonl")).unwrap();
+    assert_eq!(journal.matches("\"delivered\"").count(), 1, "{journal}");
+    assert_eq!(watch.stop(), 0);
+}
+
+#[test]
 fn unread_count_shows_while_the_agent_is_busy() {
     let server = TmuxServer::start();
     let busy = server.spawn(

@@ -170,6 +170,19 @@ impl Message {
     pub fn is_escalation(&self) -> bool {
         self.header.kind == Kind::Close && self.body.starts_with("ESCALATED")
     }
+
+    /// True for the `info` that `join` writes for the newcomer: it asks nothing and tells
+    /// nothing but who is in the channel.
+    pub fn is_join_notice(&self) -> bool {
+        self.header.kind == Kind::Info
+            && self.header.to == Recipient::All
+            && self.body == join_notice(&self.header.from)
+    }
+}
+
+/// The body of the notice `join` writes for member `name`.
+pub fn join_notice(name: &str) -> String {
+    format!("{name} joined the channel.\n")
 }
 
 /// Why a message file could not be read.
@@ -399,6 +412,22 @@ mod tests {
         assert!(parse_id("2026061a-211504-321-A").is_err());
         assert!(parse_id("20260612-211504-321-../x").is_err());
         assert!(parse_id("20260612-211504-321-A\u{e9}").is_err());
+    }
+
+    #[test]
+    fn a_join_notice_is_recognised_after_a_round_trip_through_its_file() {
+        let mut notice = msg(&join_notice("A"));
+        notice.header.kind = Kind::Info;
+        notice.header.to = Recipient::All;
+        assert!(parse(&render(&notice)).unwrap().is_join_notice());
+        let mut other = notice.clone();
+        other.body = join_notice("B");
+        assert!(!other.is_join_notice(), "names someone else");
+        other.body = "A joined the channel. Also: rm -rf /\n".into();
+        assert!(!other.is_join_notice(), "says more than the notice");
+        let mut aimed = notice.clone();
+        aimed.header.to = Recipient::Member("B".into());
+        assert!(!aimed.is_join_notice(), "join writes to all");
     }
 
     #[test]

@@ -212,7 +212,7 @@ pub fn join(id: &str, name: &str, pane: Option<&str>, now: Time) -> Result<Joine
         from: name.to_string(),
         to: Recipient::All,
         round: 1,
-        body: format!("{name} joined the channel.\n"),
+        body: message::join_notice(name),
     };
     ch.write_message(notice, now)?;
     Ok(Joined::Added)

@@ -5,7 +5,8 @@
 //!
 //! An agent that follows the channel skill keeps a background `channel watch`, which reads its
 //! mail within milliseconds; only mail left unread for [`GRACE`] is pasted, so the two never
-//! deliver the same message twice.
+//! deliver the same message twice. Join notices alone are never pasted (they stay counted as
+//! unread and go with the next message pasted).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -64,6 +65,12 @@ pub fn plan(mail: &[PaneMail], reports: &[PaneReport], now: Time, grace: Option<
             .filter(|msg| msg.header.created + grace <= now)
             .take(MAX_BATCH)
             .collect();
+        // Join notices ask nothing: pasted on their own they would only start a turn of the
+        // free agent for nothing (and split the mail that follows into a second paste). They
+        // wait and ride along with the next message worth pasting.
+        if ripe.iter().all(|msg| msg.is_join_notice()) {
+            continue;
+        }
         let Some(last) = ripe.last() else { continue };
         out.pastes.push(Paste {
             channel: m.channel.clone(),
@@ -299,6 +306,56 @@ mod tests {
         );
         assert!(p.pastes.is_empty());
         assert_eq!(p.unread["%1"], 1);
+    }
+
+    fn join_notice(id: &str, from: &str, created: i64) -> Message {
+        Message {
+            body: crate::channel::message::join_notice(from),
+            ..msg(id, Kind::Info, from, created)
+        }
+    }
+
+    #[test]
+    fn a_join_notice_alone_waits_and_rides_with_the_next_message() {
+        let reports = [report(1, 1, State::YourTurn, 0)];
+        let alone = plan(
+            &[mail("%1", vec![join_notice("m1", "reviewer", 0)])],
+            &reports,
+            t(60),
+            Some(GRACE),
+        );
+        assert!(alone.pastes.is_empty(), "{:?}", alone.pastes);
+        assert_eq!(alone.unread["%1"], 1, "still counted as unread");
+        // The request is not ripe yet: the ripe notice still waits.
+        let fresh_ask = vec![
+            join_notice("m1", "reviewer", 0),
+            msg("m2", Kind::Request, "reviewer", 55),
+        ];
+        assert!(plan(
+            &[mail("%1", fresh_ask.clone())],
+            &reports,
+            t(60),
+            Some(GRACE)
+        )
+        .pastes
+        .is_empty());
+        let both = plan(&[mail("%1", fresh_ask)], &reports, t(70), Some(GRACE));
+        assert_eq!(both.pastes.len(), 1);
+        assert_eq!(both.pastes[0].upto, "m2");
+        let text = &both.pastes[0].text;
+        assert!(text.contains("2 unread message(s)"), "{text}");
+        assert!(text.contains("reviewer joined the channel."), "{text}");
+    }
+
+    #[test]
+    fn an_info_that_only_looks_like_a_join_notice_is_pasted() {
+        let reports = [report(1, 1, State::YourTurn, 0)];
+        let other = Message {
+            body: crate::channel::message::join_notice("someone-else"),
+            ..msg("m1", Kind::Info, "reviewer", 0)
+        };
+        let p = plan(&[mail("%1", vec![other])], &reports, t(60), Some(GRACE));
+        assert_eq!(p.pastes.len(), 1);
     }
 
     #[test]
