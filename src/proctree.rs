@@ -197,6 +197,11 @@ impl ProcTable {
         table
     }
 
+    /// Every process in the snapshot.
+    pub fn procs(&self) -> impl Iterator<Item = &ProcInfo> {
+        self.procs.values()
+    }
+
     /// The process with this PID, if it was alive at the snapshot.
     pub fn get(&self, pid: u32) -> Option<&ProcInfo> {
         self.procs.get(&pid)

@@ -181,7 +181,7 @@ fn capture(tmux: &Tmux, pane_id: &str) -> Option<String> {
     tmux.cmd(&["capture-pane", "-p", "-J", "-t", pane_id]).ok()
 }
 
-/// Claude Code and Codex show "esc to interrupt" while a turn runs.
+/// Claude Code, Codex and opencode show "esc (to) interrupt" while a turn runs.
 fn busy_footer(text: &str) -> bool {
     let clean = strip_ansi_escapes::strip_str(text);
     clean
@@ -189,7 +189,11 @@ fn busy_footer(text: &str) -> bool {
         .rev()
         .filter(|l| !l.trim().is_empty())
         .take(8)
-        .any(|l| l.to_ascii_lowercase().contains("esc to interrupt"))
+        .any(|l| {
+            let l = l.to_ascii_lowercase();
+            // opencode 1.18 writes "esc interrupt" (then "esc again to interrupt").
+            l.contains("esc to interrupt") || l.contains("esc interrupt")
+        })
 }
 
 /// Every pane on the server resolved (agent or not), with one `list-panes` and one process

@@ -4,6 +4,7 @@
 pub mod claude;
 pub mod codex;
 pub mod fields;
+pub mod opencode;
 
 use crate::events::{AgentKind, Event};
 
