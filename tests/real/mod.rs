@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod http;
+pub mod openai_chat;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
