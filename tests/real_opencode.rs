@@ -303,6 +303,10 @@ fn two_opencode_sessions_in_one_folder_never_show_a_neighbours() {
         // Each pane shows its own session or says it cannot tell; never the neighbour's.
         for (pane, own, other) in [(&a, &alpha, &bravo), (&b, &bravo, &alpha)] {
             let r = w.resolve(pane);
+            eprintln!(
+                "{label}: {pane}: via {} session {}",
+                r["via"], r["session_id"]
+            );
             let sid = r["session_id"].as_str();
             assert_ne!(sid, Some(other.as_str()), "{label}: {pane} {r:#}");
             match sid {

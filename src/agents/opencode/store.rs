@@ -19,6 +19,10 @@ const BUSY_TIMEOUT: Duration = Duration::from_millis(250);
 /// its latest assistant steps.
 pub const STATE_MESSAGES: usize = 12;
 
+/// How far back (in messages) an answer is looked for: a turn of more tool steps than this
+/// since its last answer has none to hand on, and the read stays bounded.
+pub const ANSWER_MESSAGES: usize = 2000;
+
 /// One `session` row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionRow {
@@ -186,13 +190,14 @@ pub fn last_turn_end(db: &Path, session: &str) -> Result<Option<MessageRow>> {
     let found = tx
         .query_row(
             &format!(
-                "SELECT {MESSAGE_COLUMNS} FROM message WHERE session_id = ?1 \
-                 AND json_extract(data, '$.role') = 'assistant' \
+                "SELECT {MESSAGE_COLUMNS} FROM (SELECT * FROM message WHERE session_id = ?1 \
+                 ORDER BY time_created DESC, id DESC LIMIT ?2) \
+                 WHERE json_extract(data, '$.role') = 'assistant' \
                  AND json_extract(data, '$.time.completed') IS NOT NULL \
                  AND coalesce(json_extract(data, '$.finish'), '') <> 'tool-calls' \
                  ORDER BY time_created DESC, id DESC LIMIT 1"
             ),
-            [session],
+            rusqlite::params![session, ANSWER_MESSAGES as i64],
             message_row,
         )
         .optional()
@@ -293,6 +298,28 @@ mod tests {
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].id, SESSION);
         assert!(sessions_in(&db, &["/elsewhere".into()]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_write_in_progress_is_neither_seen_nor_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db_from(dir.path(), &fixture("session.sql"));
+        let before = latest_messages(&db, SESSION, 3).unwrap().unwrap();
+        // opencode updates a message in place inside its own transaction.
+        let mut writer = Connection::open(&db).unwrap();
+        let tx = writer.transaction().unwrap();
+        tx.execute(
+            "UPDATE message SET data = json_set(data, '$.finish', 'stop') WHERE id = ?1",
+            [&before[2].id],
+        )
+        .unwrap();
+        let started = std::time::Instant::now();
+        let during = latest_messages(&db, SESSION, 3).unwrap().unwrap();
+        assert!(started.elapsed() < BUSY_TIMEOUT, "the reader never waits");
+        assert_eq!(during, before, "an uncommitted write is not seen");
+        tx.commit().unwrap();
+        let after = latest_messages(&db, SESSION, 3).unwrap().unwrap();
+        assert_eq!(after[2].finish.as_deref(), Some("stop"));
     }
 
     #[test]
