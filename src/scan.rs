@@ -145,7 +145,15 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
             .as_ref()
             .is_some_and(|r| r.state == evidence::RecordState::Waiting);
     let no_transcript = source == Source::None;
-    let pane = (pending_tool || waiting_elsewhere || no_transcript)
+    // opencode retries a failed request (429, 5xx) and writes nothing of it: a quiet open turn
+    // is worth a look at its footer.
+    let opencode_quiet = resolved
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.kind == crate::events::AgentKind::Opencode)
+        && status.turn_open
+        && crate::state::age(now, status.last_activity) >= crate::agents::opencode::RETRY_LOOK;
+    let pane = (pending_tool || waiting_elsewhere || no_transcript || opencode_quiet)
         .then(|| capture(tmux, &resolved.pane.pane_id))
         .flatten();
     let pane_evidence = pane
@@ -159,6 +167,13 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
         now,
         &Windows::default(),
     );
+    if opencode_quiet && status.turn_open && status.state != crate::state::State::Waiting {
+        if let Some(error) = pane.as_deref().and_then(crate::agents::opencode::retrying) {
+            status.state = crate::state::State::Attention;
+            status.reason = Some(format!("retrying: {error}"));
+            source = Source::Pane;
+        }
+    }
     if source == Source::None {
         if let Some(text) = pane.as_deref() {
             // No log to read: the screen is all there is (SPEC §3.3, marked `source: pane`).

@@ -81,6 +81,34 @@ impl World {
         })
     }
 
+    /// The newest messages in opencode's database, for failure messages.
+    fn recent_messages(&self) -> String {
+        let Ok(conn) = rusqlite::Connection::open_with_flags(
+            self.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ) else {
+            return "no database".into();
+        };
+        let Ok(mut stmt) = conn.prepare(
+            "SELECT id, session_id, time_created, time_updated, data FROM message \
+             ORDER BY time_created DESC LIMIT 6",
+        ) else {
+            return "no messages".into();
+        };
+        stmt.query_map([], |r| {
+            Ok(format!(
+                "{} {} {} {} {}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, String>(4)?
+            ))
+        })
+        .map(|rows| rows.flatten().collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
+    }
+
     /// The newest user text the API received.
     fn last_prompt(&self) -> String {
         self.api
@@ -205,10 +233,15 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(
             last.code,
             0,
-            "{label}: {last:?} {approved:#}\n{}",
-            real::screen(&w.server, &pane)
+            "{label}: {last:?} {approved:#}\n{}\n{}",
+            real::screen(&w.server, &pane),
+            w.recent_messages()
         );
         assert_eq!(last.json()["text"], "Tool done.", "{label}");
+        // Each finished turn is alerted once it has stood for the alert delay; the next prompt
+        // waits for that (a quick follow-up would rightly cancel it).
+        let alerts = wait_alerts(&watch, &pane, 3);
+        assert_eq!(alerts[2], ("your-turn".into(), String::new()), "{label}");
 
         // An API error: attention naming it; its turn has no answer to hand on.
         type_prompt(&w.server, &pane, "BADREQ now");
@@ -230,6 +263,21 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(none.code, 1, "{label}: {none:?}");
         let route_none = w.server.agentpane(&["route", &pane, &sink]);
         assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+
+        // A 429 that opencode keeps retrying (only its footer says so): attention naming the
+        // error, alerted; Escape during the retry wait ends the turn as interrupted.
+        type_prompt(&w.server, &pane, "QUOTA please");
+        w.wait_state(
+            &pane,
+            "attention",
+            Some("retrying: quota exceeded for stand-in"),
+        );
+        let alerts = wait_alerts(&watch, &pane, 5);
+        assert_eq!(alerts[4].0, "attention", "{label}: {alerts:?}");
+        press(&w.server, &pane, "Escape");
+        std::thread::sleep(Duration::from_millis(300));
+        press(&w.server, &pane, "Escape");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
 
         // Escape mid-stream: your-turn (interrupted), never alerted.
         type_prompt(&w.server, &pane, "SLOW please");
@@ -262,9 +310,9 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
 
         // Alerts: one per turn that needs the human, the routed turn's answer last; never
         // the interrupt.
-        let alerts = wait_alerts(&watch, &pane, 5);
-        assert_eq!(alerts.len(), 5, "{label}: {alerts:?}");
-        assert_eq!(alerts[4], ("your-turn".into(), String::new()), "{label}");
+        let alerts = wait_alerts(&watch, &pane, 6);
+        assert_eq!(alerts.len(), 6, "{label}: {alerts:?}");
+        assert_eq!(alerts[5], ("your-turn".into(), String::new()), "{label}");
         assert!(
             !alerts.iter().any(|a| a.1 == "interrupted"),
             "{label}: {alerts:?}"

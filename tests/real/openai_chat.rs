@@ -5,6 +5,7 @@
 //! The reply depends on the newest user text (tests type these words into the client):
 //! - `RUNBASH` → one `bash` tool call (`echo hello`); once its result comes back, "Tool done.";
 //! - `BADREQ` → HTTP 400 `model_not_found` (opencode does not retry a 400);
+//! - `QUOTA` → HTTP 429 `insufficient_quota` (opencode retries it with growing back-off);
 //! - `SLOW` → a reply streamed for ~30 s (long enough to press Escape mid-stream);
 //! - anything else → [`ANSWER`].
 //!
@@ -55,6 +56,13 @@ pub fn reply(req: &Request) -> Reply {
             400,
             json!({"error": {"message": "model stand-in does not exist",
                 "type": "invalid_request_error", "code": "model_not_found"}}),
+        );
+    }
+    if user.contains("QUOTA") {
+        return Reply::json(
+            429,
+            json!({"error": {"message": "quota exceeded for stand-in",
+                "type": "insufficient_quota", "code": "insufficient_quota"}}),
         );
     }
     if user.contains("RUNBASH") {
@@ -109,11 +117,13 @@ fn text_stream(parts: &[&str], pace: Duration) -> Reply {
 }
 
 fn tool_call() -> Reply {
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let args = json!({"command": "echo hello", "description": "Say hello"}).to_string();
     Reply::sse(vec![
         chunk(
             json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
-                "id": "call_1", "type": "function",
+                "id": format!("call_{n}"), "type": "function",
                 "function": {"name": "bash", "arguments": ""}}]}),
             None,
         ),

@@ -1,5 +1,5 @@
 //! The last answer of an opencode session: the text parts of the newest assistant message that
-//! ended a turn with `finish: "stop"`. A turn that ended in an error or an abort has no
+//! ended a turn (`finish: "stop"`, or any finish opencode does not continue after). A turn that ended in an error or an abort has no
 //! answer — the answer of an earlier turn is never handed on as if it answered the latest
 //! prompt. Text is byte-exact (code blocks included); opencode's own synthetic or ignored text
 //! parts are left out.
@@ -21,7 +21,8 @@ pub fn last_answer(session: &SessionRef) -> Result<Option<Answer>> {
 
 /// The answer a finished assistant message carries, if it is one.
 pub fn answer_of(m: &MessageRow) -> Option<Answer> {
-    if m.error_name.is_some() || !matches!(m.finish.as_deref(), Some("stop" | "length")) {
+    let finish = m.finish.as_deref()?;
+    if m.error_name.is_some() || super::parse::continues(finish) {
         return None;
     }
     let text = m

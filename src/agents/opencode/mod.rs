@@ -70,9 +70,44 @@ pub fn classify(r: &SessionRef, now: Time, windows: &Windows, obs: Observation) 
     ))
 }
 
+/// How long an open turn stays quiet before its screen is checked for a retry loop.
+pub const RETRY_LOOK: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// The error opencode is retrying, from its footer: `■■■⬝⬝ quota exceeded for stand-in
+/// [retrying in 6s attempt #3]   esc interrupt`. Only the bottom lines count (the footer).
+pub fn retrying(screen: &str) -> Option<String> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let line = clean
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .find(|l| l.contains("[retrying in "))?;
+    let before = &line[..line.find("[retrying in ")?];
+    let message = before
+        .trim()
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim();
+    (!message.is_empty()).then(|| crate::text::chars(message, 80))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_retry_in_the_footer_names_the_error() {
+        let screen =
+            include_str!("../../../fixtures/real-clients/opencode-1.18.33/retry-footer.txt");
+        assert_eq!(
+            retrying(screen).as_deref(),
+            Some("quota exceeded for stand-in")
+        );
+        let mut scrolled = screen.replace("[retrying", "[was retrying");
+        scrolled.push_str("\n  ┃  Build · Stand-in\n");
+        assert_eq!(retrying(&scrolled), None);
+        assert_eq!(retrying(""), None);
+    }
 
     #[test]
     fn session_refs_round_trip_and_reject_plain_paths() {

@@ -3,8 +3,9 @@
 //!
 //! - a prompt is a `user` message; each model step of the turn is an `assistant` message whose
 //!   `parentID` is that prompt;
-//! - a step that called tools ends with `finish: "tool-calls"`, the step that answers with
-//!   `finish: "stop"`, both with `time.completed`; a streaming step has neither;
+//! - a step that called tools ends with `finish: "tool-calls"` (sometimes `"unknown"`), the
+//!   step that answers with `finish: "stop"`, both with `time.completed`; a streaming step has
+//!   neither;
 //! - a tool part goes `pending` → `running` → `completed`/`error`; while it waits for the
 //!   user's permission it is `running` with no `metadata` (nothing on disk says "waiting": the
 //!   screen does, see `evidence::pane`);
@@ -68,13 +69,18 @@ fn assistant(m: &MessageRow, out: &mut Vec<Event>) {
         (Some("MessageAbortedError"), _) => EventKind::Interrupted,
         (Some(name), _) => EventKind::ApiError(api_error(name, m)),
         (None, Some("stop")) => EventKind::AssistantText { closes: Some(true) },
-        (None, Some("tool-calls")) if rejected(m) => EventKind::Interrupted,
-        (None, Some("tool-calls")) => EventKind::AssistantOther,
-        (None, Some("length")) => EventKind::Recovering,
+        (None, Some(f)) if continues(f) && rejected(m) => EventKind::Interrupted,
+        (None, Some(f)) if continues(f) => EventKind::AssistantOther,
         (None, Some(_)) => EventKind::AssistantText { closes: Some(true) },
         (None, None) => EventKind::Interrupted,
     };
     out.push(event(kind, m, done));
+}
+
+/// opencode runs another step after these finishes (its prompt loop ends the turn on any
+/// other): `tool-calls`, and `unknown`, which 1.18.33 also writes for a tool step now and then.
+pub fn continues(finish: &str) -> bool {
+    matches!(finish, "tool-calls" | "unknown")
 }
 
 /// The user rejected one of the step's tools in the permission dialog: opencode stops there.
@@ -88,7 +94,8 @@ fn rejected(m: &MessageRow) -> bool {
 }
 
 fn tool(m: &MessageRow, p: &PartRow, out: &mut Vec<Event>) {
-    let id = p.call_id.clone().unwrap_or_else(|| p.id.clone());
+    // The part id, not the provider's call id: providers may reuse call ids across steps.
+    let id = p.id.clone();
     let name = p.tool.clone().unwrap_or_else(|| "tool".into());
     out.push(Event {
         kind: EventKind::ToolUse {
@@ -220,6 +227,70 @@ mod tests {
         );
         // A prompt just sent: working.
         assert_eq!(state_after(&sql, bad - 1, 1).0, State::Working);
+    }
+
+    #[test]
+    fn a_step_finished_unknown_continues_the_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = testkit::db_from(dir.path(), &testkit::fixture("unknown-finish.sql"));
+        let all = store::latest_messages(&db, "ses_dcc1975e1ffel1i4bnDPC2h7UL", 10)
+            .unwrap()
+            .unwrap();
+        assert_eq!(all[1].finish.as_deref(), Some("unknown"));
+        let now = time_ms(all[2].created_ms).unwrap();
+        for keep in [2, 3] {
+            let s = classify(
+                &events(&all[..keep]),
+                now,
+                &Windows::default(),
+                Observation::default(),
+            );
+            assert_eq!(s.state, State::Working, "after {keep} messages: {s:?}");
+        }
+        let r = crate::agents::opencode::SessionRef {
+            db,
+            session: "ses_dcc1975e1ffel1i4bnDPC2h7UL".into(),
+        };
+        assert_eq!(
+            crate::agents::opencode::answer::last_answer(&r).unwrap(),
+            None
+        );
+    }
+
+    #[test]
+    fn a_call_id_reused_by_the_provider_does_not_hide_a_pending_tool() {
+        // The stand-in, like some providers, names every call `call_1`.
+        let tool = |id: &str, status: &str| PartRow {
+            id: id.into(),
+            kind: "tool".into(),
+            updated_ms: 2_000,
+            tool: Some("bash".into()),
+            call_id: Some("call_1".into()),
+            status: Some(status.into()),
+            ..PartRow::default()
+        };
+        let step = |id: &str, part: PartRow, done: bool| MessageRow {
+            id: id.into(),
+            role: "assistant".into(),
+            created_ms: 1_000,
+            updated_ms: 2_000,
+            completed_ms: done.then_some(2_000),
+            finish: done.then(|| "tool-calls".to_string()),
+            parts: vec![part],
+            ..MessageRow::default()
+        };
+        let messages = [
+            step("msg_1", tool("prt_1", "completed"), true),
+            step("msg_2", tool("prt_2", "running"), false),
+        ];
+        let now = time_ms(3_000).unwrap();
+        let s = classify(
+            &events(&messages),
+            now,
+            &Windows::default(),
+            Observation::default(),
+        );
+        assert_eq!(s.reason.as_deref(), Some("tool: bash"));
     }
 
     #[test]

@@ -194,7 +194,7 @@ pub fn last_turn_end(db: &Path, session: &str) -> Result<Option<MessageRow>> {
                  ORDER BY time_created DESC, id DESC LIMIT ?2) \
                  WHERE json_extract(data, '$.role') = 'assistant' \
                  AND json_extract(data, '$.time.completed') IS NOT NULL \
-                 AND coalesce(json_extract(data, '$.finish'), '') <> 'tool-calls' \
+                 AND coalesce(json_extract(data, '$.finish'), '') NOT IN ('tool-calls', 'unknown') \
                  ORDER BY time_created DESC, id DESC LIMIT 1"
             ),
             rusqlite::params![session, ANSWER_MESSAGES as i64],
