@@ -14,6 +14,7 @@ use crate::agents::claude::locate as claude;
 use crate::agents::claude::record::SessionRecord;
 use crate::agents::codex::locate as codex;
 pub use crate::agents::locate::{Target, TranscriptCache, Via};
+use crate::agents::opencode::locate as opencode;
 use crate::events::{AgentKind, Time};
 use crate::paths;
 use crate::proctree::{procfs, Matcher, ProcTable};
@@ -153,6 +154,7 @@ impl Resolver {
         let (root, root_from) = match m.kind {
             AgentKind::Claude => claude::config_root(m.pid, &self.home),
             AgentKind::Codex => codex::codex_home(m.pid, &self.home),
+            AgentKind::Opencode => opencode::data_root(m.pid, &self.home),
             other => {
                 out.agent = Some(AgentProcess {
                     kind: other,
@@ -196,6 +198,10 @@ impl Resolver {
             AgentKind::Codex => {
                 codex::locate(&target, self.now, &self.table, &self.home, &mut out.steps)
             }
+            AgentKind::Opencode => {
+                let argv = self.table.get(m.pid).map_or(&[][..], |p| &p.argv[..]);
+                opencode::locate(&target, &self.table, argv, &mut out.steps)
+            }
             _ => claude::locate(&target, &mut self.cache, &mut out.steps),
         };
         match &found.transcript {
@@ -204,9 +210,10 @@ impl Resolver {
                 t.display(),
                 found.via.as_str()
             )),
-            None => out
-                .steps
-                .push("transcript: not found (via none)".to_string()),
+            None => out.steps.push(format!(
+                "transcript: not found (via {})",
+                found.via.as_str()
+            )),
         }
         out.agent = Some(AgentProcess {
             kind: m.kind,

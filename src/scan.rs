@@ -123,7 +123,15 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
             .as_ref()
             .is_some_and(|r| r.state == evidence::RecordState::Waiting);
     let no_transcript = source == Source::None;
-    let pane = (pending_tool || waiting_elsewhere || no_transcript)
+    // opencode retries a failed request (429, 5xx) and writes nothing of it: a quiet open turn
+    // is worth a look at its footer.
+    let opencode_quiet = resolved
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.kind == crate::events::AgentKind::Opencode)
+        && status.turn_open
+        && crate::state::age(now, status.last_activity) >= crate::agents::opencode::RETRY_LOOK;
+    let pane = (pending_tool || waiting_elsewhere || no_transcript || opencode_quiet)
         .then(|| capture(tmux, &resolved.pane.pane_id))
         .flatten();
     let pane_evidence = pane
@@ -137,6 +145,13 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
         now,
         &Windows::default(),
     );
+    if opencode_quiet && status.turn_open && status.state != crate::state::State::Waiting {
+        if let Some(error) = pane.as_deref().and_then(crate::agents::opencode::retrying) {
+            status.state = crate::state::State::Attention;
+            status.reason = Some(format!("retrying: {error}"));
+            source = Source::Pane;
+        }
+    }
     if source == Source::None {
         if let Some(text) = pane.as_deref() {
             // No log to read: the screen is all there is (marked `source: pane`).
@@ -159,7 +174,7 @@ fn capture(tmux: &Tmux, pane_id: &str) -> Option<String> {
     tmux.cmd(&["capture-pane", "-p", "-J", "-t", pane_id]).ok()
 }
 
-/// Claude Code and Codex show "esc to interrupt" while a turn runs.
+/// Claude Code, Codex and opencode show "esc (to) interrupt" while a turn runs.
 fn busy_footer(text: &str) -> bool {
     let clean = strip_ansi_escapes::strip_str(text);
     clean
@@ -167,7 +182,11 @@ fn busy_footer(text: &str) -> bool {
         .rev()
         .filter(|l| !l.trim().is_empty())
         .take(8)
-        .any(|l| l.to_ascii_lowercase().contains("esc to interrupt"))
+        .any(|l| {
+            let l = l.to_ascii_lowercase();
+            // opencode 1.18 writes "esc interrupt" (then "esc again to interrupt").
+            l.contains("esc to interrupt") || l.contains("esc interrupt")
+        })
 }
 
 /// Every pane on the server resolved (agent or not), with one `list-panes` and one process

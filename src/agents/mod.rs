@@ -5,6 +5,7 @@ pub mod claude;
 pub mod codex;
 pub mod fields;
 pub mod locate;
+pub mod opencode;
 
 use crate::events::{AgentKind, Event};
 

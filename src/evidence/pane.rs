@@ -147,6 +147,8 @@ enum Title {
     CodexPermissions,
     CodexOldCommand,
     CodexOldChanges,
+    /// opencode 1.18: `△ Permission required`, then `Allow once   Allow always   Reject`.
+    OpencodePermission,
 }
 
 impl Title {
@@ -159,6 +161,7 @@ impl Title {
             "Would you like to grant these permissions?" => Title::CodexPermissions,
             "Allow command?" => Title::CodexOldCommand,
             "Allow changes?" | "Apply changes?" => Title::CodexOldChanges,
+            "△ Permission required" | "Permission required" => Title::OpencodePermission,
             l if l.ends_with('?') && l.starts_with("Do you want to make this edit to ") => {
                 Title::ClaudeEdit
             }
@@ -176,6 +179,7 @@ impl Title {
             | Title::ClaudeCreate
             | Title::ClaudeAllow
             | Title::ClaudePlan => AgentKind::Claude,
+            Title::OpencodePermission => AgentKind::Opencode,
             _ => AgentKind::Codex,
         }
     }
@@ -183,6 +187,9 @@ impl Title {
     /// An approving answer option of this dialog.
     fn is_option(self, line: &str) -> bool {
         let old_codex = matches!(self, Title::CodexOldCommand | Title::CodexOldChanges);
+        if self == Title::OpencodePermission {
+            return line.starts_with("Allow once");
+        }
         if let Some(label) = option_label(line) {
             return label.starts_with("Yes") || label.starts_with("Approve");
         }
@@ -212,6 +219,8 @@ impl Title {
             ),
             Title::CodexEdits | Title::CodexOldChanges => Some("edit".into()),
             Title::CodexPermissions => Some("permissions".into()),
+            // The dialog names a kind (`# Shell command`); the database names the tool.
+            Title::OpencodePermission => None,
         };
         let title = match self {
             Title::ClaudeProceed => "Do you want to proceed?",
@@ -224,6 +233,7 @@ impl Title {
             Title::CodexPermissions => "Would you like to grant these permissions?",
             Title::CodexOldCommand => "Allow command?",
             Title::CodexOldChanges => "Allow changes?",
+            Title::OpencodePermission => "Permission required",
         };
         Prompt {
             agent: self.agent(),
@@ -306,6 +316,23 @@ mod tests {
             PaneEvidence::Prompt(p) => Some(p),
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn opencode_permission_dialog_is_a_permission_prompt() {
+        let screen =
+            include_str!("../../fixtures/real-clients/opencode-1.18.33/permission-screen.txt");
+        let p = prompt(screen).expect("the dialog is recognised");
+        assert_eq!(p.agent, AgentKind::Opencode);
+        assert_eq!(p.kind, PromptKind::Permission);
+        assert_eq!(p.reason(), "permission");
+        // Answered: the title scrolled away with the options.
+        let answered: String = screen
+            .lines()
+            .filter(|l| !l.contains("Allow once"))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(prompt(&answered), None);
     }
 
     #[test]

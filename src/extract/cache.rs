@@ -26,6 +26,9 @@ pub struct Identity {
 impl Identity {
     /// The identity of `path` now (one `stat`).
     pub fn of(path: &Path) -> Result<Identity> {
+        if let Some(session) = crate::agents::opencode::SessionRef::parse(path) {
+            return Identity::of_database(&session);
+        }
         let m =
             std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         Ok(Identity {
@@ -34,6 +37,22 @@ impl Identity {
             len: m.len(),
             mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
         })
+    }
+}
+
+impl Identity {
+    /// An opencode session lives in a database written through its write-ahead log: the
+    /// database file names it, the log's length and time change with every write.
+    fn of_database(session: &crate::agents::opencode::SessionRef) -> Result<Identity> {
+        let [db, wal] = session.files();
+        let mut id = Identity::of(&db)?;
+        if let Ok(w) = std::fs::metadata(&wal) {
+            id.len = id.len.wrapping_add(w.len() << 32);
+            id.mtime_ns = id
+                .mtime_ns
+                .max(w.mtime() as i128 * 1_000_000_000 + w.mtime_nsec() as i128);
+        }
+        Ok(id)
     }
 }
 

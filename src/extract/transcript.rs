@@ -28,6 +28,9 @@ pub fn last_answer_within(
     agent: Option<AgentKind>,
     budget: Budget,
 ) -> Result<Option<Answer>> {
+    if let Some(session) = agents::opencode::SessionRef::parse(path) {
+        return agents::opencode::answer::last_answer(&session);
+    }
     let file = crate::transcript::open_regular(path)?;
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;

@@ -24,8 +24,9 @@ const VERIFY_POLL: Duration = Duration::from_millis(25);
 /// Queued messages older than this are held for the human instead of delivered.
 pub const QUEUE_MAX_AGE: chrono::Duration = chrono::Duration::hours(24);
 
-/// Placeholders agents show instead of a long paste (Claude Code, Codex).
-const PASTE_PLACEHOLDERS: [&str; 2] = ["[Pasted text", "[Pasted Content"];
+/// Placeholders agents show instead of a long paste (Claude Code, Codex; opencode's
+/// `[Pasted ~3 lines]`).
+const PASTE_PLACEHOLDERS: [&str; 3] = ["[Pasted text", "[Pasted Content", "[Pasted ~"];
 
 /// How long a delivery waits for another one into the same pane.
 const PANE_LOCK_WAIT: Duration = Duration::from_secs(30);
@@ -77,7 +78,9 @@ pub fn screen_busy(screen: &str) -> bool {
         .iter()
         .any(|l| {
             let l = l.to_ascii_lowercase();
-            l.contains("esc to interrupt") || l.contains("ctrl+c to interrupt")
+            l.contains("esc to interrupt")
+                || l.contains("ctrl+c to interrupt")
+                || l.contains("esc interrupt")
         })
 }
 
@@ -93,6 +96,8 @@ pub fn enter_delay(agent: Option<AgentKind>) -> Duration {
     match agent {
         Some(AgentKind::Claude) => Duration::from_millis(150),
         Some(AgentKind::Codex) => Duration::from_millis(250),
+        // opencode takes a paste asynchronously (it first checks whether it is a file path).
+        Some(AgentKind::Opencode) => Duration::from_millis(300),
         Some(_) => Duration::from_millis(150),
         None => Duration::ZERO,
     }

@@ -140,6 +140,10 @@ pub fn classify_file(
     windows: &Windows,
     obs: Observation,
 ) -> Result<(AgentKind, Status)> {
+    if let Some(session) = agents::opencode::SessionRef::parse(path) {
+        let status = agents::opencode::classify(&session, now, windows, obs)?;
+        return Ok((AgentKind::Opencode, status));
+    }
     let tail = tail_events(path, agent, Budget::default())?;
     Ok((tail.agent, state::classify(&tail.events, now, windows, obs)))
 }

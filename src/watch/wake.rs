@@ -83,8 +83,14 @@ pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> 
         if let Some(dir) = r.resolved.transcript.as_deref().and_then(Path::parent) {
             out.insert(dir.to_path_buf());
         }
-        if let Some(root) = r.resolved.agent.as_ref().and_then(|a| a.root.as_deref()) {
-            out.insert(root.join("sessions"));
+        if let Some(agent) = r.resolved.agent.as_ref() {
+            if let Some(root) = agent.root.as_deref() {
+                out.insert(root.join("sessions"));
+                // opencode's database folder: its first prompt creates the session there.
+                if agent.kind == crate::events::AgentKind::Opencode {
+                    out.insert(root.to_path_buf());
+                }
+            }
         }
     }
     out.retain(|d| d.is_dir());
@@ -192,5 +198,23 @@ mod tests {
         r.resolved.transcript = Some(tdir.join("x.jsonl"));
         let f = folders(&[r], &state, &dir.path().join("sock"));
         assert!(f.contains(&state) && f.contains(&tdir) && f.contains(dir.path()));
+    }
+
+    #[test]
+    fn an_opencode_pane_without_a_session_yet_watches_the_database_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data/opencode");
+        std::fs::create_dir_all(&data).unwrap();
+        let mut r = crate::segment::testkit::report(1, 1, crate::state::State::Idle, 0);
+        r.resolved.transcript = None;
+        r.resolved.agent = Some(crate::resolve::AgentProcess {
+            kind: crate::events::AgentKind::Opencode,
+            pid: 1,
+            started: 0,
+            root: Some(data.clone()),
+            command: String::new(),
+        });
+        let f = folders(&[r], dir.path(), &dir.path().join("sock"));
+        assert!(f.contains(&data), "{f:?}");
     }
 }

@@ -14,6 +14,7 @@
 
 pub mod http;
 pub mod openai;
+pub mod openai_chat;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

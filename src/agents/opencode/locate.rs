@@ -1,0 +1,344 @@
+//! Which opencode session a process is in. opencode writes no per-process record: all its
+//! processes share one database, and a session row appears only at the first prompt. So the
+//! process is matched to a session by what it can show:
+//!
+//! - its database: the `opencode*.db` it holds open, else `$XDG_DATA_HOME/opencode/opencode.db`
+//!   of its own environment;
+//! - its arguments: `--session/-s ID` names the session; `--continue/-c` resumes an older one;
+//! - its start time: without those arguments a process only ever owns sessions created after
+//!   it started.
+//!
+//! The pane shows the newest session in its folder that this process can own and that no other
+//! live opencode process on the same database and folder can own. When the newest session it
+//! can own might also be a neighbour's, the answer is `ambiguous`: never a neighbour's session.
+
+use std::path::{Path, PathBuf};
+
+use crate::agents::locate::{Found, Target, Via};
+use crate::proctree::{procfs, ProcTable};
+
+use super::store::{self, SessionRow};
+use super::SessionRef;
+
+/// The data folder of an opencode process: `<its XDG_DATA_HOME or HOME/.local/share>/opencode`.
+pub fn data_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
+    let env = procfs::environ(pid);
+    let get = |k: &str| {
+        env.as_ref()
+            .and_then(|e| e.get(k))
+            .filter(|v| !v.is_empty())
+            .cloned()
+    };
+    if let Some(data) = get("XDG_DATA_HOME") {
+        return (Path::new(&data).join("opencode"), "XDG_DATA_HOME");
+    }
+    match get("HOME") {
+        Some(home) => (
+            Path::new(&home).join(".local/share/opencode"),
+            "agent's HOME",
+        ),
+        None => (
+            fallback_home.join(".local/share/opencode"),
+            "default; the agent's environment is unreadable",
+        ),
+    }
+}
+
+/// The database a process uses: the one it holds open, else the default under its data root.
+fn database(pid: u32, root: &Path) -> Option<(PathBuf, Via)> {
+    let held = procfs::open_files(pid).into_iter().find(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
+    });
+    if let Some(db) = held {
+        return Some((db, Via::OpenFile));
+    }
+    let db = root.join("opencode.db");
+    db.is_file().then_some((db, Via::Cwd))
+}
+
+/// How a process picks its session, from its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Start {
+    /// `--session ID` / `-s ID`.
+    Session(String),
+    /// `--continue` / `-c`: resumes the newest session, which may predate the process.
+    Continue,
+    /// A new session at the first prompt.
+    Fresh,
+}
+
+impl Start {
+    /// Reads opencode's arguments (argv without the program).
+    pub fn from_args(args: &[String]) -> Start {
+        let mut it = args.iter();
+        let mut start = Start::Fresh;
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--session" | "-s" => {
+                    if let Some(id) = it.next() {
+                        return Start::Session(id.clone());
+                    }
+                }
+                "--continue" | "-c" => start = Start::Continue,
+                _ => {
+                    if let Some(id) = a.strip_prefix("--session=") {
+                        return Start::Session(id.to_string());
+                    }
+                }
+            }
+        }
+        start
+    }
+}
+
+/// One live opencode process as the locator sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Process {
+    pub pid: u32,
+    /// Start, seconds since the epoch (rounded down).
+    pub start: u64,
+    pub start_mode: Start,
+}
+
+impl Process {
+    /// Whether this process could be in `s`.
+    pub fn can_own(&self, s: &SessionRow) -> bool {
+        let started_ms = self.start as i64 * 1000;
+        match &self.start_mode {
+            Start::Session(id) => *id == s.id,
+            Start::Continue => s.updated_ms >= started_ms,
+            Start::Fresh => s.created_ms >= started_ms,
+        }
+    }
+}
+
+/// Picks the session of `me` among `sessions` (its folder's), given the other live opencode
+/// processes in the same folder and database. `Err` names the sessions it cannot tell apart.
+pub fn pick<'a>(
+    me: &Process,
+    others: &[Process],
+    sessions: &'a [SessionRow],
+) -> Result<Option<&'a SessionRow>, Vec<&'a SessionRow>> {
+    // A session another process names on its command line is that process's.
+    let named_elsewhere = |s: &SessionRow| {
+        others
+            .iter()
+            .any(|o| o.start_mode == Start::Session(s.id.clone()))
+    };
+    let mut mine: Vec<&SessionRow> = sessions
+        .iter()
+        .filter(|s| me.can_own(s) && !named_elsewhere(s))
+        .collect();
+    mine.sort_by_key(|s| std::cmp::Reverse(s.updated_ms));
+    let Some(newest) = mine.first() else {
+        return Ok(None);
+    };
+    if matches!(me.start_mode, Start::Session(_)) {
+        return Ok(Some(newest));
+    }
+    let shared = |s: &SessionRow| others.iter().any(|o| o.can_own(s));
+    if !shared(newest) {
+        return Ok(Some(newest));
+    }
+    // The newest session this process can own may be a neighbour's (and an older one that is
+    // surely its own may no longer be its current one): that cannot be told, so say so.
+    Err(mine.into_iter().filter(|s| shared(s)).collect())
+}
+
+/// The other live opencode processes in `table`, with their folder.
+fn peers(t: &Target, table: &ProcTable) -> Vec<(Process, Option<PathBuf>, Option<PathBuf>)> {
+    table
+        .iter()
+        .filter(|p| p.pid != t.pid && p.name == "opencode")
+        .map(|p| {
+            let args = procfs_cmdline(p.pid);
+            (
+                Process {
+                    pid: p.pid,
+                    start: p.start,
+                    start_mode: Start::from_args(args.get(1..).unwrap_or_default()),
+                },
+                procfs::cwd(p.pid),
+                database(p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
+            )
+        })
+        .collect()
+}
+
+/// The command line of a process (empty when unreadable).
+fn procfs_cmdline(pid: u32) -> Vec<String> {
+    std::fs::read(format!("/proc/{pid}/cmdline"))
+        .map(|raw| {
+            raw.split(|b| *b == 0)
+                .filter(|a| !a.is_empty())
+                .map(|a| String::from_utf8_lossy(a).into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Finds the session of the opencode process `t`.
+pub fn locate(t: &Target, table: &ProcTable, argv: &[String], steps: &mut Vec<String>) -> Found {
+    let mut found = Found::default();
+    let Some((db, db_via)) = database(t.pid, t.root) else {
+        steps.push(format!(
+            "database: none (no opencode*.db held open, no {}/opencode.db)",
+            t.root.display()
+        ));
+        return found;
+    };
+    steps.push(format!(
+        "database: {} ({})",
+        db.display(),
+        if db_via == Via::OpenFile {
+            "held open"
+        } else {
+            "default location"
+        }
+    ));
+    let sessions = match store::sessions_in(&db, t.cwds) {
+        Ok(s) => s,
+        Err(e) => {
+            steps.push(format!("sessions: cannot read: {e:#}"));
+            return found;
+        }
+    };
+    let me = Process {
+        pid: t.pid,
+        start: t.start,
+        start_mode: Start::from_args(argv.get(1..).unwrap_or_default()),
+    };
+    let others: Vec<Process> = peers(t, table)
+        .into_iter()
+        .filter(|(_, cwd, other_db)| {
+            let same_dir = cwd
+                .as_ref()
+                .and_then(|c| c.to_str())
+                .is_some_and(|c| crate::agents::locate::cwd_matches(c, t.cwds));
+            same_dir && other_db.as_deref().map_or(true, |d| d == db)
+        })
+        .map(|(p, _, _)| p)
+        .collect();
+    match pick(&me, &others, &sessions) {
+        Ok(Some(s)) => {
+            let how = match &me.start_mode {
+                Start::Session(_) => "named by --session",
+                Start::Continue => "active since the agent started (--continue)",
+                Start::Fresh => "created since the agent started",
+            };
+            steps.push(format!("session: {} \"{}\" ({how})", s.id, s.title));
+            let r = SessionRef {
+                db,
+                session: s.id.clone(),
+            };
+            found.transcript = Some(r.to_path());
+            found.session_id = Some(s.id.clone());
+            found.via = match me.start_mode {
+                Start::Session(_) => Via::SessionRecord,
+                _ => Via::Cwd,
+            };
+        }
+        Ok(None) => steps.push(format!(
+            "session: none yet in {} (opencode creates it at the first prompt)",
+            t.cwds.first().map(String::as_str).unwrap_or("?")
+        )),
+        Err(candidates) => {
+            let ids: Vec<&str> = candidates.iter().map(|s| s.id.as_str()).collect();
+            let pids: Vec<String> = others.iter().map(|o| o.pid.to_string()).collect();
+            steps.push(format!(
+                "session: ambiguous: {} could also belong to opencode pid {}",
+                ids.join(", "),
+                pids.join(", ")
+            ));
+            found.via = Via::Ambiguous;
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str, created: i64, updated: i64) -> SessionRow {
+        SessionRow {
+            id: id.into(),
+            directory: "/w".into(),
+            title: String::new(),
+            created_ms: created * 1000,
+            updated_ms: updated * 1000,
+        }
+    }
+
+    fn fresh(pid: u32, start: u64) -> Process {
+        Process {
+            pid,
+            start,
+            start_mode: Start::Fresh,
+        }
+    }
+
+    #[test]
+    fn arguments_say_how_a_process_picks_its_session() {
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            Start::from_args(&args(&["-s", "ses_a"])),
+            Start::Session("ses_a".into())
+        );
+        assert_eq!(
+            Start::from_args(&args(&["--session=ses_b", "-c"])),
+            Start::Session("ses_b".into())
+        );
+        assert_eq!(Start::from_args(&args(&["--continue"])), Start::Continue);
+        assert_eq!(Start::from_args(&args(&["/some/dir"])), Start::Fresh);
+    }
+
+    #[test]
+    fn alone_in_its_folder_a_process_owns_the_newest_session_since_it_started() {
+        let old = session("ses_old", 10, 50);
+        let new = session("ses_new", 120, 130);
+        let sessions = [old.clone(), new.clone()];
+        assert_eq!(pick(&fresh(1, 100), &[], &sessions), Ok(Some(&new)));
+        assert_eq!(pick(&fresh(1, 200), &[], &sessions), Ok(None), "none yet");
+        let cont = Process {
+            start_mode: Start::Continue,
+            ..fresh(1, 40)
+        };
+        assert_eq!(pick(&cont, &[], std::slice::from_ref(&old)), Ok(Some(&old)));
+    }
+
+    #[test]
+    fn two_processes_in_one_folder_never_get_a_neighbour_s_session() {
+        // A started at 100 and prompted at 110; B started at 120 and prompted at 130.
+        let s1 = session("ses_1", 110, 115);
+        let s2 = session("ses_2", 130, 135);
+        let sessions = [s1.clone(), s2.clone()];
+        let (a, b) = (fresh(1, 100), fresh(2, 120));
+        // B can only be in s2, but A could have started s2 too (`/new`): ambiguous.
+        assert!(pick(&b, std::slice::from_ref(&a), &sessions).is_err());
+        // A's newest candidate is s2, which B may own: ambiguous as well.
+        assert!(pick(&a, std::slice::from_ref(&b), &sessions).is_err());
+        // Before B prompts, A's session is its own.
+        assert_eq!(
+            pick(&a, std::slice::from_ref(&b), std::slice::from_ref(&s1)),
+            Ok(Some(&s1))
+        );
+        assert_eq!(
+            pick(&b, std::slice::from_ref(&a), std::slice::from_ref(&s1)),
+            Ok(None)
+        );
+        // A session named on the command line is that process's, whatever the others.
+        let named = Process {
+            start_mode: Start::Session("ses_2".into()),
+            ..fresh(2, 120)
+        };
+        assert_eq!(
+            pick(&named, std::slice::from_ref(&a), &sessions),
+            Ok(Some(&s2))
+        );
+        // ... and no longer a candidate for the other process.
+        assert_eq!(pick(&a, &[named], &sessions), Ok(Some(&s1)));
+    }
+}

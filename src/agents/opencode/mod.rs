@@ -1,0 +1,138 @@
+//! opencode adapter. opencode keeps every session of a user in one SQLite database in WAL mode,
+//! `$XDG_DATA_HOME/opencode/opencode.db`, held open by every running opencode: a `session`
+//! row per conversation, `message` and `part` rows whose JSON `data` is updated in place. So
+//! an opencode "transcript" is a database plus a session id, written
+//! `<db path>#<session id>` (e.g. `~/.local/share/opencode/opencode.db#ses_dcc45f…`) wherever
+//! agentpane shows or takes a transcript path. See docs/agents/opencode.md.
+
+pub mod answer;
+pub mod locate;
+pub mod parse;
+pub mod store;
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+use crate::events::Time;
+use crate::state::{Observation, Status, Windows};
+
+/// One opencode session: the database that holds it and its id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRef {
+    pub db: PathBuf,
+    pub session: String,
+}
+
+impl SessionRef {
+    /// Reads `<db>#<session id>`; `None` for any other path (a plain transcript file). The db
+    /// must be a `.db` file and the id opencode's `ses_…` form, so a file whose name merely
+    /// contains `#` is never mistaken for one.
+    pub fn parse(path: &Path) -> Option<SessionRef> {
+        let s = path.to_str()?;
+        let (db, session) = s.rsplit_once('#')?;
+        let valid_id = session.starts_with("ses_")
+            && session.len() <= 64
+            && session
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        (valid_id && db.ends_with(".db")).then(|| SessionRef {
+            db: PathBuf::from(db),
+            session: session.to_string(),
+        })
+    }
+
+    /// The `<db>#<session id>` form.
+    pub fn to_path(&self) -> PathBuf {
+        let mut s = self.db.clone().into_os_string();
+        s.push("#");
+        s.push(&self.session);
+        PathBuf::from(s)
+    }
+
+    /// The files whose change can change the session: the database and its write-ahead log.
+    pub fn files(&self) -> [PathBuf; 2] {
+        let mut wal = self.db.clone().into_os_string();
+        wal.push("-wal");
+        [self.db.clone(), PathBuf::from(wal)]
+    }
+}
+
+/// The state of a session at `now` from its newest messages (one consistent read).
+pub fn classify(r: &SessionRef, now: Time, windows: &Windows, obs: Observation) -> Result<Status> {
+    let messages = store::latest_messages(&r.db, &r.session, store::STATE_MESSAGES)?
+        .with_context(|| format!("no session {} in {}", r.session, r.db.display()))?;
+    Ok(crate::state::classify(
+        &parse::events(&messages),
+        now,
+        windows,
+        obs,
+    ))
+}
+
+/// How long an open turn stays quiet before its screen is checked for a retry loop.
+pub const RETRY_LOOK: std::time::Duration = std::time::Duration::from_secs(8);
+
+/// The error opencode is retrying, from its footer: `■■■⬝⬝ quota exceeded for stand-in
+/// [retrying in 6s attempt #3]   esc interrupt`. Only the bottom lines count (the footer).
+pub fn retrying(screen: &str) -> Option<String> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let line = clean
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(3)
+        .find(|l| l.contains("[retrying in "))?;
+    let before = &line[..line.find("[retrying in ")?];
+    let message = before
+        .trim()
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim();
+    (!message.is_empty()).then(|| crate::text::chars(message, 80))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_retry_in_the_footer_names_the_error() {
+        let screen =
+            include_str!("../../../fixtures/real-clients/opencode-1.18.33/retry-footer.txt");
+        assert_eq!(
+            retrying(screen).as_deref(),
+            Some("quota exceeded for stand-in")
+        );
+        let mut scrolled = screen.replace("[retrying", "[was retrying");
+        scrolled.push_str("\n  ┃  Build · Stand-in\n");
+        assert_eq!(retrying(&scrolled), None);
+        assert_eq!(retrying(""), None);
+    }
+
+    #[test]
+    fn session_refs_round_trip_and_reject_plain_paths() {
+        let r = SessionRef::parse(Path::new(
+            "/h/.local/share/opencode/opencode.db#ses_dcc45fdaf",
+        ))
+        .unwrap();
+        assert_eq!(r.db, Path::new("/h/.local/share/opencode/opencode.db"));
+        assert_eq!(r.session, "ses_dcc45fdaf");
+        assert_eq!(
+            r.to_path(),
+            Path::new("/h/.local/share/opencode/opencode.db#ses_dcc45fdaf")
+        );
+        assert_eq!(
+            r.files()[1],
+            Path::new("/h/.local/share/opencode/opencode.db-wal")
+        );
+        for plain in [
+            "/p/a.jsonl",
+            "/p/notes#1.jsonl",
+            "/p/x.db#1",
+            "/p/x.txt#ses_a",
+            "/p/x.db#ses_a/b",
+        ] {
+            assert_eq!(SessionRef::parse(Path::new(plain)), None, "{plain}");
+        }
+    }
+}

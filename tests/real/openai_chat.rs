@@ -1,0 +1,182 @@
+//! A stand-in for an OpenAI-compatible chat API (`POST /v1/chat/completions`, streamed as
+//! server-sent `chat.completion.chunk`s), as opencode's bundled `@ai-sdk/openai-compatible`
+//! provider calls it, plus the opencode client setup that points at it.
+//!
+//! The reply depends on the newest user text (tests type these words into the client):
+//! - `RUNBASH` → one `bash` tool call (`echo hello`); once its result comes back, "Tool done.";
+//! - `BADREQ` → HTTP 400 `model_not_found` (opencode does not retry a 400);
+//! - `QUOTA` → HTTP 429 `insufficient_quota` (opencode retries it with growing back-off);
+//! - `SLOW` → a reply streamed for ~30 s (long enough to press Escape mid-stream);
+//! - anything else → [`ANSWER`].
+//!
+//! opencode also asks the same model for a session title; that reply is `Title <first word of
+//! the prompt>`, so a test can tell sessions apart by their title.
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::http::{MockServer, Reply, Request};
+
+/// The answer to a plain prompt: a code block with two spaces and a tab, byte-exact checks.
+pub const ANSWER: &str = "Here is the answer.\n\n```sh\necho  \"hi\"\t$x\n```\nDone.";
+
+/// The model id the provider names.
+pub const MODEL: &str = "stand-in";
+
+/// Starts the stand-in.
+pub fn start() -> MockServer {
+    MockServer::start(reply)
+}
+
+/// The scripted reply to one request.
+pub fn reply(req: &Request) -> Reply {
+    if req.method == "GET" {
+        return Reply::json(200, json!({"data": [{"id": MODEL, "object": "model"}]}));
+    }
+    let body = req.json().unwrap_or(Value::Null);
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let system = messages
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .map(content)
+        .collect::<String>();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let user = last_user_text(&messages);
+    if system.contains("title generator") {
+        let word = user.split_whitespace().next().unwrap_or("untitled");
+        return text_stream(&[&format!("Title {word}")], Duration::ZERO);
+    }
+    if last["role"] == "tool" {
+        return text_stream(&["Tool done."], Duration::ZERO);
+    }
+    if user.contains("BADREQ") {
+        return Reply::json(
+            400,
+            json!({"error": {"message": "model stand-in does not exist",
+                "type": "invalid_request_error", "code": "model_not_found"}}),
+        );
+    }
+    if user.contains("QUOTA") {
+        return Reply::json(
+            429,
+            json!({"error": {"message": "quota exceeded for stand-in",
+                "type": "insufficient_quota", "code": "insufficient_quota"}}),
+        );
+    }
+    if user.contains("RUNBASH") {
+        return tool_call();
+    }
+    if user.contains("SLOW") {
+        let words: Vec<String> = (0..150).map(|i| format!("word{i} ")).collect();
+        let refs: Vec<&str> = words.iter().map(String::as_str).collect();
+        return text_stream(&refs, Duration::from_millis(200));
+    }
+    let (head, tail) = ANSWER.split_at(ANSWER.len() / 2);
+    text_stream(&[head, tail], Duration::from_millis(20))
+}
+
+/// The text of a chat message (string content, or the text of its parts).
+pub fn content(m: &Value) -> String {
+    match &m["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
+        _ => String::new(),
+    }
+}
+
+/// The newest user message's text.
+pub fn last_user_text(messages: &[Value]) -> String {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .map(content)
+        .unwrap_or_default()
+}
+
+fn chunk(delta: Value, finish: Option<&str>) -> (String, String) {
+    let mut c = json!({
+        "id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 1,
+        "model": MODEL,
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    });
+    if finish.is_some() {
+        c["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+    }
+    (String::new(), c.to_string())
+}
+
+fn text_stream(parts: &[&str], pace: Duration) -> Reply {
+    let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
+    events.extend(parts.iter().map(|p| chunk(json!({"content": p}), None)));
+    events.push(chunk(json!({}), Some("stop")));
+    events.push((String::new(), "[DONE]".into()));
+    Reply::sse_paced(events, pace)
+}
+
+fn tool_call() -> Reply {
+    static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let args = json!({"command": "echo hello", "description": "Say hello"}).to_string();
+    Reply::sse(vec![
+        chunk(
+            json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
+                "id": format!("call_{n}"), "type": "function",
+                "function": {"name": "bash", "arguments": ""}}]}),
+            None,
+        ),
+        chunk(
+            json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}),
+            None,
+        ),
+        chunk(json!({}), Some("tool-calls")),
+        (String::new(), "[DONE]".into()),
+    ])
+}
+
+/// Writes opencode's configuration under `config_home/opencode/opencode.json`: one provider
+/// (`@ai-sdk/openai-compatible`, bundled in the binary) at `base_url`, bash asks for
+/// permission, no update checks, no sharing.
+pub fn write_config(config_home: &Path, base_url: &str) {
+    let dir = config_home.join("opencode");
+    std::fs::create_dir_all(&dir).expect("create opencode config dir");
+    let config = json!({
+        "$schema": "https://opencode.ai/config.json",
+        "autoupdate": false,
+        "share": "disabled",
+        "model": format!("standin/{MODEL}"),
+        "small_model": format!("standin/{MODEL}"),
+        "permission": {"bash": "ask"},
+        "provider": {"standin": {
+            "npm": "@ai-sdk/openai-compatible",
+            "name": "Stand-in",
+            "options": {"baseURL": format!("{base_url}/v1"), "apiKey": "test-key"},
+            "models": {MODEL: {"name": "Stand-in"}},
+        }},
+    });
+    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+}
+
+/// The environment an opencode pane runs with: its own XDG folders under `root` and the
+/// switches that keep it off the network.
+pub fn env(root: &Path) -> Vec<(String, String)> {
+    let dir = |name: &str| root.join(name).to_string_lossy().into_owned();
+    let mut env = vec![
+        ("XDG_CONFIG_HOME".to_string(), dir("config")),
+        ("XDG_DATA_HOME".to_string(), dir("data")),
+        ("XDG_STATE_HOME".to_string(), dir("state")),
+        ("XDG_CACHE_HOME".to_string(), dir("cache")),
+    ];
+    for var in [
+        "OPENCODE_DISABLE_AUTOUPDATE",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD",
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+        "OPENCODE_DISABLE_TERMINAL_TITLE",
+    ] {
+        env.push((var.to_string(), "1".to_string()));
+    }
+    env
+}

@@ -1,0 +1,375 @@
+//! The released opencode (pinned in tests/real/clients.txt) against the OpenAI-compatible
+//! stand-in (tests/real/openai_chat.rs), in a private tmux server with the watcher running:
+//! what `resolve`, `last`, `route` and the alerts say at each step of real turns.
+
+mod common;
+mod real;
+
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use common::{FakeAgent, TmuxServer, Watch};
+use real::http::MockServer;
+use real::openai_chat::{self, ANSWER};
+use real::{press, type_prompt, wait_for, wait_screen, Client, STEP};
+
+/// A Claude transcript whose last answer routes into opencode.
+const CLAUDE_WITH_ANSWER: &str =
+    "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+
+/// A tmux server with the stand-in and opencode's configuration pointing at it.
+struct World {
+    server: TmuxServer,
+    api: MockServer,
+}
+
+impl World {
+    fn new() -> World {
+        let api = openai_chat::start();
+        let server = TmuxServer::start();
+        openai_chat::write_config(&server.path().join("opencode/config"), &api.url());
+        World { server, api }
+    }
+
+    /// Starts `client` in `work/<dir>` and waits for its input box.
+    fn opencode(&self, client: &Client, dir: &str) -> String {
+        let env = openai_chat::env(&self.server.path().join("opencode"));
+        let program = client.program();
+        let pane = self
+            .server
+            .new_window(program.to_str().unwrap(), &self.server.work(dir), &env);
+        wait_screen(&self.server, &pane, STEP, "opencode's input box", |s| {
+            s.contains("ctrl+p commands")
+        });
+        pane
+    }
+
+    fn db(&self) -> std::path::PathBuf {
+        self.server
+            .path()
+            .join("opencode/data/opencode/opencode.db")
+    }
+
+    fn resolve(&self, pane: &str) -> Value {
+        let run = self.server.agentpane(&["resolve", pane, "--json"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.json()
+    }
+
+    /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution.
+    fn wait_state(&self, pane: &str, state: &str, reason: Option<&str>) -> Value {
+        let mut last = Value::Null;
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_for(STEP, &format!("{pane} to read {state} {reason:?}"), || {
+                let r = self.resolve(pane);
+                let ok = r["state"] == state
+                    && match reason {
+                        Some(want) => r["reason"] == want,
+                        None => r["reason"].is_null(),
+                    };
+                last = r.clone();
+                ok.then_some(r)
+            })
+        }));
+        found.unwrap_or_else(|_| {
+            panic!(
+                "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
+                real::screen(&self.server, pane)
+            )
+        })
+    }
+
+    /// The newest messages in opencode's database, for failure messages.
+    fn recent_messages(&self) -> String {
+        let Ok(conn) = rusqlite::Connection::open_with_flags(
+            self.db(),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        ) else {
+            return "no database".into();
+        };
+        let Ok(mut stmt) = conn.prepare(
+            "SELECT id, session_id, time_created, time_updated, data FROM message \
+             ORDER BY time_created DESC LIMIT 6",
+        ) else {
+            return "no messages".into();
+        };
+        stmt.query_map([], |r| {
+            Ok(format!(
+                "{} {} {} {} {}",
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, String>(4)?
+            ))
+        })
+        .map(|rows| rows.flatten().collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
+    }
+
+    /// The newest user text the API received.
+    fn last_prompt(&self) -> String {
+        self.api
+            .requests()
+            .iter()
+            .rev()
+            .filter_map(|r| r.json())
+            .filter(|b| !openai_chat::content(&b["messages"][0]).contains("title generator"))
+            .find_map(|b| {
+                let messages = b["messages"].as_array()?.clone();
+                Some(openai_chat::last_user_text(&messages))
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The alerts for `pane` so far: (state, reason).
+fn alerts_now(watch: &Watch, pane: &str) -> Vec<(String, String)> {
+    watch
+        .alerts()
+        .iter()
+        .filter(|a| a["pane"] == pane)
+        .map(|a| {
+            (
+                a["state"].as_str().unwrap_or("").to_string(),
+                a["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn wait_alerts(watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
+    let end = std::time::Instant::now() + STEP;
+    loop {
+        let a = alerts_now(watch, pane);
+        if a.len() >= n {
+            return a;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "timed out waiting for {n} alerts for {pane}; all alerts: {:#?}",
+            watch.alerts()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The titles the stand-in gives sessions: `Title <first word of the first prompt>`.
+fn session_titled(db: &Path, title: &str) -> Option<String> {
+    let conn =
+        rusqlite::Connection::open_with_flags(db, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .ok()?;
+    conn.query_row("SELECT id FROM session WHERE title = ?1", [title], |r| {
+        r.get(0)
+    })
+    .ok()
+}
+
+#[test]
+fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
+    for client in real::clients("opencode") {
+        let label = client.label();
+        let w = World::new();
+        // A Claude pane with an answer to route in, started before the watcher so its
+        // finished turn is history, not news.
+        let claude = w
+            .server
+            .spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+        let watch = Watch::start(&w.server, &[]);
+        let pane = w.opencode(&client, "proj");
+
+        // A fresh session: opencode has no session row before the first prompt.
+        let fresh = w.wait_state(&pane, "idle", None);
+        assert_eq!(fresh["agent"], "opencode", "{label}: {fresh:#}");
+        assert!(fresh["transcript"].is_null(), "{label}: {fresh:#}");
+
+        // An answer: your-turn, `last` is the answer byte for byte, one alert.
+        type_prompt(&w.server, &pane, "hello there");
+        let done = w.wait_state(&pane, "your-turn", None);
+        let transcript = done["transcript"].as_str().unwrap().to_string();
+        assert!(
+            transcript.contains("/opencode.db#ses_"),
+            "{label}: {done:#}"
+        );
+        assert_eq!(done["via"], "cwd", "{label}");
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.code, 0, "{label}: {last:?}");
+        assert_eq!(last.json()["text"], ANSWER, "{label}");
+        assert_eq!(last.json()["source"], "transcript", "{label}");
+        let alerts = wait_alerts(&watch, &pane, 1);
+        assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
+
+        // Routing out: the answer reaches a plain pane byte for byte.
+        let file = w.server.path().join("received.txt");
+        let sink = w.server.new_window(
+            &format!("exec cat > '{}'", file.display()),
+            &w.server.work("sink"),
+            &[],
+        );
+        let routed = w.server.agentpane(&["route", &pane, &sink]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        wait_for(STEP, "the routed answer in the sink", || {
+            let got = std::fs::read_to_string(&file).unwrap_or_default();
+            (got == format!("{ANSWER}\n")).then_some(())
+        });
+
+        // A bash call waiting for permission: waiting, the tool as reason, alerted; nothing
+        // may be routed into the dialog.
+        type_prompt(&w.server, &pane, "RUNBASH please");
+        wait_screen(&w.server, &pane, STEP, "the permission dialog", |s| {
+            s.contains("Permission required")
+        });
+        w.wait_state(&pane, "waiting", Some("permission: bash"));
+        let alerts = wait_alerts(&watch, &pane, 2);
+        assert_eq!(alerts[1], ("waiting".into(), "permission: bash".into()));
+        let refused = w.server.agentpane(&["route", &claude, &pane]);
+        assert_eq!(refused.code, 1, "{label}: {refused:?}");
+        assert!(refused.stderr.contains("waiting") || refused.stdout.contains("waiting"));
+        press(&w.server, &pane, "Enter");
+        let approved = w.wait_state(&pane, "your-turn", None);
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(
+            last.code,
+            0,
+            "{label}: {last:?} {approved:#}\n{}\n{}",
+            real::screen(&w.server, &pane),
+            w.recent_messages()
+        );
+        assert_eq!(last.json()["text"], "Tool done.", "{label}");
+        // Each finished turn is alerted once it has stood for the alert delay; the next prompt
+        // waits for that (a quick follow-up would rightly cancel it).
+        let alerts = wait_alerts(&watch, &pane, 3);
+        assert_eq!(alerts[2], ("your-turn".into(), String::new()), "{label}");
+
+        // An API error: attention naming it; its turn has no answer to hand on.
+        type_prompt(&w.server, &pane, "BADREQ now");
+        w.wait_state(
+            &pane,
+            "attention",
+            Some("api error 400: model stand-in does not exist"),
+        );
+        let alerts = wait_alerts(&watch, &pane, 4);
+        assert_eq!(
+            alerts[3],
+            (
+                "attention".into(),
+                "api error 400: model stand-in does not exist".into()
+            ),
+            "{label}"
+        );
+        let none = w.server.agentpane(&["last", &pane]);
+        assert_eq!(none.code, 1, "{label}: {none:?}");
+        let route_none = w.server.agentpane(&["route", &pane, &sink]);
+        assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+
+        // A 429 that opencode keeps retrying (only its footer says so): attention naming the
+        // error, alerted; Escape during the retry wait ends the turn as interrupted.
+        type_prompt(&w.server, &pane, "QUOTA please");
+        w.wait_state(
+            &pane,
+            "attention",
+            Some("retrying: quota exceeded for stand-in"),
+        );
+        let alerts = wait_alerts(&watch, &pane, 5);
+        assert_eq!(alerts[4].0, "attention", "{label}: {alerts:?}");
+        press(&w.server, &pane, "Escape");
+        std::thread::sleep(Duration::from_millis(300));
+        press(&w.server, &pane, "Escape");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+
+        // Escape mid-stream: your-turn (interrupted), never alerted.
+        type_prompt(&w.server, &pane, "SLOW please");
+        wait_screen(&w.server, &pane, STEP, "the slow reply streaming", |s| {
+            s.contains("word5 ")
+        });
+        w.wait_state(&pane, "working", None);
+        press(&w.server, &pane, "Escape");
+        std::thread::sleep(Duration::from_millis(300));
+        press(&w.server, &pane, "Escape");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+
+        // Routing in: a Claude answer pasted into opencode's box reaches the API intact
+        // (opencode appends one space after a collapsed multi-line paste).
+        let source = w.server.agentpane(&["last", &claude, "--json"]).json()["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let routed = w.server.agentpane(&["route", &claude, &pane]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        let got = wait_for(STEP, "the routed prompt at the API", || {
+            let p = w.last_prompt();
+            p.starts_with(&source[..20]).then_some(p)
+        });
+        assert!(
+            got == source || got == format!("{source} "),
+            "{label}: the API got {got:?}, routed {source:?}"
+        );
+        w.wait_state(&pane, "your-turn", None);
+
+        // Alerts: one per turn that needs the human, the routed turn's answer last; never
+        // the interrupt.
+        let alerts = wait_alerts(&watch, &pane, 6);
+        assert_eq!(alerts.len(), 6, "{label}: {alerts:?}");
+        assert_eq!(alerts[5], ("your-turn".into(), String::new()), "{label}");
+        assert!(
+            !alerts.iter().any(|a| a.1 == "interrupted"),
+            "{label}: {alerts:?}"
+        );
+        assert_eq!(watch.stop(), 0);
+    }
+}
+
+#[test]
+fn two_opencode_sessions_in_one_folder_never_show_a_neighbours() {
+    for client in real::clients("opencode") {
+        let label = client.label();
+        let w = World::new();
+        let a = w.opencode(&client, "shared");
+        type_prompt(&w.server, &a, "ALPHA hello");
+        let ra = w.wait_state(&a, "your-turn", None);
+        let alpha = wait_for(STEP, "the first session's title", || {
+            session_titled(&w.db(), "Title ALPHA")
+        });
+        assert_eq!(ra["session_id"], alpha.as_str(), "{label}: {ra:#}");
+
+        // A second opencode in the same folder, before its first prompt: no session of its
+        // own yet, and the first pane keeps its own.
+        let b = w.opencode(&client, "shared");
+        let rb = w.resolve(&b);
+        assert!(rb["session_id"].is_null(), "{label}: {rb:#}");
+        assert_eq!(w.resolve(&a)["session_id"], alpha.as_str(), "{label}");
+
+        type_prompt(&w.server, &b, "BRAVO hello");
+        let bravo = wait_for(STEP, "the second session's title", || {
+            session_titled(&w.db(), "Title BRAVO")
+        });
+        wait_screen(&w.server, &b, STEP, "the second answer", |s| {
+            s.contains("Done.")
+        });
+        // Each pane shows its own session or says it cannot tell; never the neighbour's.
+        for (pane, own, other) in [(&a, &alpha, &bravo), (&b, &bravo, &alpha)] {
+            let r = w.resolve(pane);
+            eprintln!(
+                "{label}: {pane}: via {} session {}",
+                r["via"], r["session_id"]
+            );
+            let sid = r["session_id"].as_str();
+            assert_ne!(sid, Some(other.as_str()), "{label}: {pane} {r:#}");
+            match sid {
+                Some(s) => assert_eq!(s, own.as_str(), "{label}: {r:#}"),
+                None => assert_eq!(r["via"], "ambiguous", "{label}: {r:#}"),
+            }
+            let panes = w.server.agentpane(&["panes", "--json"]).json();
+            let row = panes
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["pane_id"] == pane.as_str())
+                .cloned()
+                .unwrap();
+            assert_ne!(row["session_id"].as_str(), Some(other.as_str()), "{label}");
+        }
+    }
+}
