@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::agents::claude::locate::{self as claude, SessionRecord};
 use crate::agents::codex::locate as codex;
+use crate::agents::gemini::locate as gemini;
 use crate::events::{AgentKind, Time};
 use crate::paths;
 use crate::proctree::{procfs, Matcher, ProcTable};
@@ -26,6 +27,8 @@ pub enum Via {
     SessionRecord,
     OpenFile,
     Cwd,
+    /// Several sessions could be this process's: none is shown rather than a neighbour's.
+    Ambiguous,
     #[default]
     None,
 }
@@ -37,6 +40,7 @@ impl Via {
             Via::SessionRecord => "session-record",
             Via::OpenFile => "open-file",
             Via::Cwd => "cwd",
+            Via::Ambiguous => "ambiguous",
             Via::None => "none",
         }
     }
@@ -297,6 +301,7 @@ impl Resolver {
         let (root, root_from) = match m.kind {
             AgentKind::Claude => claude::config_root(m.pid, &self.home),
             AgentKind::Codex => codex::codex_home(m.pid, &self.home),
+            AgentKind::Gemini => gemini::gemini_dir(m.pid, &self.home),
             other => {
                 out.agent = Some(AgentProcess {
                     kind: other,
@@ -338,6 +343,7 @@ impl Resolver {
         };
         let found = match m.kind {
             AgentKind::Codex => codex::locate(&target, self.now, &mut out.steps),
+            AgentKind::Gemini => gemini::locate(&target, &self.table, &mut out.steps),
             _ => claude::locate(&target, &mut self.cache, &mut out.steps),
         };
         match &found.transcript {
@@ -346,9 +352,10 @@ impl Resolver {
                 t.display(),
                 found.via.as_str()
             )),
-            None => out
-                .steps
-                .push("transcript: not found (via none)".to_string()),
+            None => out.steps.push(format!(
+                "transcript: not found (via {})",
+                found.via.as_str()
+            )),
         }
         out.agent = Some(AgentProcess {
             kind: m.kind,

@@ -1,0 +1,438 @@
+//! Where a Gemini CLI process keeps its chat log.
+//!
+//! `<GEMINI_CLI_HOME or HOME>/.gemini/tmp/<project>/chats/session-<UTC minute>-<id8>.jsonl`,
+//! where `<project>` is the short name `projects.json` maps the working directory to. The file
+//! is not held open, and every process in a folder writes to the same `chats/`, so a process
+//! is matched to its session by time: each process writes its first session right after it
+//! starts (`startTime` in the first line), and a later one on `/clear`. A `--session-id` or
+//! `--resume <id>` on the command line names the session outright. When the times cannot
+//! tell two processes' sessions apart the answer is `ambiguous`, never a neighbour's.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::proctree::{procfs, ProcTable};
+use crate::resolve::{head_values, str_at, Found, Target, Via};
+
+/// Seconds of slack between a process's start (whole seconds) and its session's `startTime`.
+const SLACK_MS: i64 = 2_000;
+
+/// The `.gemini` folder of a process: `$GEMINI_CLI_HOME/.gemini`, else `<its HOME>/.gemini`.
+pub fn gemini_dir(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
+    let (root, from) = crate::resolve::agent_root(pid, "GEMINI_CLI_HOME", ".gemini", fallback_home);
+    if from == "GEMINI_CLI_HOME" {
+        (root.join(".gemini"), from)
+    } else {
+        (root, from)
+    }
+}
+
+/// The project folder under `<root>/tmp` for working directory `cwd`: from `projects.json`,
+/// else the folder whose `.project_root` names it.
+pub fn project_dir(root: &Path, cwd: &str) -> Option<PathBuf> {
+    let tmp = root.join("tmp");
+    let registry = std::fs::read(root.join("projects.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<Value>(&b).ok());
+    let cwd = cwd.trim_end_matches('/');
+    if let Some(slug) = registry
+        .as_ref()
+        .and_then(|r| r.get("projects")?.get(cwd)?.as_str())
+        .filter(|s| !s.is_empty() && !s.contains('/') && *s != "..")
+    {
+        return Some(tmp.join(slug));
+    }
+    std::fs::read_dir(&tmp).ok()?.flatten().find_map(|e| {
+        let owner = std::fs::read_to_string(e.path().join(".project_root")).ok()?;
+        (owner.trim().trim_end_matches('/') == cwd).then(|| e.path())
+    })
+}
+
+/// One session log in a project's `chats/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Session {
+    pub path: PathBuf,
+    pub id: String,
+    /// `startTime`, milliseconds since the epoch.
+    pub start_ms: i64,
+}
+
+/// The main sessions in `chats` (subagents live in subfolders and are never the main one).
+pub fn sessions(chats: &Path) -> Vec<Session> {
+    let Ok(dir) = std::fs::read_dir(chats) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Session> = dir
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"))
+        })
+        .filter_map(|path| {
+            let meta = head_values(&path, 1).into_iter().next()?;
+            if str_at(&meta, &["kind"]).is_some_and(|k| k != "main") {
+                return None;
+            }
+            let id = str_at(&meta, &["sessionId"])?.to_string();
+            let start_ms = str_at(&meta, &["startTime"])
+                .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())?
+                .timestamp_millis();
+            Some(Session { path, id, start_ms })
+        })
+        .collect();
+    out.sort_by(|a, b| (a.start_ms, &a.path).cmp(&(b.start_ms, &b.path)));
+    out
+}
+
+/// A Gemini CLI process working in the same project.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proc {
+    pub pid: u32,
+    /// Seconds since the epoch.
+    pub start: u64,
+    /// The session its command line names (`--session-id X`, `--resume X`).
+    pub named: Option<String>,
+    /// Started with `--resume`/`-r` without an id (`latest`, an index).
+    pub resumed: bool,
+}
+
+impl Proc {
+    /// Reads what the command line says about the session.
+    pub fn from_argv(pid: u32, start: u64, argv: &[String]) -> Proc {
+        let mut named = None;
+        let mut resumed = false;
+        let mut args = argv.iter().skip(1);
+        while let Some(a) = args.next() {
+            let (flag, inline) = match a.split_once('=') {
+                Some((f, v)) => (f, Some(v.to_string())),
+                None => (a.as_str(), None),
+            };
+            match flag {
+                "--session-id" | "--resume" | "-r" => {
+                    let value = inline.or_else(|| args.next().cloned()).unwrap_or_default();
+                    if looks_like_id(&value) {
+                        named = Some(value);
+                    } else if flag != "--session-id" {
+                        resumed = true;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Proc {
+            pid,
+            start,
+            named,
+            resumed,
+        }
+    }
+}
+
+fn looks_like_id(v: &str) -> bool {
+    v.len() >= 8
+        && v.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+        && v.chars().any(|c| c.is_ascii_digit())
+}
+
+/// What the times say about one process's session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pick {
+    Own(PathBuf, String),
+    Ambiguous(String),
+    None,
+}
+
+/// The session of process `me` among `procs` (every live Gemini CLI process in the project,
+/// `me` included) and the project's `sessions` (sorted by start). Pure.
+pub fn pick(me: u32, procs: &[Proc], sessions: &[Session]) -> Pick {
+    let mut procs: Vec<&Proc> = procs.iter().collect();
+    procs.sort_by_key(|p| (p.start, p.pid));
+    let Some(me_at) = procs.iter().position(|p| p.pid == me) else {
+        return Pick::None;
+    };
+    let named = |p: &Proc| {
+        let id = p.named.as_deref()?;
+        sessions
+            .iter()
+            .filter(|s| {
+                s.id == id
+                    || (s.id.len() >= 8 && id.starts_with(&s.id[..8]) && s.id.starts_with(&id[..8]))
+            })
+            .max_by_key(|s| s.start_ms)
+    };
+    if let Some(s) = named(procs[me_at]) {
+        return Pick::Own(s.path.clone(), "the session its command line names".into());
+    }
+    // Sessions a command line names belong to that process alone.
+    let taken: Vec<&Path> = procs
+        .iter()
+        .filter_map(|p| named(p))
+        .map(|s| s.path.as_path())
+        .collect();
+    let pool: Vec<&Session> = sessions
+        .iter()
+        .filter(|s| !taken.contains(&s.path.as_path()))
+        .collect();
+    let timed: Vec<&Proc> = procs
+        .iter()
+        .copied()
+        .filter(|p| named(p).is_none())
+        .collect();
+    let Some(me_at) = timed.iter().position(|p| p.pid == me) else {
+        return Pick::None;
+    };
+    if timed[me_at].resumed {
+        // A resumed session keeps its old file and start: only a lone process can claim it.
+        let start_ms = timed[me_at].start as i64 * 1000 - SLACK_MS;
+        return match (timed.len(), newest_written_since(&pool, start_ms)) {
+            (1, Some(s)) => Pick::Own(
+                s.path.clone(),
+                "the session written since it resumed".into(),
+            ),
+            (1, None) => Pick::None,
+            _ => Pick::Ambiguous(
+                "another Gemini CLI runs in this folder and this one resumed a session".into(),
+            ),
+        };
+    }
+    // Each process's first session: the earliest unclaimed one that started after it, in
+    // start order.
+    let mut first: Vec<Option<usize>> = vec![None; timed.len()];
+    let mut used = vec![false; pool.len()];
+    for (i, p) in timed.iter().enumerate() {
+        let from = p.start as i64 * 1000 - SLACK_MS;
+        if let Some(j) = (0..pool.len()).find(|&j| !used[j] && pool[j].start_ms >= from) {
+            used[j] = true;
+            first[i] = Some(j);
+        }
+    }
+    let starts_ms = |i: usize| timed[i].start as i64 * 1000;
+    // A first session that started after the next process did could be that one's.
+    let doubtful = |i: usize| match (first[i], timed.get(i + 1)) {
+        (Some(j), Some(_)) => pool[j].start_ms + SLACK_MS >= starts_ms(i + 1),
+        _ => false,
+    };
+    if doubtful(me_at) || (me_at > 0 && doubtful(me_at - 1)) {
+        return Pick::Ambiguous(
+            "several Gemini CLI processes in this folder started their sessions at about the same time"
+                .into(),
+        );
+    }
+    let Some(mine) = first[me_at] else {
+        return Pick::None;
+    };
+    // Later sessions (`/clear`) that are no process's first: ours when no other process
+    // could have started them.
+    let mut current = mine;
+    for j in (mine + 1)..pool.len() {
+        if used[j] {
+            continue;
+        }
+        let rivals = (0..timed.len())
+            .filter(|&i| i != me_at)
+            .any(|i| first[i].is_some_and(|f| pool[f].start_ms <= pool[j].start_ms));
+        if rivals {
+            return Pick::Ambiguous(
+                "a newer session in this folder could be this process's or another's".into(),
+            );
+        }
+        current = j;
+    }
+    Pick::Own(pool[current].path.clone(), "the session it started".into())
+}
+
+fn newest_written_since<'a>(pool: &[&'a Session], since_ms: i64) -> Option<&'a Session> {
+    pool.iter()
+        .copied()
+        .filter_map(|s| {
+            let m = std::fs::metadata(&s.path).ok()?.modified().ok()?;
+            let ms = m.duration_since(std::time::UNIX_EPOCH).ok()?.as_millis() as i64;
+            (ms >= since_ms).then_some((ms, s))
+        })
+        .max_by_key(|(ms, _)| *ms)
+        .map(|(_, s)| s)
+}
+
+/// Every live Gemini CLI session owner (`GEMINI_CLI_NO_RELAUNCH=true` in its environment,
+/// set on the child the launcher starts) working in `cwd`, `me` included.
+fn peers(table: &ProcTable, me: &Target, cwd: &str) -> Vec<Proc> {
+    let argv_of = |pid: u32| {
+        table
+            .get(pid)
+            .map(|p| p.argv.clone())
+            .filter(|a| !a.is_empty())
+            .or_else(|| procfs::cmdline(pid))
+            .unwrap_or_default()
+    };
+    let mut out = vec![Proc::from_argv(me.pid, me.start, &argv_of(me.pid))];
+    for p in table.all() {
+        if p.pid == me.pid || p.name != "node" {
+            continue;
+        }
+        let owner = procfs::environ(p.pid)
+            .is_some_and(|e| e.get("GEMINI_CLI_NO_RELAUNCH").map(String::as_str) == Some("true"));
+        let same = procfs::cwd(p.pid).is_some_and(|c| c.to_str() == Some(cwd));
+        if owner && same {
+            out.push(Proc::from_argv(p.pid, p.start, &argv_of(p.pid)));
+        }
+    }
+    out
+}
+
+/// Finds the chat log of the Gemini CLI process `t`.
+pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
+    let mut found = Found::default();
+    let Some(cwd) = t.cwds.first() else {
+        steps.push("project: the agent's working directory is unknown".into());
+        return found;
+    };
+    let Some(project) = project_dir(t.root, cwd) else {
+        steps.push(format!(
+            "project: {cwd} is not in {}/projects.json",
+            t.root.display()
+        ));
+        return found;
+    };
+    let chats = project.join("chats");
+    let procs = peers(table, t, cwd);
+    steps.push(format!(
+        "project: {} ({} Gemini CLI process{} in this folder)",
+        chats.display(),
+        procs.len(),
+        if procs.len() == 1 { "" } else { "es" }
+    ));
+    match pick(t.pid, &procs, &sessions(&chats)) {
+        Pick::Own(path, why) => {
+            steps.push(format!("session: {why}"));
+            found.session_id = session_id(&path);
+            found.transcript = Some(path);
+            found.via = Via::Cwd;
+        }
+        Pick::Ambiguous(why) => {
+            steps.push(format!("session: ambiguous ({why})"));
+            found.via = Via::Ambiguous;
+        }
+        Pick::None => steps.push("session: none started since the process did".into()),
+    }
+    found
+}
+
+/// The session id in a log's first line.
+fn session_id(path: &Path) -> Option<String> {
+    let meta = head_values(path, 1).into_iter().next()?;
+    str_at(&meta, &["sessionId"]).map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(name: &str, start_ms: i64) -> Session {
+        Session {
+            path: PathBuf::from(name),
+            id: format!("{name}-0000-1111"),
+            start_ms,
+        }
+    }
+
+    fn p(pid: u32, start: u64) -> Proc {
+        Proc {
+            pid,
+            start,
+            named: None,
+            resumed: false,
+        }
+    }
+
+    fn path_of(pick: Pick) -> Option<String> {
+        match pick {
+            Pick::Own(p, _) => Some(p.to_string_lossy().into_owned()),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn one_process_takes_its_newest_session() {
+        let sessions = [s("old", 1_000), s("a", 100_500), s("cleared", 200_000)];
+        assert_eq!(
+            path_of(pick(1, &[p(1, 100)], &sessions)).as_deref(),
+            Some("cleared")
+        );
+        assert_eq!(pick(1, &[p(1, 300)], &sessions), Pick::None);
+    }
+
+    #[test]
+    fn two_processes_started_apart_each_get_their_own() {
+        // A starts at 100 s and writes at 113 s; B starts at 120 s and writes at 131 s.
+        let sessions = [s("a", 113_000), s("b", 131_000)];
+        let procs = [p(1, 100), p(2, 120)];
+        assert_eq!(path_of(pick(1, &procs, &sessions)).as_deref(), Some("a"));
+        assert_eq!(path_of(pick(2, &procs, &sessions)).as_deref(), Some("b"));
+    }
+
+    #[test]
+    fn overlapping_starts_are_ambiguous_for_both() {
+        // B started before A's session appeared: either session could be either's.
+        let sessions = [s("x", 113_000), s("y", 114_000)];
+        let procs = [p(1, 100), p(2, 105)];
+        assert!(matches!(pick(1, &procs, &sessions), Pick::Ambiguous(_)));
+        assert!(matches!(pick(2, &procs, &sessions), Pick::Ambiguous(_)));
+    }
+
+    #[test]
+    fn a_later_session_any_process_could_have_started_is_ambiguous() {
+        let sessions = [s("a", 113_000), s("b", 131_000), s("c", 300_000)];
+        let procs = [p(1, 100), p(2, 120)];
+        assert!(matches!(pick(1, &procs, &sessions), Pick::Ambiguous(_)));
+        assert!(matches!(pick(2, &procs, &sessions), Pick::Ambiguous(_)));
+    }
+
+    #[test]
+    fn a_session_named_on_the_command_line_wins() {
+        let sessions = [s("x", 113_000), s("y", 114_000)];
+        let mut a = p(1, 100);
+        a.named = Some("y-0000-1111".into());
+        let procs = [a, p(2, 105)];
+        assert_eq!(path_of(pick(1, &procs, &sessions)).as_deref(), Some("y"));
+        assert_eq!(path_of(pick(2, &procs, &sessions)).as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn command_lines_name_sessions() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let id = "583b8a73-ebab-412b-ac11-8b561b8135d2";
+        let p1 = Proc::from_argv(1, 0, &argv(&["node", "gemini", "--session-id", id]));
+        assert_eq!(p1.named.as_deref(), Some(id));
+        let p2 = Proc::from_argv(1, 0, &argv(&["node", "gemini", &format!("--resume={id}")]));
+        assert_eq!(p2.named.as_deref(), Some(id));
+        let p3 = Proc::from_argv(1, 0, &argv(&["node", "gemini", "-r", "latest"]));
+        assert!(p3.resumed && p3.named.is_none());
+        let p4 = Proc::from_argv(1, 0, &argv(&["node", "gemini", "-r", "5"]));
+        assert!(p4.resumed && p4.named.is_none());
+    }
+
+    #[test]
+    fn project_folder_comes_from_the_registry_or_the_marker() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("projects.json"),
+            r#"{"projects":{"/w/proj":"proj-1"}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            project_dir(root.path(), "/w/proj"),
+            Some(root.path().join("tmp/proj-1"))
+        );
+        std::fs::create_dir_all(root.path().join("tmp/other")).unwrap();
+        std::fs::write(root.path().join("tmp/other/.project_root"), "/w/other").unwrap();
+        assert_eq!(
+            project_dir(root.path(), "/w/other"),
+            Some(root.path().join("tmp/other"))
+        );
+        assert_eq!(project_dir(root.path(), "/w/none"), None);
+    }
+}
