@@ -23,8 +23,8 @@ const VERIFY_POLL: Duration = Duration::from_millis(25);
 /// Queued messages older than this are held for the human instead of delivered.
 pub const QUEUE_MAX_AGE: chrono::Duration = chrono::Duration::hours(24);
 
-/// Placeholders agents show instead of a long paste (Claude Code, Codex).
-const PASTE_PLACEHOLDERS: [&str; 2] = ["[Pasted text", "[Pasted Content"];
+/// Placeholders agents show instead of a long paste (Claude Code, Codex, Gemini CLI).
+const PASTE_PLACEHOLDERS: [&str; 3] = ["[Pasted text", "[Pasted Content", "[Pasted Text"];
 
 /// How long a delivery waits for another one into the same pane.
 const PANE_LOCK_WAIT: Duration = Duration::from_secs(30);
@@ -528,6 +528,9 @@ mod tests {
         assert!(after.arrived_since(&before));
         let claude = Seen::of("❯ [Pasted text #1 +40 lines]\n", "zzz");
         assert!(claude.arrived_since(&Seen::of("❯ \n", "zzz")));
+        // Gemini CLI 0.61.0 shows a multi-line paste as one placeholder line.
+        let gemini = Seen::of(" > [Pasted Text: 8 lines]\n", "zzz");
+        assert!(gemini.arrived_since(&Seen::of(" >   Type your message\n", "zzz")));
     }
 
     #[test]

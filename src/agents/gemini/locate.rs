@@ -15,8 +15,9 @@ use serde_json::Value;
 use crate::proctree::{procfs, ProcTable};
 use crate::resolve::{head_values, str_at, Found, Target, Via};
 
-/// Seconds of slack between a process's start (whole seconds) and its session's `startTime`.
-const SLACK_MS: i64 = 2_000;
+/// Slack between a process's start (whole seconds, from a boot time in whole seconds) and a
+/// session's `startTime` (milliseconds).
+const SLACK_MS: i64 = 1_500;
 
 /// The `.gemini` folder of a process: `$GEMINI_CLI_HOME/.gemini`, else `<its HOME>/.gemini`.
 pub fn gemini_dir(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
@@ -53,12 +54,17 @@ pub fn project_dir(root: &Path, cwd: &str) -> Option<PathBuf> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Session {
     pub path: PathBuf,
+    /// The full id, or the 8 characters of the file name when the first line is gone.
     pub id: String,
-    /// `startTime`, milliseconds since the epoch.
+    /// `startTime`, milliseconds since the epoch; for an orphan the start of the minute in
+    /// its name.
     pub start_ms: i64,
+    /// The file lost its metadata line: another process's startup deleted it as empty and
+    /// its owner's next write created it again.
+    pub orphan: bool,
 }
 
-/// The main sessions in `chats` (subagents live in subfolders and are never the main one).
+/// The main sessions in `chats`, oldest first (subagents live in subfolders).
 pub fn sessions(chats: &Path) -> Vec<Session> {
     let Ok(dir) = std::fs::read_dir(chats) else {
         return Vec::new();
@@ -66,21 +72,34 @@ pub fn sessions(chats: &Path) -> Vec<Session> {
     let mut out: Vec<Session> = dir
         .flatten()
         .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with("session-") && n.ends_with(".jsonl"))
-        })
         .filter_map(|path| {
+            let name = path.file_name()?.to_str()?;
+            let stem = name.strip_prefix("session-")?.strip_suffix(".jsonl")?;
             let meta = head_values(&path, 1).into_iter().next()?;
-            if str_at(&meta, &["kind"]).is_some_and(|k| k != "main") {
-                return None;
+            if let (Some(id), Some(start)) = (
+                str_at(&meta, &["sessionId"]),
+                str_at(&meta, &["startTime"])
+                    .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok()),
+            ) {
+                if str_at(&meta, &["kind"]).is_some_and(|k| k != "main") {
+                    return None;
+                }
+                return Some(Session {
+                    id: id.to_string(),
+                    start_ms: start.timestamp_millis(),
+                    path,
+                    orphan: false,
+                });
             }
-            let id = str_at(&meta, &["sessionId"])?.to_string();
-            let start_ms = str_at(&meta, &["startTime"])
-                .and_then(|s| chrono::DateTime::parse_from_rfc3339(s).ok())?
-                .timestamp_millis();
-            Some(Session { path, id, start_ms })
+            // `YYYY-MM-DDTHH-MM-<id8>`: the minute (UTC) the session started.
+            let (minute, id8) = stem.rsplit_once('-')?;
+            let start = chrono::NaiveDateTime::parse_from_str(minute, "%Y-%m-%dT%H-%M").ok()?;
+            Some(Session {
+                id: id8.to_string(),
+                start_ms: start.and_utc().timestamp_millis(),
+                path,
+                orphan: true,
+            })
         })
         .collect();
     out.sort_by(|a, b| (a.start_ms, &a.path).cmp(&(b.start_ms, &b.path)));
@@ -146,25 +165,30 @@ pub enum Pick {
     None,
 }
 
+/// How long a process may take to write its first session (a loaded machine included).
+const INIT_MS: i64 = 20_000;
+
 /// The session of process `me` among `procs` (every live Gemini CLI process in the project,
 /// `me` included) and the project's `sessions` (sorted by start). Pure.
+///
+/// A session belongs to the latest process started before it (a process writes its first
+/// session right after starting). Doubt makes it `ambiguous`: a later session (`/clear`) that
+/// any earlier process could have started, or a first session while the process started
+/// before it has none yet and may still be starting.
 pub fn pick(me: u32, procs: &[Proc], sessions: &[Session]) -> Pick {
     let mut procs: Vec<&Proc> = procs.iter().collect();
     procs.sort_by_key(|p| (p.start, p.pid));
-    let Some(me_at) = procs.iter().position(|p| p.pid == me) else {
-        return Pick::None;
-    };
     let named = |p: &Proc| {
         let id = p.named.as_deref()?;
         sessions
             .iter()
-            .filter(|s| {
-                s.id == id
-                    || (s.id.len() >= 8 && id.starts_with(&s.id[..8]) && s.id.starts_with(&id[..8]))
-            })
+            .filter(|s| s.id == id || (s.orphan && id.starts_with(&s.id)))
             .max_by_key(|s| s.start_ms)
     };
-    if let Some(s) = named(procs[me_at]) {
+    let Some(me_proc) = procs.iter().find(|p| p.pid == me) else {
+        return Pick::None;
+    };
+    if let Some(s) = named(me_proc) {
         return Pick::Own(s.path.clone(), "the session its command line names".into());
     }
     // Sessions a command line names belong to that process alone.
@@ -173,22 +197,22 @@ pub fn pick(me: u32, procs: &[Proc], sessions: &[Session]) -> Pick {
         .filter_map(|p| named(p))
         .map(|s| s.path.as_path())
         .collect();
-    let pool: Vec<&Session> = sessions
-        .iter()
-        .filter(|s| !taken.contains(&s.path.as_path()))
-        .collect();
     let timed: Vec<&Proc> = procs
         .iter()
         .copied()
         .filter(|p| named(p).is_none())
         .collect();
+    let pool: Vec<&Session> = sessions
+        .iter()
+        .filter(|s| !taken.contains(&s.path.as_path()) && !s.orphan)
+        .collect();
     let Some(me_at) = timed.iter().position(|p| p.pid == me) else {
         return Pick::None;
     };
+    let start_ms = |i: usize| timed[i].start as i64 * 1000 - SLACK_MS;
     if timed[me_at].resumed {
         // A resumed session keeps its old file and start: only a lone process can claim it.
-        let start_ms = timed[me_at].start as i64 * 1000 - SLACK_MS;
-        return match (timed.len(), newest_written_since(&pool, start_ms)) {
+        return match (timed.len(), newest_written_since(&pool, start_ms(me_at))) {
             (1, Some(s)) => Pick::Own(
                 s.path.clone(),
                 "the session written since it resumed".into(),
@@ -199,50 +223,88 @@ pub fn pick(me: u32, procs: &[Proc], sessions: &[Session]) -> Pick {
             ),
         };
     }
-    // Each process's first session: the earliest unclaimed one that started after it, in
-    // start order.
-    let mut first: Vec<Option<usize>> = vec![None; timed.len()];
-    let mut used = vec![false; pool.len()];
-    for (i, p) in timed.iter().enumerate() {
-        let from = p.start as i64 * 1000 - SLACK_MS;
-        if let Some(j) = (0..pool.len()).find(|&j| !used[j] && pool[j].start_ms >= from) {
-            used[j] = true;
-            first[i] = Some(j);
-        }
-    }
-    let starts_ms = |i: usize| timed[i].start as i64 * 1000;
-    // A first session that started after the next process did could be that one's.
-    let doubtful = |i: usize| match (first[i], timed.get(i + 1)) {
-        (Some(j), Some(_)) => pool[j].start_ms + SLACK_MS >= starts_ms(i + 1),
-        _ => false,
+    // Owner of each session: the latest process started before it.
+    let owner: Vec<Option<usize>> = pool
+        .iter()
+        .map(|s| (0..timed.len()).rev().find(|&i| start_ms(i) <= s.start_ms))
+        .collect();
+    let owned: Vec<Vec<usize>> = (0..timed.len())
+        .map(|i| (0..pool.len()).filter(|&j| owner[j] == Some(i)).collect())
+        .collect();
+    let Some(&newest) = owned[me_at].last() else {
+        return orphan_of(me_at, &timed, &pool, sessions, &owned);
     };
-    if doubtful(me_at) || (me_at > 0 && doubtful(me_at - 1)) {
-        return Pick::Ambiguous(
-            "several Gemini CLI processes in this folder started their sessions at about the same time"
-                .into(),
-        );
-    }
-    let Some(mine) = first[me_at] else {
-        return Pick::None;
-    };
-    // Later sessions (`/clear`) that are no process's first: ours when no other process
-    // could have started them.
-    let mut current = mine;
-    for j in (mine + 1)..pool.len() {
-        if used[j] {
-            continue;
-        }
-        let rivals = (0..timed.len())
-            .filter(|&i| i != me_at)
-            .any(|i| first[i].is_some_and(|f| pool[f].start_ms <= pool[j].start_ms));
-        if rivals {
+    let first = owned[me_at].first() == Some(&newest);
+    if !first {
+        if (0..timed.len()).any(|i| i != me_at && start_ms(i) <= pool[newest].start_ms) {
             return Pick::Ambiguous(
                 "a newer session in this folder could be this process's or another's".into(),
             );
         }
-        current = j;
+    } else if me_at > 0
+        && owned[me_at - 1].is_empty()
+        && !sessions
+            .iter()
+            .any(|s| s.orphan && start_ms(me_at - 1) < s.start_ms + 60_000)
+        && pool[newest].start_ms - start_ms(me_at - 1) < INIT_MS
+    {
+        return Pick::Ambiguous(
+            "another Gemini CLI in this folder started just before and has no session yet".into(),
+        );
     }
-    Pick::Own(pool[current].path.clone(), "the session it started".into())
+    // A later session owned by a process started after me could be mine (a `/clear`).
+    let later_rival = (0..pool.len()).any(|j| {
+        j > newest && owner[j].is_some_and(|o| o != me_at && owned[o].first() != Some(&j))
+    });
+    if later_rival {
+        return Pick::Ambiguous(
+            "a newer session in this folder could be this process's or another's".into(),
+        );
+    }
+    Pick::Own(pool[newest].path.clone(), "the session it started".into())
+}
+
+/// A process with no session of its own: its file lost its first line (another process's
+/// startup removed it while it was still empty) and came back without it. Only a process
+/// without a session can own such a file.
+fn orphan_of(
+    me_at: usize,
+    timed: &[&Proc],
+    pool: &[&Session],
+    sessions: &[Session],
+    owned: &[Vec<usize>],
+) -> Pick {
+    let my_start = timed[me_at].start as i64 * 1000 - SLACK_MS;
+    // A session another process took could be mine: it came soon after I started, or it is
+    // not that process's first.
+    let contested = (0..timed.len()).filter(|&i| i != me_at).any(|i| {
+        owned[i].iter().enumerate().any(|(n, &j)| {
+            pool[j].start_ms >= my_start && (n > 0 || pool[j].start_ms - my_start < INIT_MS)
+        })
+    });
+    if contested {
+        return Pick::Ambiguous(
+            "another Gemini CLI in this folder started a session this one could have started"
+                .into(),
+        );
+    }
+    let sessionless: Vec<usize> = (0..timed.len()).filter(|&i| owned[i].is_empty()).collect();
+    let candidates: Vec<&Session> = sessions
+        .iter()
+        .filter(|s| s.orphan)
+        // The name's minute: the session started within it, after the process.
+        .filter(|s| my_start < s.start_ms + 60_000)
+        .collect();
+    match (candidates.as_slice(), sessionless.len()) {
+        ([], _) => Pick::None,
+        ([only], 1) => Pick::Own(
+            only.path.clone(),
+            "the session it started (its first line was removed by another process)".into(),
+        ),
+        _ => Pick::Ambiguous(
+            "several Gemini CLI processes in this folder have no session of their own".into(),
+        ),
+    }
 }
 
 fn newest_written_since<'a>(pool: &[&'a Session], since_ms: i64) -> Option<&'a Session> {
@@ -321,10 +383,14 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
     found
 }
 
-/// The session id in a log's first line.
+/// The session id in a log's first line, else the 8 characters its name ends with.
 fn session_id(path: &Path) -> Option<String> {
-    let meta = head_values(path, 1).into_iter().next()?;
-    str_at(&meta, &["sessionId"]).map(str::to_string)
+    let meta = head_values(path, 1).into_iter().next();
+    if let Some(id) = meta.as_ref().and_then(|m| str_at(m, &["sessionId"])) {
+        return Some(id.to_string());
+    }
+    let stem = path.file_stem()?.to_str()?;
+    Some(stem.rsplit_once('-')?.1.to_string())
 }
 
 #[cfg(test)]
@@ -336,6 +402,7 @@ mod tests {
             path: PathBuf::from(name),
             id: format!("{name}-0000-1111"),
             start_ms,
+            orphan: false,
         }
     }
 
@@ -389,6 +456,21 @@ mod tests {
         let procs = [p(1, 100), p(2, 120)];
         assert!(matches!(pick(1, &procs, &sessions), Pick::Ambiguous(_)));
         assert!(matches!(pick(2, &procs, &sessions), Pick::Ambiguous(_)));
+    }
+
+    #[test]
+    fn a_process_whose_empty_session_a_later_one_removed_has_none_until_it_writes_again() {
+        // B's startup deletes A's still-empty session; A's next write recreates the file
+        // without its first line.
+        let procs = [p(1, 100), p(2, 130)];
+        let sessions = [s("b", 141_000)];
+        assert_eq!(pick(1, &procs, &sessions), Pick::None);
+        assert_eq!(path_of(pick(2, &procs, &sessions)).as_deref(), Some("b"));
+        let mut orphan = s("a", 100_000 - 40_000);
+        orphan.orphan = true;
+        let sessions = [orphan, s("b", 141_000)];
+        assert_eq!(path_of(pick(1, &procs, &sessions)).as_deref(), Some("a"));
+        assert_eq!(path_of(pick(2, &procs, &sessions)).as_deref(), Some("b"));
     }
 
     #[test]
