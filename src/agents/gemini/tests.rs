@@ -139,3 +139,23 @@ fn the_log_is_recognised() {
         .unwrap();
     assert_eq!((a.agent, a.text.as_str()), (AgentKind::Gemini, ANSWER));
 }
+
+#[test]
+fn rewind_returns_to_the_earlier_answer_without_a_new_turn() {
+    // `/rewind` to the second prompt: `$rewindTo` its id, then the shortened list.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-clients/gemini-0.61.0/rewind.jsonl"
+    );
+    let bytes = std::fs::read(path).expect("fixture");
+    let events = tail_events_from(std::io::Cursor::new(bytes.clone()), Budget::default()).unwrap();
+    let later = now() + chrono::Duration::minutes(40);
+    let s = state::classify(&events, later, &Windows::default(), Observation::default());
+    assert_eq!(s.state, State::YourTurn);
+    let key = s.turn_key.expect("key");
+    assert!(key.starts_with("ff6134c8"), "{key}");
+    let a = last_answer_from(std::io::Cursor::new(bytes), Budget::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.key.as_deref(), Some(key.as_str()));
+}
