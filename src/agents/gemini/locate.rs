@@ -474,6 +474,34 @@ mod tests {
     }
 
     #[test]
+    fn real_chats_with_a_recreated_log_each_go_to_their_own_process() {
+        // Gemini CLI 0.61.0: A started 22:47:59, B at 22:48:31; B's startup deleted A's empty
+        // log, and A's next prompt wrote it again without its first line.
+        let chats = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/real-clients/gemini-0.61.0/orphan-chats");
+        let found = sessions(&chats);
+        assert_eq!(found.len(), 2, "{found:?}");
+        let orphan = found.iter().find(|s| s.orphan).expect("the recreated log");
+        assert_eq!(orphan.id, "8a3e6e21");
+        let at = |t: &str| chrono::DateTime::parse_from_rfc3339(t).unwrap().timestamp() as u64;
+        let procs = [
+            p(5898, at("2026-12-01T22:47:59Z")),
+            p(7386, at("2026-12-01T22:48:31Z")),
+        ];
+        let name = |pick: Pick| {
+            path_of(pick).map(|p| p.rsplit('-').next().unwrap_or_default().to_string())
+        };
+        assert_eq!(
+            name(pick(5898, &procs, &found)).as_deref(),
+            Some("8a3e6e21.jsonl")
+        );
+        assert_eq!(
+            name(pick(7386, &procs, &found)).as_deref(),
+            Some("d8713335.jsonl")
+        );
+    }
+
+    #[test]
     fn a_session_named_on_the_command_line_wins() {
         let sessions = [s("x", 113_000), s("y", 114_000)];
         let mut a = p(1, 100);
