@@ -75,6 +75,10 @@ pub fn sessions(chats: &Path) -> Vec<Session> {
         .filter_map(|path| {
             let name = path.file_name()?.to_str()?;
             let stem = name.strip_prefix("session-")?.strip_suffix(".jsonl")?;
+            // Only regular files: opening a FIFO would block the scan.
+            if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+                return None;
+            }
             let meta = head_values(&path, 1).into_iter().next()?;
             if let (Some(id), Some(start)) = (
                 str_at(&meta, &["sessionId"]),
@@ -499,6 +503,15 @@ mod tests {
             name(pick(7386, &procs, &found)).as_deref(),
             Some("d8713335.jsonl")
         );
+    }
+
+    #[test]
+    fn a_fifo_in_chats_is_skipped_not_opened() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("session-2026-12-01T22-48-deadbeef.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert!(sessions(dir.path()).is_empty());
     }
 
     #[test]

@@ -156,11 +156,20 @@ pub fn last_answer_from<R: Read + Seek>(src: R, budget: Budget) -> std::io::Resu
     Ok(None)
 }
 
-/// True when the file's first line is a Gemini CLI session's metadata.
+/// True when the file's first line is a Gemini CLI session's metadata. Only a regular file is
+/// read (a FIFO would block).
 pub fn is_log(path: &Path) -> bool {
-    crate::resolve::head_values(path, 1)
-        .first()
-        .and_then(|v| v.as_object())
+    let Ok(file) = crate::transcript::open_regular(path) else {
+        return false;
+    };
+    let mut head = Vec::new();
+    if file.take(64 * 1024).read_to_end(&mut head).is_err() {
+        return false;
+    }
+    let first = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    serde_json::from_slice::<serde_json::Value>(first)
+        .ok()
+        .and_then(|v| v.as_object().cloned())
         .is_some_and(|o| o.contains_key("sessionId") && o.contains_key("projectHash"))
 }
 
