@@ -39,6 +39,20 @@ fn start(server: &TmuxServer, client: &Client, home: &Path, api: &MockServer, di
     pane
 }
 
+/// Types a prompt as a person does and makes sure it was sent: Gemini CLI takes an Enter its
+/// busy event loop handles within 30 ms of the typed text as a newline, as a person would
+/// see, so they press Enter again.
+fn submit(server: &TmuxServer, pane: &str, text: &str) {
+    type_prompt(server, pane, text);
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(700));
+        if !agentpane::agents::gemini::pane::input_pending(&real::screen(server, pane)) {
+            return;
+        }
+        press(server, pane, "Enter");
+    }
+}
+
 fn resolve(server: &TmuxServer, pane: &str) -> serde_json::Value {
     let run = server.agentpane(&["resolve", pane, "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -105,7 +119,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         assert!(r["session_id"].is_string(), "{label}: {r:#}");
 
         // An answer: your-turn, `last` is it (code block byte-exact), one alert.
-        type_prompt(&server, &pane, "hello gemini");
+        submit(&server, &pane, "hello gemini");
         wait_state(&server, &pane, "your-turn", None);
         assert_eq!(
             last_text(&server, &pane).as_deref(),
@@ -116,7 +130,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         });
 
         // A command that needs approval: waiting on the tool, alerted, routing refused.
-        type_prompt(&server, &pane, "TOOL:mkdir newdir");
+        submit(&server, &pane, "TOOL:mkdir newdir");
         wait_state(&server, &pane, "waiting", Some("permission: Shell"));
         wait_for(STEP, "the waiting alert", || {
             alerts_for(&watch, &pane)
@@ -158,7 +172,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         );
 
         // An API error: attention naming it; the error is no answer.
-        type_prompt(&server, &pane, "ERR please");
+        submit(&server, &pane, "ERR please");
         let r = wait_state(&server, &pane, "attention", Some("invalid_request"));
         assert_eq!(r["source"], "transcript", "{label}: {r:#}");
         assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
@@ -170,7 +184,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         });
 
         // Escape mid-stream: your-turn (interrupted), no alert.
-        type_prompt(&server, &pane, "SLOW please");
+        submit(&server, &pane, "SLOW please");
         wait_state(&server, &pane, "working", None);
         real::wait_screen(&server, &pane, STEP, "streamed words", |s| {
             s.contains("word3")
@@ -213,15 +227,11 @@ fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() 
         let b = start(&server, &client, &home, &api, "shared");
         // B's startup removed A's still-empty log (Gemini CLI deletes other sessions without
         // a prompt); A's next write brings it back. Until then A has none, never B's.
-        let ra = resolve(&server, &a);
-        assert_ne!(
-            ra["transcript"],
-            resolve(&server, &b)["transcript"],
-            "{label}: {ra:#}"
-        );
+        let (ra, rb) = (resolve(&server, &a), resolve(&server, &b));
+        assert_ne!(ra["transcript"], rb["transcript"], "{label}: {ra:#} {rb:#}");
 
         // A answers; B stays idle with no answer of A's.
-        type_prompt(&server, &a, "alpha question");
+        submit(&server, &a, "alpha question");
         let ra = wait_state(&server, &a, "your-turn", None);
         let rb = resolve(&server, &b);
         assert!(ra["transcript"].is_string(), "{label}: {ra:#}");

@@ -64,6 +64,24 @@ pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
     approves.then_some(tool)
 }
 
+/// True when Gemini CLI's input box still holds text (a prompt not submitted). The box is the
+/// `> ` line under the last rule (`────`); empty, it shows `Type your message…`.
+pub fn input_pending(screen: &str) -> bool {
+    let lines: Vec<&str> = screen.lines().collect();
+    let Some(rule) = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("────"))
+    else {
+        return false;
+    };
+    lines[rule + 1..]
+        .iter()
+        .filter_map(|l| l.trim_start().strip_prefix('>'))
+        .map(str::trim)
+        .next()
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with("Type your message"))
+}
+
 /// Folds the pane title (and, for an approval, the screen) onto the log's reading.
 pub fn refine(
     status: Status,
@@ -150,6 +168,25 @@ mod tests {
         s.reason = Some("tool: pending".into());
         s.last_activity = Some(chrono::Utc::now());
         s
+    }
+
+    #[test]
+    fn the_input_box_tells_a_held_prompt_from_an_empty_one() {
+        let rule = "─".repeat(40);
+        let held = format!(
+            "{rule}\n Shift+Tab to accept edits\n > hello gemini\n workspace (/directory)\n"
+        );
+        let pasted = format!("{rule}\n > [Pasted Text: 8 lines]\n workspace\n");
+        let empty = format!(
+            " > hello gemini\n{rule}\n >   Type your message or @path/to/file\n workspace\n"
+        );
+        assert!(input_pending(&held));
+        assert!(input_pending(&pasted));
+        assert!(
+            !input_pending(&empty),
+            "the prompt above the box is history"
+        );
+        assert!(!input_pending(DIALOG));
     }
 
     #[test]
