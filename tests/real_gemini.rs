@@ -221,9 +221,10 @@ fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() 
         let a_started = std::time::Instant::now();
         let a = start(&server, &client, &home, &api, "shared");
         // A person opens the second pane a little later. Sessions are told apart by process
-        // start times; a first session within 20 s of an earlier process's start, while that
-        // one has none, reads `ambiguous` (it may still be starting).
-        std::thread::sleep(Duration::from_secs(22).saturating_sub(a_started.elapsed()));
+        // start times: a first session within 20 s of an earlier process's start, while that
+        // one has none, reads `ambiguous` (it may still be starting), and so does one more
+        // than 30 s after a lone process's start.
+        std::thread::sleep(Duration::from_secs(32).saturating_sub(a_started.elapsed()));
         let b = start(&server, &client, &home, &api, "shared");
         // B's startup removed A's still-empty log (Gemini CLI deletes other sessions without
         // a prompt); A's next write brings it back. Until then A has none, never B's.

@@ -171,6 +171,8 @@ pub enum Pick {
 
 /// How long a process may take to write its first session (a loaded machine included).
 const INIT_MS: i64 = 20_000;
+/// A first session later than this after the process started is not taken as its own.
+const LATE_MS: i64 = 30_000;
 
 /// The session of process `me` among `procs` (every live Gemini CLI process in the project,
 /// `me` included) and the project's `sessions` (sorted by start). Pure.
@@ -232,11 +234,30 @@ pub fn pick(me: u32, procs: &[Proc], sessions: &[Session]) -> Pick {
         .iter()
         .map(|s| (0..timed.len()).rev().find(|&i| start_ms(i) <= s.start_ms))
         .collect();
-    let owned: Vec<Vec<usize>> = (0..timed.len())
+    let mut owned: Vec<Vec<usize>> = (0..timed.len())
         .map(|i| (0..pool.len()).filter(|&j| owner[j] == Some(i)).collect())
         .collect();
+    // A process's first session long after its start is not its first: that one is gone
+    // (removed while empty) and this may be a process's that has exited since.
+    let mut late = vec![false; timed.len()];
+    for i in 0..timed.len() {
+        if owned[i]
+            .first()
+            .is_some_and(|&j| pool[j].start_ms - start_ms(i) > LATE_MS)
+        {
+            owned[i].clear();
+            late[i] = true;
+        }
+    }
     let Some(&newest) = owned[me_at].last() else {
-        return orphan_of(me_at, &timed, &pool, sessions, &owned);
+        return match orphan_of(me_at, &timed, &pool, sessions, &owned) {
+            Pick::None if late[me_at] => Pick::Ambiguous(
+                "the only session since this process started came too late to be its first; it \
+                 may be another's"
+                    .into(),
+            ),
+            pick => pick,
+        };
     };
     let first = owned[me_at].first() == Some(&newest);
     if !first {
@@ -512,6 +533,18 @@ mod tests {
         let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         assert!(sessions(dir.path()).is_empty());
+    }
+
+    #[test]
+    fn a_session_long_after_a_process_started_is_not_taken_for_its_first() {
+        // A's empty log was removed by B, and B has exited: B's log is not A's.
+        let procs = [p(1, 100)];
+        let sessions = [s("b", 141_000)];
+        assert!(matches!(pick(1, &procs, &sessions), Pick::Ambiguous(_)));
+        let mut orphan = s("a", 100_000);
+        orphan.orphan = true;
+        let with_orphan = [orphan, s("b", 141_000)];
+        assert_eq!(path_of(pick(1, &procs, &with_orphan)).as_deref(), Some("a"));
     }
 
     #[test]
