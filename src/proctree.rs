@@ -209,6 +209,11 @@ impl ProcTable {
         self.procs.get(&pid)
     }
 
+    /// Every process in the snapshot, in no particular order.
+    pub fn all(&self) -> impl Iterator<Item = &ProcInfo> {
+        self.procs.values()
+    }
+
     /// Number of processes in the snapshot.
     pub fn len(&self) -> usize {
         self.procs.len()
@@ -318,6 +323,17 @@ pub mod procfs {
     use std::collections::HashMap;
     use std::os::unix::ffi::OsStrExt;
     use std::path::PathBuf;
+
+    /// The process's command line, when readable and not empty.
+    pub fn cmdline(pid: u32) -> Option<Vec<String>> {
+        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let argv: Vec<String> = raw
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        (!argv.is_empty()).then_some(argv)
+    }
 
     /// The process's environment, when readable.
     pub fn environ(pid: u32) -> Option<HashMap<String, String>> {

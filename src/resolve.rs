@@ -13,6 +13,7 @@ use serde::Serialize;
 use crate::agents::claude::locate as claude;
 use crate::agents::claude::record::SessionRecord;
 use crate::agents::codex::locate as codex;
+use crate::agents::gemini::locate as gemini;
 pub use crate::agents::locate::{Target, TranscriptCache, Via};
 use crate::agents::opencode::locate as opencode;
 use crate::events::{AgentKind, Time};
@@ -155,6 +156,7 @@ impl Resolver {
             AgentKind::Claude => claude::config_root(m.pid, &self.home),
             AgentKind::Codex => codex::codex_home(m.pid, &self.home),
             AgentKind::Opencode => opencode::data_root(m.pid, &self.home),
+            AgentKind::Gemini => gemini::gemini_dir(m.pid, &self.home),
             other => {
                 out.agent = Some(AgentProcess {
                     kind: other,
@@ -202,6 +204,7 @@ impl Resolver {
                 let argv = self.table.get(m.pid).map_or(&[][..], |p| &p.argv[..]);
                 opencode::locate(&target, &self.table, argv, &mut out.steps)
             }
+            AgentKind::Gemini => gemini::locate(&target, &self.table, &mut out.steps),
             _ => claude::locate(&target, &mut self.cache, &mut out.steps),
         };
         match &found.transcript {

@@ -152,6 +152,25 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
             source = Source::Pane;
         }
     }
+    if resolved
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.kind == crate::events::AgentKind::Gemini)
+    {
+        // Gemini CLI logs a tool call only once it is complete: its title says the rest.
+        let id = resolved.pane.pane_id.as_str();
+        let title = tmux
+            .cmd(&["display-message", "-p", "-t", id, "#{pane_title}"])
+            .ok();
+        (status, source) = crate::agents::gemini::pane::refine(
+            status,
+            source,
+            title.as_deref(),
+            || pane.clone().or_else(|| capture(tmux, id)),
+            now,
+            &Windows::default(),
+        );
+    }
     if source == Source::None {
         if let Some(text) = pane.as_deref() {
             // No log to read: the screen is all there is (marked `source: pane`).

@@ -4,6 +4,7 @@
 pub mod claude;
 pub mod codex;
 pub mod fields;
+pub mod gemini;
 pub mod locate;
 pub mod opencode;
 
@@ -23,6 +24,9 @@ pub fn parse_line(agent: AgentKind, line: &[u8]) -> Option<Event> {
 pub fn detect_line(line: &[u8]) -> Option<AgentKind> {
     let value: serde_json::Value = serde_json::from_slice(line).ok()?;
     let obj = value.as_object()?;
+    if gemini::is_record(obj) {
+        return Some(AgentKind::Gemini);
+    }
     let ty = obj.get("type")?.as_str()?;
     let codex_types = [
         "session_meta",

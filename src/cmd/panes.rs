@@ -170,7 +170,10 @@ fn chain_text(report: &PaneReport, now: Time) -> String {
     if r.agent.is_none() {
         out.push_str("  ✗ no agent in this pane (state: none)\n");
     } else if r.transcript.is_none() {
-        out.push_str("  ✗ the chain breaks before a transcript (via: none)\n");
+        out.push_str(&format!(
+            "  ✗ the chain breaks before a transcript (via: {})\n",
+            r.via.as_str()
+        ));
     } else {
         let s = &report.status;
         let reason = s

@@ -31,6 +31,9 @@ pub fn last_answer_within(
     if let Some(session) = agents::opencode::SessionRef::parse(path) {
         return agents::opencode::answer::last_answer(&session);
     }
+    if agent.map_or_else(|| agents::gemini::is_log(path), |a| a == AgentKind::Gemini) {
+        return agents::gemini::last_answer(path, budget);
+    }
     let file = crate::transcript::open_regular(path)?;
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;

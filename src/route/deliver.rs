@@ -25,8 +25,16 @@ const VERIFY_POLL: Duration = Duration::from_millis(25);
 pub const QUEUE_MAX_AGE: chrono::Duration = chrono::Duration::hours(24);
 
 /// Placeholders agents show instead of a long paste (Claude Code, Codex; opencode's
-/// `[Pasted ~3 lines]`).
-const PASTE_PLACEHOLDERS: [&str; 3] = ["[Pasted text", "[Pasted Content", "[Pasted ~"];
+/// `[Pasted ~3 lines]`; Gemini CLI's `[Pasted Text: 3 lines]`).
+const PASTE_PLACEHOLDERS: [&str; 4] = [
+    "[Pasted text",
+    "[Pasted Content",
+    "[Pasted ~",
+    "[Pasted Text",
+];
+
+/// How long after Enter a destination that may drop it is looked at again.
+const RESUBMIT_CHECK: Duration = Duration::from_millis(400);
 
 /// How long a delivery waits for another one into the same pane.
 const PANE_LOCK_WAIT: Duration = Duration::from_secs(30);
@@ -109,6 +117,10 @@ pub struct Options {
     pub submit: bool,
     pub enter_delay: Duration,
     pub verify_timeout: Duration,
+    /// Check that Enter submitted, and press it again while the input box still holds the
+    /// text (Gemini CLI takes an Enter that its busy event loop handles within 30 ms of the
+    /// paste as a newline; it ignores Enter on an empty box, so a repeat cannot send twice).
+    pub resubmit: bool,
 }
 
 impl Options {
@@ -118,6 +130,7 @@ impl Options {
             submit,
             enter_delay: enter_delay(agent),
             verify_timeout: Duration::from_secs(3),
+            resubmit: agent == Some(AgentKind::Gemini),
         }
     }
 }
@@ -182,6 +195,17 @@ pub fn paste(
     if opts.submit {
         std::thread::sleep(opts.enter_delay);
         tmux.send_enter(pane).map_err(AfterPaste)?;
+        for _ in 0..3 {
+            if !opts.resubmit {
+                break;
+            }
+            std::thread::sleep(RESUBMIT_CHECK);
+            let screen = tmux.capture(pane, VERIFY_LINES).map_err(AfterPaste)?;
+            if !crate::agents::gemini::pane::input_pending(&screen) {
+                break;
+            }
+            tmux.send_enter(pane).map_err(AfterPaste)?;
+        }
     }
     Ok(Pasted {
         submitted: opts.submit,
@@ -534,6 +558,9 @@ mod tests {
         assert!(after.arrived_since(&before));
         let claude = Seen::of("❯ [Pasted text #1 +40 lines]\n", "zzz");
         assert!(claude.arrived_since(&Seen::of("❯ \n", "zzz")));
+        // Gemini CLI 0.61.0 shows a multi-line paste as one placeholder line.
+        let gemini = Seen::of(" > [Pasted Text: 8 lines]\n", "zzz");
+        assert!(gemini.arrived_since(&Seen::of(" >   Type your message\n", "zzz")));
     }
 
     #[test]

@@ -144,6 +144,9 @@ pub fn classify_file(
         let status = agents::opencode::classify(&session, now, windows, obs)?;
         return Ok((AgentKind::Opencode, status));
     }
+    if agent.map_or_else(|| agents::gemini::is_log(path), |a| a == AgentKind::Gemini) {
+        return agents::gemini::classify_file(path, now, windows, obs);
+    }
     let tail = tail_events(path, agent, Budget::default())?;
     Ok((tail.agent, state::classify(&tail.events, now, windows, obs)))
 }

@@ -92,6 +92,19 @@ pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> 
                 }
             }
         }
+        // Gemini CLI has no session records: its first log appears in the project's `chats/`.
+        if let Some(a) = r.resolved.agent.as_ref() {
+            if a.kind == crate::events::AgentKind::Gemini {
+                let cwd = &r.resolved.pane.cwd;
+                if let Some(p) = a
+                    .root
+                    .as_deref()
+                    .and_then(|root| crate::agents::gemini::locate::project_dir(root, cwd))
+                {
+                    out.insert(p.join("chats"));
+                }
+            }
+        }
     }
     out.retain(|d| d.is_dir());
     out

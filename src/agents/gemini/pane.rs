@@ -1,0 +1,276 @@
+//! What Gemini CLI's pane says that its log cannot: a tool call waiting for approval (calls
+//! are logged only once complete) and a turn still running after a text reply. Gemini CLI
+//! keeps the terminal title current (`◇  Ready`, `✦  Working…`, `⏲  Working…`,
+//! `✋  Action Required`, each followed by the folder), and draws its approval dialog with
+//! the tool's name (`Allow execution of [Shell]?`).
+
+use crate::scan::Source;
+use crate::state::{age, State, Status, Windows};
+
+/// The state Gemini CLI puts in the terminal title.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Title {
+    Ready,
+    Working,
+    ActionRequired,
+}
+
+/// Reads a pane title; `None` when it is not one of Gemini CLI's status titles (the user
+/// turned `ui.dynamicWindowTitle` off, or another program set it).
+pub fn title_state(title: &str) -> Option<Title> {
+    let t = title.trim_start();
+    if t.starts_with("✋") {
+        Some(Title::ActionRequired)
+    } else if t.starts_with("◇") {
+        Some(Title::Ready)
+    } else if t.starts_with("✦") || t.starts_with("⏲") {
+        Some(Title::Working)
+    } else {
+        None
+    }
+}
+
+/// The approval dialog on screen, if any, and the tool it asks about.
+pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(|l| {
+            l.trim()
+                .trim_start_matches(['│', '╭', '╰'])
+                .trim_end_matches(['│', '╮', '╯'])
+                .trim()
+        })
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(40)..];
+    let (at, tool) = tail.iter().enumerate().rev().find_map(|(i, l)| {
+        let tool = if let Some(rest) = l.strip_prefix("Allow execution of MCP tool \"") {
+            Some(rest.split('"').next().unwrap_or_default().to_string())
+        } else if let Some(rest) = l.strip_prefix("Allow execution of [") {
+            Some(rest.split(']').next().unwrap_or_default().to_string())
+        } else if *l == "Apply this change?" {
+            Some("Edit".to_string())
+        } else if *l == "Do you want to proceed?" {
+            None
+        } else {
+            return None;
+        };
+        Some((i, tool.filter(|t| !t.is_empty())))
+    })?;
+    let approves = tail[at + 1..].iter().any(|l| {
+        let l = l.trim_start_matches(['●', '○', '❯', '›', '>', ' ']);
+        l.starts_with("1. Allow") || l.starts_with("1. Yes")
+    });
+    approves.then_some(tool)
+}
+
+/// True when Gemini CLI's input box still holds text (a prompt not submitted). The box is the
+/// `> ` line under the last rule (`────`); empty, it shows `Type your message…`.
+pub fn input_pending(screen: &str) -> bool {
+    let lines: Vec<&str> = screen.lines().collect();
+    let Some(rule) = lines
+        .iter()
+        .rposition(|l| l.trim_start().starts_with("────"))
+    else {
+        return false;
+    };
+    lines[rule + 1..]
+        .iter()
+        .filter_map(|l| l.trim_start().strip_prefix('>'))
+        .map(str::trim)
+        .next()
+        .is_some_and(|rest| !rest.is_empty() && !rest.starts_with("Type your message"))
+}
+
+/// Folds the pane title (and, for an approval, the screen) onto the log's reading.
+pub fn refine(
+    status: Status,
+    source: Source,
+    title: Option<&str>,
+    screen: impl FnOnce() -> Option<String>,
+    now: crate::events::Time,
+    windows: &Windows,
+) -> (Status, Source) {
+    let Some(title) = title.and_then(title_state) else {
+        return (status, source);
+    };
+    let mut s = status;
+    match title {
+        Title::ActionRequired => {
+            let tool = screen().as_deref().and_then(dialog_tool).flatten();
+            s.state = State::Waiting;
+            s.reason = Some(match tool {
+                Some(t) => format!("permission: {t}"),
+                None => "permission".into(),
+            });
+            s.turn_open = true;
+            s.seen = false;
+            (s, Source::Pane)
+        }
+        Title::Working => {
+            if matches!(s.state, State::Working | State::Waiting) {
+                return (s, source);
+            }
+            if !s.turn_open {
+                s.reason = None;
+            }
+            s.state = State::Working;
+            s.turn_open = true;
+            s.last_activity = Some(now);
+            (s, Source::Pane)
+        }
+        Title::Ready => {
+            // The log still shows an open turn: it ended without a closing record (an empty
+            // reply), or the text reply is still settling. Right after a prompt the title
+            // may lag the log, so only a turn quiet past the settle window is closed.
+            let open = s.turn_open
+                && matches!(s.state, State::Working | State::Stalled | State::Idle)
+                && age(now, s.last_activity) >= windows.settle;
+            if !open {
+                return (s, source);
+            }
+            s.state = if age(now, s.last_activity) > windows.your_turn {
+                State::Idle
+            } else {
+                State::YourTurn
+            };
+            s.reason = None;
+            s.turn_open = false;
+            s.at = s.last_activity.or(s.at);
+            (s, Source::Pane)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DIALOG: &str = "\
+ > TOOL:mkdir newdir
+╭──────────────────────────────────────────────╮
+│ ? Shell  mkdir newdir                        │
+│ ╭──────────────────────────────────────────╮ │
+│ │ mkdir newdir                             │ │
+│ ╰──────────────────────────────────────────╯ │
+│ Allow execution of [Shell]?                  │
+│                                              │
+│ ● 1. Allow once                              │
+│   2. Allow for this session                  │
+│   3. No, suggest changes (esc)               │
+╰──────────────────────────────────────────────╯
+";
+
+    fn working() -> Status {
+        let mut s = Status::idle();
+        s.state = State::Working;
+        s.turn_open = true;
+        s.reason = Some("tool: pending".into());
+        s.last_activity = Some(chrono::Utc::now());
+        s
+    }
+
+    #[test]
+    fn the_input_box_tells_a_held_prompt_from_an_empty_one() {
+        let rule = "─".repeat(40);
+        let held = format!(
+            "{rule}\n Shift+Tab to accept edits\n > hello gemini\n workspace (/directory)\n"
+        );
+        let pasted = format!("{rule}\n > [Pasted Text: 8 lines]\n workspace\n");
+        let empty = format!(
+            " > hello gemini\n{rule}\n >   Type your message or @path/to/file\n workspace\n"
+        );
+        assert!(input_pending(&held));
+        assert!(input_pending(&pasted));
+        assert!(
+            !input_pending(&empty),
+            "the prompt above the box is history"
+        );
+        assert!(!input_pending(DIALOG));
+    }
+
+    #[test]
+    fn titles() {
+        assert_eq!(title_state("◇  Ready (proj)   "), Some(Title::Ready));
+        assert_eq!(title_state("✦  Working… (proj)"), Some(Title::Working));
+        assert_eq!(
+            title_state("✦  Reading the file (proj)"),
+            Some(Title::Working)
+        );
+        assert_eq!(title_state("⏲  Working… (proj)"), Some(Title::Working));
+        assert_eq!(
+            title_state("✋  Action Required (proj)"),
+            Some(Title::ActionRequired)
+        );
+        assert_eq!(title_state("Gemini CLI (proj)"), None);
+        assert_eq!(title_state("bash"), None);
+    }
+
+    #[test]
+    fn the_approval_dialog_names_the_tool() {
+        assert_eq!(dialog_tool(DIALOG), Some(Some("Shell".into())));
+        assert_eq!(
+            dialog_tool(" > Allow execution of [Shell]? is a question\n"),
+            None
+        );
+        assert_eq!(dialog_tool("plain text\n"), None);
+    }
+
+    #[test]
+    fn action_required_is_waiting_with_the_tool() {
+        let now = chrono::Utc::now();
+        let (s, src) = refine(
+            working(),
+            Source::Transcript,
+            Some("✋  Action Required (proj)"),
+            || Some(DIALOG.into()),
+            now,
+            &Windows::default(),
+        );
+        assert_eq!(s.state, State::Waiting);
+        assert_eq!(s.reason.as_deref(), Some("permission: Shell"));
+        assert_eq!(src, Source::Pane);
+    }
+
+    #[test]
+    fn working_title_keeps_a_settled_reply_open() {
+        let now = chrono::Utc::now();
+        let mut done = Status::idle();
+        done.state = State::YourTurn;
+        let (s, _) = refine(
+            done,
+            Source::Transcript,
+            Some("✦  Working… (p)"),
+            || None,
+            now,
+            &Windows::default(),
+        );
+        assert_eq!(s.state, State::Working);
+    }
+
+    #[test]
+    fn ready_title_closes_only_a_quiet_open_turn() {
+        let now = chrono::Utc::now();
+        let w = Windows::default();
+        let (s, _) = refine(
+            working(),
+            Source::Transcript,
+            Some("◇  Ready (p)"),
+            || None,
+            now,
+            &w,
+        );
+        assert_eq!(s.state, State::Working, "fresh prompt: the title may lag");
+        let mut quiet = working();
+        quiet.last_activity = Some(now - chrono::Duration::seconds(10));
+        let (s, _) = refine(
+            quiet,
+            Source::Transcript,
+            Some("◇  Ready (p)"),
+            || None,
+            now,
+            &w,
+        );
+        assert_eq!(s.state, State::YourTurn);
+    }
+}

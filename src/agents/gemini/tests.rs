@@ -1,0 +1,161 @@
+//! The adapter against a chat log Gemini CLI 0.61.0 wrote (fixtures/real-clients/
+//! gemini-0.61.0/session.jsonl): an answer, a tool call run, one approved, an API error,
+//! Escape mid-stream, Escape on a pending approval. Each prefix is the log at one moment.
+
+use super::*;
+use crate::state::State;
+
+fn log() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-clients/gemini-0.61.0/session.jsonl"
+    );
+    std::fs::read_to_string(path)
+        .expect("fixture")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// The log up to and including line `last` (0-based).
+fn upto(last: usize) -> std::io::Cursor<Vec<u8>> {
+    let lines = log();
+    let text = lines[..=last].join("\n") + "\n";
+    std::io::Cursor::new(text.into_bytes())
+}
+
+fn now() -> crate::events::Time {
+    chrono::DateTime::parse_from_rfc3339("2026-12-01T22:31:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc)
+}
+
+fn status(last: usize) -> Status {
+    let events = tail_events_from(upto(last), Budget::default()).unwrap();
+    state::classify(&events, now(), &Windows::default(), Observation::default())
+}
+
+fn answer(last: usize) -> Option<Answer> {
+    last_answer_from(upto(last), Budget::default()).unwrap()
+}
+
+const ANSWER: &str =
+    "Here is the answer.\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\nDone.";
+
+#[test]
+fn a_fresh_session_is_idle() {
+    let s = status(1);
+    assert_eq!(s.state, State::Idle);
+    assert_eq!(s.turn_key, None);
+    assert_eq!(answer(1), None);
+}
+
+#[test]
+fn a_prompt_is_working_and_the_reply_ends_the_turn() {
+    assert_eq!(status(3).state, State::Working);
+    let s = status(5);
+    assert_eq!(s.state, State::YourTurn);
+    assert_eq!(s.reason, None);
+    let a = answer(5).unwrap();
+    assert_eq!(a.text, ANSWER, "code block byte-exact");
+    assert_eq!(a.key, s.turn_key);
+}
+
+#[test]
+fn a_call_out_for_approval_is_a_pending_tool() {
+    let s = status(18);
+    assert_eq!(s.state, State::Working);
+    assert_eq!(s.reason.as_deref(), Some("tool: pending"));
+    // Completed calls and their results keep the turn open.
+    assert_eq!(status(20).state, State::Working);
+    assert_eq!(status(23).state, State::YourTurn);
+}
+
+#[test]
+fn an_api_error_needs_attention_and_is_no_answer() {
+    let s = status(30);
+    assert_eq!(s.state, State::Attention);
+    assert_eq!(s.reason.as_deref(), Some("invalid_request"));
+    let a = answer(30).unwrap();
+    assert_eq!(a.text, ANSWER);
+    assert!(!a.text.contains("API Error"));
+}
+
+#[test]
+fn escape_mid_stream_is_interrupted() {
+    let s = status(35);
+    assert_eq!(s.state, State::YourTurn);
+    assert_eq!(s.reason.as_deref(), Some("interrupted"));
+}
+
+#[test]
+fn escape_on_a_pending_approval_is_interrupted_despite_the_restated_history() {
+    let lines = log();
+    let s = status(lines.len() - 1);
+    assert_eq!(s.state, State::YourTurn);
+    assert_eq!(s.reason.as_deref(), Some("interrupted"));
+    // The answer is the real reply, not its model-less restatement.
+    let a = answer(lines.len() - 1).unwrap();
+    assert_eq!(a.text, ANSWER);
+    assert_eq!(
+        a.key.as_deref(),
+        Some("f1f45833-5089-4fcc-a1a7-551e76f73aea")
+    );
+}
+
+#[test]
+fn api_errors_are_named() {
+    let e = api_error(
+        r#"[API Error: {"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]"#,
+    );
+    assert_eq!(
+        (e.kind.as_str(), e.text.as_str()),
+        ("rate_limit", "Quota exceeded")
+    );
+    assert_eq!(api_error("[API Error: fetch failed]").kind, "api_error");
+    assert_eq!(
+        api_error(r#"[API Error: {"error":{"code":401}}]"#).kind,
+        "authentication_failed"
+    );
+}
+
+#[test]
+fn the_log_is_recognised() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("s.jsonl");
+    std::fs::write(&path, log()[..6].join("\n") + "\n").unwrap();
+    assert!(is_log(&path));
+    let (agent, s) = crate::transcript::classify_file(
+        &path,
+        None,
+        now(),
+        &Windows::default(),
+        Observation::default(),
+    )
+    .unwrap();
+    assert_eq!((agent, s.state), (AgentKind::Gemini, State::YourTurn));
+    let a = crate::extract::last_answer_from_transcript(&path, None)
+        .unwrap()
+        .unwrap();
+    assert_eq!((a.agent, a.text.as_str()), (AgentKind::Gemini, ANSWER));
+}
+
+#[test]
+fn rewind_returns_to_the_earlier_answer_without_a_new_turn() {
+    // `/rewind` to the second prompt: `$rewindTo` its id, then the shortened list.
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-clients/gemini-0.61.0/rewind.jsonl"
+    );
+    let bytes = std::fs::read(path).expect("fixture");
+    let events = tail_events_from(std::io::Cursor::new(bytes.clone()), Budget::default()).unwrap();
+    let later = now() + chrono::Duration::minutes(40);
+    let s = state::classify(&events, later, &Windows::default(), Observation::default());
+    assert_eq!(s.state, State::YourTurn);
+    let key = s.turn_key.expect("key");
+    assert!(key.starts_with("ff6134c8"), "{key}");
+    let a = last_answer_from(std::io::Cursor::new(bytes), Budget::default())
+        .unwrap()
+        .unwrap();
+    assert_eq!(a.key.as_deref(), Some(key.as_str()));
+}

@@ -1,0 +1,163 @@
+//! A stand-in for the Gemini API as Gemini CLI calls it with an API key
+//! (`GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`): `POST /v1beta/models/<model>:
+//! streamGenerateContent?alt=sse`, each event a `GenerateContentResponse`. What it answers
+//! is scripted by the prompt:
+//!
+//! - `TOOL:<command>`: a `run_shell_command` function call (an approval for anything but a
+//!   read-only command); the call's result is answered with [`TOOL_DONE`];
+//! - `ERR`: HTTP 400 `INVALID_ARGUMENT`;
+//! - `SLOW`: text streamed over ~15 s (for Escape);
+//! - anything else: [`answer_to`] the prompt, with a code block.
+//!
+//! A test binary includes it as `#[path = "real/gemini.rs"] mod gemini;` next to `mod real;`.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::real::http::{MockServer, Reply, Request};
+use crate::real::Client;
+
+/// The model the client is pinned to.
+pub const MODEL: &str = "gemini-2.5-flash";
+/// The reply once a tool call's result comes back.
+pub const TOOL_DONE: &str = "The command ran.";
+
+/// The scripted answer to a plain prompt: text, then a code block (byte-exact checks).
+pub fn answer_to(prompt: &str) -> String {
+    format!(
+        "Answer to: {prompt}\n\n```rust\nfn main() {{\n    println!(\"hi\\tthere\");\n}}\n```\nDone."
+    )
+}
+
+/// The text of the newest user turn of a request (empty for a function response).
+pub fn prompt_of(req: &Request) -> String {
+    let Some(body) = req.json() else {
+        return String::new();
+    };
+    let last = body["contents"]
+        .as_array()
+        .and_then(|c| c.last())
+        .cloned()
+        .unwrap_or(Value::Null);
+    // The first turn carries the session context as an earlier part: the prompt is the last.
+    last["parts"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p["text"].as_str())
+        .next_back()
+        .unwrap_or_default()
+        .to_string()
+}
+
+fn is_function_response(req: &Request) -> bool {
+    req.json().is_some_and(|b| {
+        b["contents"]
+            .as_array()
+            .and_then(|c| c.last())
+            .and_then(|l| l["parts"].as_array())
+            .is_some_and(|ps| ps.iter().any(|p| p.get("functionResponse").is_some()))
+    })
+}
+
+fn chunk(parts: Value, finish: bool) -> (String, String) {
+    let mut candidate = json!({"content": {"role": "model", "parts": parts}, "index": 0});
+    let mut event = json!({"candidates": [], "modelVersion": MODEL});
+    if finish {
+        candidate["finishReason"] = json!("STOP");
+        event["usageMetadata"] =
+            json!({"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15});
+    }
+    event["candidates"] = json!([candidate]);
+    (String::new(), event.to_string())
+}
+
+/// Answers one request.
+pub fn reply(req: &Request) -> Reply {
+    if req.method != "POST" {
+        return Reply::json(200, json!({}));
+    }
+    if !req.path.contains(":streamGenerateContent") {
+        // Side calls (token counts, one-shot helpers): a harmless JSON answer.
+        return Reply::json(
+            200,
+            json!({"totalTokens": 10, "candidates": [{"content": {"role": "model",
+                "parts": [{"text": "{}"}]}, "finishReason": "STOP", "index": 0}]}),
+        );
+    }
+    if is_function_response(req) {
+        return Reply::sse(vec![chunk(json!([{"text": TOOL_DONE}]), true)]);
+    }
+    let prompt = prompt_of(req);
+    if let Some(command) = prompt.strip_prefix("TOOL:") {
+        let call = json!([{"functionCall": {"name": "run_shell_command",
+            "args": {"command": command.trim(), "description": "run it"}}}]);
+        return Reply::sse(vec![chunk(call, true)]);
+    }
+    if prompt.starts_with("ERR") {
+        return Reply::json(
+            400,
+            json!({"error": {"code": 400, "message": "Invalid argument from stand-in",
+                "status": "INVALID_ARGUMENT"}}),
+        );
+    }
+    if prompt.starts_with("SLOW") {
+        let mut events: Vec<_> = (0..50)
+            .map(|i| chunk(json!([{ "text": format!("word{i} ") }]), false))
+            .collect();
+        events.push(chunk(json!([{"text": "end."}]), true));
+        return Reply::sse_paced(events, Duration::from_millis(300));
+    }
+    let text = answer_to(&prompt);
+    let (first, rest) = text.split_at(text.find("```").unwrap_or(0));
+    Reply::sse(vec![
+        chunk(json!([{ "text": first }]), false),
+        chunk(json!([{ "text": rest }]), true),
+    ])
+}
+
+/// The stand-in, serving [`reply`].
+pub fn start() -> MockServer {
+    MockServer::start(reply)
+}
+
+/// A `HOME` for Gemini CLI: API-key auth against the stand-in, no folder-trust prompt, a
+/// fixed model, no update checks, telemetry or tips.
+pub fn home(root: &Path) -> PathBuf {
+    let home = root.join("gemini-home");
+    let dir = home.join(".gemini");
+    std::fs::create_dir_all(&dir).expect("create gemini home");
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}, "folderTrust": {"enabled": false}},
+        "model": {"name": MODEL},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+        "ui": {"hideTips": true, "hideBanner": true}
+    });
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+    home
+}
+
+/// The environment a pane running Gemini CLI gets.
+pub fn env(
+    client: &Client,
+    scratch: &Path,
+    home: &Path,
+    api: &MockServer,
+) -> Vec<(String, String)> {
+    let path = format!(
+        "{}:{}",
+        client.bin_dir(scratch).display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    vec![
+        ("HOME".into(), home.display().to_string()),
+        ("PATH".into(), path),
+        ("GOOGLE_GEMINI_BASE_URL".into(), api.url()),
+        ("GEMINI_API_KEY".into(), "stand-in-key".into()),
+        ("TERM".into(), "xterm-256color".into()),
+    ]
+}

@@ -1,0 +1,266 @@
+//! The real Gemini CLI (pinned in tests/real/clients.txt) in a private tmux server against
+//! the API stand-in of tests/real/gemini.rs: what agentpane reads from it, scenario by
+//! scenario. One client session runs several checks in a row to keep the suite fast.
+
+mod common;
+#[path = "real/gemini.rs"]
+mod gemini;
+mod real;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::{TmuxServer, Watch};
+use gemini::{answer_to, TOOL_DONE};
+use real::http::MockServer;
+use real::{press, type_prompt, wait_for, Client, STEP};
+
+/// Starts Gemini CLI in a new window working in `work/<dir>`; returns its pane once its
+/// session log exists (agentpane resolves it).
+fn start(server: &TmuxServer, client: &Client, home: &Path, api: &MockServer, dir: &str) -> String {
+    let env = gemini::env(client, server.path(), home, api);
+    // By its full path: tmux looks the command up in its own PATH, not the pane's.
+    let program = client.bin_dir(server.path()).join("gemini");
+    let pane = server.new_window(&program.display().to_string(), &server.work(dir), &env);
+    let mut last = serde_json::Value::Null;
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(STEP * 2, "its session log", || {
+            last = resolve(server, &pane);
+            last["transcript"].is_string().then_some(())
+        })
+    }));
+    if started.is_err() {
+        panic!(
+            "{} did not start in {pane}; last resolution: {last:#}\nscreen:\n{}",
+            client.label(),
+            real::screen(server, &pane)
+        );
+    }
+    pane
+}
+
+/// Types a prompt as a person does and makes sure it was sent: Gemini CLI takes an Enter its
+/// busy event loop handles within 30 ms of the typed text as a newline, as a person would
+/// see, so they press Enter again.
+fn submit(server: &TmuxServer, pane: &str, text: &str) {
+    type_prompt(server, pane, text);
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(700));
+        if !agentpane::agents::gemini::pane::input_pending(&real::screen(server, pane)) {
+            return;
+        }
+        press(server, pane, "Enter");
+    }
+}
+
+fn resolve(server: &TmuxServer, pane: &str) -> serde_json::Value {
+    let run = server.agentpane(&["resolve", pane, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.json()
+}
+
+/// Waits until `pane` reads `state` (and `reason`, when given); returns the resolution.
+fn wait_state(
+    server: &TmuxServer,
+    pane: &str,
+    state: &str,
+    reason: Option<&str>,
+) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(STEP, &format!("{pane} to read {state} {reason:?}"), || {
+            let r = resolve(server, pane);
+            last = r.clone();
+            (r["state"] == state && reason.map_or(true, |x| r["reason"] == x)).then_some(r)
+        })
+    }));
+    match found {
+        Ok(r) => r,
+        Err(_) => panic!(
+            "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
+            real::screen(server, pane)
+        ),
+    }
+}
+
+fn last_text(server: &TmuxServer, pane: &str) -> Option<String> {
+    let run = server.agentpane(&["last", pane, "--json"]);
+    (run.code == 0).then(|| run.json()["text"].as_str().unwrap_or_default().to_string())
+}
+
+fn alerts_for(watch: &Watch, pane: &str) -> Vec<(String, Option<String>)> {
+    watch
+        .alerts()
+        .into_iter()
+        .filter(|a| a["pane"] == pane)
+        .map(|a| {
+            (
+                a["state"].as_str().unwrap_or_default().to_string(),
+                a["reason"].as_str().map(str::to_string),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
+    for client in real::clients("gemini") {
+        let server = TmuxServer::start();
+        let api = gemini::start();
+        let home = gemini::home(server.path());
+        let watch = Watch::start(&server, &[]);
+        let pane = start(&server, &client, &home, &api, "proj");
+        let label = client.label();
+
+        // Fresh: idle, its own session, no alert.
+        let r = wait_state(&server, &pane, "idle", None);
+        assert_eq!(r["agent"], "gemini", "{label}: {r:#}");
+        assert_eq!(r["via"], "cwd", "{label}: {r:#}");
+        assert!(r["session_id"].is_string(), "{label}: {r:#}");
+
+        // An answer: your-turn, `last` is it (code block byte-exact), one alert.
+        submit(&server, &pane, "hello gemini");
+        wait_state(&server, &pane, "your-turn", None);
+        assert_eq!(
+            last_text(&server, &pane).as_deref(),
+            Some(answer_to("hello gemini").as_str())
+        );
+        wait_for(STEP, "the your-turn alert", || {
+            (alerts_for(&watch, &pane) == [("your-turn".to_string(), None)]).then_some(())
+        });
+
+        // A command that needs approval: waiting on the tool, alerted, routing refused.
+        submit(&server, &pane, "TOOL:mkdir newdir");
+        wait_state(&server, &pane, "waiting", Some("permission: Shell"));
+        wait_for(STEP, "the waiting alert", || {
+            alerts_for(&watch, &pane)
+                .iter()
+                .any(|(s, _)| s == "waiting")
+                .then_some(())
+        });
+        let src = server.new_window(
+            "printf 'please review\\n'; exec sleep 600",
+            &server.work("proj"),
+            &[],
+        );
+        wait_for(STEP, "the source text", || {
+            real::screen(&server, &src)
+                .contains("please review")
+                .then_some(())
+        });
+        let refused = server.agentpane(&["route", &src, &pane, "--transform", "full-output"]);
+        assert_eq!(refused.code, 1, "{label}: {refused:?}");
+        assert!(refused.stderr.contains("waiting"), "{label}: {refused:?}");
+        assert!(
+            !real::screen(&server, &pane).contains("please review"),
+            "{label}: pasted into a dialog"
+        );
+        press(&server, &pane, "Enter"); // Allow once
+        wait_state(&server, &pane, "your-turn", None);
+        assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
+        wait_for(STEP, "the second your-turn alert", || {
+            (alerts_for(&watch, &pane)
+                .iter()
+                .filter(|(s, _)| s == "your-turn")
+                .count()
+                == 2)
+                .then_some(())
+        });
+        assert!(
+            server.work("proj").join("newdir").is_dir(),
+            "{label}: the approved command ran"
+        );
+
+        // An API error: attention naming it; the error is no answer.
+        submit(&server, &pane, "ERR please");
+        let r = wait_state(&server, &pane, "attention", Some("invalid_request"));
+        assert_eq!(r["source"], "transcript", "{label}: {r:#}");
+        assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
+        wait_for(STEP, "the attention alert", || {
+            alerts_for(&watch, &pane)
+                .iter()
+                .any(|(s, _)| s == "attention")
+                .then_some(())
+        });
+
+        // Escape mid-stream: your-turn (interrupted), no alert.
+        submit(&server, &pane, "SLOW please");
+        wait_state(&server, &pane, "working", None);
+        real::wait_screen(&server, &pane, STEP, "streamed words", |s| {
+            s.contains("word3")
+        });
+        let before = alerts_for(&watch, &pane).len();
+        press(&server, &pane, "Escape");
+        wait_state(&server, &pane, "your-turn", Some("interrupted"));
+        std::thread::sleep(Duration::from_secs(2));
+        assert_eq!(
+            alerts_for(&watch, &pane).len(),
+            before,
+            "{label}: interrupt alerted: {:?}",
+            watch.alerts()
+        );
+        let per_state = |state: &str| {
+            alerts_for(&watch, &pane)
+                .iter()
+                .filter(|(s, _)| s == state)
+                .count()
+        };
+        assert_eq!(per_state("your-turn"), 2, "{label}: {:?}", watch.alerts());
+        assert_eq!(per_state("waiting"), 1, "{label}: {:?}", watch.alerts());
+        assert_eq!(per_state("attention"), 1, "{label}: {:?}", watch.alerts());
+    }
+}
+
+#[test]
+fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() {
+    for client in real::clients("gemini") {
+        let server = TmuxServer::start();
+        let api = gemini::start();
+        let home = gemini::home(server.path());
+        let label = client.label();
+        let a_started = std::time::Instant::now();
+        let a = start(&server, &client, &home, &api, "shared");
+        // A person opens the second pane a little later. Sessions are told apart by process
+        // start times: a first session within 20 s of an earlier process's start, while that
+        // one has none, reads `ambiguous` (it may still be starting), and so does one more
+        // than 30 s after a lone process's start.
+        std::thread::sleep(Duration::from_secs(32).saturating_sub(a_started.elapsed()));
+        let b = start(&server, &client, &home, &api, "shared");
+        // B's startup removed A's still-empty log (Gemini CLI deletes other sessions without
+        // a prompt); A's next write brings it back. Until then A has none, never B's.
+        let (ra, rb) = (resolve(&server, &a), resolve(&server, &b));
+        assert_ne!(ra["transcript"], rb["transcript"], "{label}: {ra:#} {rb:#}");
+
+        // A answers; B stays idle with no answer of A's.
+        submit(&server, &a, "alpha question");
+        let ra = wait_state(&server, &a, "your-turn", None);
+        let rb = resolve(&server, &b);
+        assert!(ra["transcript"].is_string(), "{label}: {ra:#}");
+        assert_ne!(ra["transcript"], rb["transcript"], "{label}: {ra:#} {rb:#}");
+        assert_ne!(ra["session_id"], rb["session_id"], "{label}");
+        let alpha = answer_to("alpha question");
+        assert_eq!(last_text(&server, &a).as_deref(), Some(alpha.as_str()));
+        assert_eq!(rb["state"], "idle", "{label}: {rb:#}");
+        assert_eq!(last_text(&server, &b), None, "{label}: B shows A's answer");
+
+        // Routing out of A and into B: the answer reaches the API byte-exact.
+        let run = server.agentpane(&["route", &a, &b, "--json"]);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        wait_for(STEP, "the routed prompt at the API", || {
+            api.requests()
+                .iter()
+                .any(|r| gemini::prompt_of(r) == alpha)
+                .then_some(())
+        });
+        wait_state(&server, &b, "your-turn", None);
+        assert_eq!(
+            last_text(&server, &b).as_deref(),
+            Some(answer_to(&alpha).as_str())
+        );
+        assert_eq!(
+            last_text(&server, &a).as_deref(),
+            Some(alpha.as_str()),
+            "{label}"
+        );
+    }
+}
