@@ -184,7 +184,14 @@ fn apply(
             // that has aged to idle (a record's `updatedAt` may move without a new turn).
             let aged_out =
                 transcript.state == State::Idle && !transcript.turn_open && transcript.at.is_some();
-            if aged_out || matches!(transcript.state, State::Attention | State::YourTurn) {
+            // A session that never had a turn (Claude Code writes its record at start, the
+            // transcript at the first prompt) has nothing to close: it stays idle.
+            let no_turn_yet =
+                !transcript.turn_open && transcript.at.is_none() && transcript.turn_key.is_none();
+            if aged_out
+                || no_turn_yet
+                || matches!(transcript.state, State::Attention | State::YourTurn)
+            {
                 return None;
             }
             s.state = if age(now, Some(at)) > windows.your_turn {
@@ -294,6 +301,26 @@ pub fn tool_from_message(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record Claude Code 2.1.332 wrote at start, before any prompt (`status: idle`).
+    const FRESH_RECORD: &[u8] =
+        include_bytes!("../../fixtures/real-clients/claude-2.1.332/fresh-session-record.json");
+
+    #[test]
+    fn a_fresh_session_record_without_a_turn_is_idle_not_your_turn() {
+        let record = RecordStatus::parse(FRESH_RECORD).expect("record parses");
+        let now = record.updated_at.expect("updatedAt") + chrono::Duration::seconds(2);
+        let (s, _) = reconcile(
+            &Status::idle(),
+            None,
+            Some(&record),
+            None,
+            now,
+            &Windows::default(),
+        );
+        assert_eq!(s.state, State::Idle, "{s:?}");
+        assert_eq!(s.turn_key, None);
+    }
 
     #[test]
     fn tool_names_from_messages() {
