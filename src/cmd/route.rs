@@ -61,8 +61,43 @@ pub fn route(args: RouteArgs, ctx: &Context) -> Result<i32> {
             let _ = tmux.display_message(None, &format!("agentpane: {e:#}"));
             Err(e)
         }
-        Err(e) => Err(e),
+        Err(e) => {
+            if args.json {
+                let out = Refusal {
+                    src: &args.src,
+                    dst: &args.dst,
+                    outcome: "error",
+                    detail: &format!("{e:#}"),
+                };
+                println!("{}", serde_json::to_string(&out)?);
+            }
+            Err(e)
+        }
     }
+}
+
+/// What `route --json` prints when nothing was sent: one JSON document, as for a delivery.
+#[derive(Debug, Serialize)]
+struct Refusal<'a> {
+    src: &'a str,
+    dst: &'a str,
+    /// `refused` (no answer, destination busy) or `error`.
+    outcome: &'static str,
+    detail: &'a str,
+}
+
+/// A route that sends nothing: exit 1 with `message`, also as JSON under `--json`.
+fn refused(args: &RouteArgs, src: &str, dst: &str, message: String) -> Result<(i32, String)> {
+    if args.json && !args.notify {
+        let out = Refusal {
+            src,
+            dst,
+            outcome: "refused",
+            detail: &message,
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    }
+    Ok((exit::NOTHING, message))
 }
 
 /// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
@@ -98,10 +133,12 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
     let mut reports = scan::scan(tmux, Utc::now())?;
     let (text, source) = routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?;
     let Some(text) = text else {
-        return Ok((
-            exit::NOTHING,
+        return refused(
+            args,
+            &src,
+            &dst,
             format!("pane {src} has no answer to route yet"),
-        ));
+        );
     };
     let submit = !args.no_submit;
     let msg = Queued {
@@ -149,10 +186,12 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
                 Some(s) => format!("still {state} after waiting {s} s"),
                 None => format!("busy ({state})"),
             };
-            return Ok((
-                exit::NOTHING,
+            return refused(
+                args,
+                &src,
+                &dst,
                 format!("not delivered: {dst} is {how}; retry with --wait SECS or --queue"),
-            ));
+            );
         }
     }
     let done = deliver_one(&store, tmux, &msg, agent);
