@@ -167,16 +167,8 @@ fn assistant_kind(v: &Value, message: &Value) -> EventKind {
     if v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
         || (synthetic && v.get("error").is_some())
     {
-        let kind = match v.get("error") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Object(o)) => o
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("api_error")
-                .to_string(),
-            _ => "api_error".to_string(),
-        };
         let text = bounded(&text.join("\n"), 500);
+        let kind = api_error_reason(v, &text);
         let resets_at = crate::agents::reset_time(&text, fields::time(v.get("timestamp")));
         return EventKind::ApiError(ApiError {
             kind,
@@ -215,6 +207,51 @@ fn assistant_kind(v: &Value, message: &Value) -> EventKind {
         return EventKind::AssistantText { closes };
     }
     EventKind::AssistantOther
+}
+
+/// What a person should read about a failed API call. The `error` field names the kind
+/// (`rate_limit`, `authentication_failed`, …) when Claude Code knows it; real 2.1.197 and
+/// 2.1.332 files write `error: "unknown"` for an HTTP 400 or 429 and put what happened in
+/// `apiErrorStatus`, `apiErrorType` (2.1.332) and the text (`API Error: 400 <message>`).
+fn api_error_reason(v: &Value, text: &str) -> String {
+    let named = match v.get("error") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Object(o)) => o.get("type").and_then(Value::as_str),
+        _ => None,
+    }
+    .filter(|k| !k.is_empty() && !matches!(*k, "unknown" | "api_error" | "error"));
+    if let Some(kind) = named {
+        return kind.to_string();
+    }
+    let status = v.get("apiErrorStatus").and_then(Value::as_u64);
+    let api_type = str_of(v, "apiErrorType").filter(|t| !t.is_empty());
+    let lower = text.to_ascii_lowercase();
+    if status == Some(429) || api_type == Some("rate_limit_error") {
+        return if lower.contains("quota") || lower.contains("usage limit") {
+            "quota exceeded".into()
+        } else {
+            "rate limit".into()
+        };
+    }
+    // "API Error: 400 messages: …" → "messages: …".
+    let message = text
+        .trim()
+        .strip_prefix("API Error:")
+        .map(str::trim_start)
+        .map(|t| match status {
+            Some(s) => t.strip_prefix(&s.to_string()).unwrap_or(t).trim_start(),
+            None => t,
+        })
+        .unwrap_or(text.trim());
+    let detail = api_type
+        .map(str::to_string)
+        .unwrap_or_else(|| bounded(message, 80));
+    match (status, detail.is_empty()) {
+        (Some(s), false) => format!("api error {s}: {detail}"),
+        (Some(s), true) => format!("api error {s}"),
+        (None, false) => format!("api error: {detail}"),
+        (None, true) => "api error".into(),
+    }
 }
 
 fn system_kind(v: &Value) -> EventKind {
@@ -304,6 +341,50 @@ mod tests {
             }
             other => panic!("expected api error, got {other:?}"),
         }
+    }
+
+    /// The API-error line of a real 400, as each pinned release wrote it.
+    fn real_api_error(version: &str) -> ApiError {
+        let path = format!(
+            "{}/fixtures/real-clients/claude-{version}/api-error-400.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        text.lines()
+            .filter_map(|l| parse_line(l.as_bytes()))
+            .find_map(|e| match e.kind {
+                EventKind::ApiError(err) => Some(err),
+                _ => None,
+            })
+            .expect("an api error line")
+    }
+
+    #[test]
+    fn real_http_400_names_status_and_type_not_unknown() {
+        assert_eq!(
+            real_api_error("2.1.332").kind,
+            "api error 400: invalid_request_error"
+        );
+        // 2.1.197 writes no apiErrorType: the message says what was wrong.
+        assert_eq!(
+            real_api_error("2.1.197").kind,
+            "api error 400: messages: text content blocks must be non-empty"
+        );
+    }
+
+    #[test]
+    fn a_429_reads_as_rate_limit_or_quota() {
+        let line = |text: &str| {
+            format!(
+                r#"{{"type":"assistant","isApiErrorMessage":true,"error":"unknown","apiErrorStatus":429,"message":{{"model":"<synthetic>","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+            )
+        };
+        let reason = |text: &str| match kind(&line(text)) {
+            EventKind::ApiError(e) => e.kind,
+            other => panic!("expected api error, got {other:?}"),
+        };
+        assert_eq!(reason("API Error: 429 Quota exceeded"), "quota exceeded");
+        assert_eq!(reason("API Error: 429 slow down"), "rate limit");
     }
 
     #[test]
