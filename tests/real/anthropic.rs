@@ -103,7 +103,8 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>) -> Reply {
         return message(&model, vec![text_block("Ok")], "end_turn", Duration::ZERO);
     }
     let last = last_user(&body).cloned().unwrap_or(Value::Null);
-    if has_tool_result(&last) {
+    let prompt = last_user_text(&body).unwrap_or_default();
+    if has_tool_result(&last) && prompt.trim().is_empty() {
         let done = if all_text(&body).contains("SUBTASK") {
             "Subagent finished."
         } else {
@@ -111,7 +112,6 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>) -> Reply {
         };
         return message(&model, vec![text_block(done)], "end_turn", Duration::ZERO);
     }
-    let prompt = all_text_of(&last);
     if prompt.contains("<task-notification>") {
         return message(
             &model,
@@ -258,24 +258,26 @@ fn all_text(body: &Value) -> String {
         .join("\n")
 }
 
-/// The human's own text in the last message of a request: its text blocks that are not
-/// system reminders, joined. `None` when the last message is a tool result.
+/// The human's own text in the last user message of a request: its text blocks that are
+/// not system reminders or interruption notes, joined (a prompt typed after an interrupted
+/// tool call shares its message with the refused tool's result). `None` when there is none.
 pub fn last_user_text(body: &Value) -> Option<String> {
     let last = last_user(body)?;
-    if has_tool_result(last) {
-        return None;
-    }
     let texts: Vec<&str> = match &last["content"] {
         Value::String(s) => vec![s.as_str()],
         Value::Array(blocks) => blocks
             .iter()
             .filter(|b| b["type"] == "text")
             .filter_map(|b| b["text"].as_str())
-            .filter(|t| !t.trim_start().starts_with("<system-reminder>"))
+            .filter(|t| {
+                let t = t.trim_start();
+                !t.starts_with("<system-reminder>") && !t.starts_with("[Request interrupted")
+            })
             .collect(),
         _ => return None,
     };
-    Some(unwrap_paste(&texts.join("\n")))
+    let text = texts.join("\n");
+    (!text.trim().is_empty()).then(|| unwrap_paste(&text))
 }
 
 /// Claude Code 2.1.332 sends a pasted multi-line text as

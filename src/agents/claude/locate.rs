@@ -1,11 +1,12 @@
-//! Where a claude process keeps its transcript (SPEC §3.3).
+//! Where a claude process keeps its transcript (docs/resolver.md).
 //!
 //! 1. `<root>/sessions/<PID>.json` (the live registry) → `sessionId`, guarded against PID
 //!    reuse by the record's start times;
 //! 2. `sessionId` → `<root>/projects/<encoded cwd>/<sessionId>.jsonl`, else any project
 //!    folder (cached: scanning every folder is the expensive step); no such file yet means
 //!    no conversation yet, and the search ends there (a folder's other transcripts belong to
-//!    its other sessions);
+//!    its other sessions).
+//!
 //! Only without a usable record:
 //! 3. a `.jsonl` under `<root>/projects` the process holds open;
 //! 4. the newest transcript in the encoded-cwd folder written since the process started whose
