@@ -167,13 +167,62 @@ pub fn is_decisive(event: &Event) -> bool {
 
 /// Classifies a session from its events in file order (usually the tail a reader collected).
 pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
+    let status = classify_turn(events, now, windows, obs);
+    // A turn that closed while a subagent it started still runs in the background is not
+    // over: the subagent reports back and a new turn answers (Claude Code's async `Agent`).
+    let closed = !status.turn_open
+        && status.at.is_some()
+        && matches!(status.state, State::YourTurn | State::Idle)
+        && status.reason.is_none();
+    match pending_background(events) {
+        Some((launch, description)) if closed => {
+            let life = events
+                .iter()
+                .filter(|e| !e.sidechain)
+                .fold(launch.at, |t, e| max_time(t, e.at));
+            let reason = Some(format!("background agent: {description}"));
+            open(launch, reason, life, now, windows, obs)
+        }
+        _ => status,
+    }
+}
+
+/// The newest background subagent started in `events` that has not reported back.
+fn pending_background(events: &[Event]) -> Option<(&Event, &str)> {
+    let mut running: Vec<(&Event, &str, &str)> = Vec::new();
+    for ev in events.iter().filter(|e| !e.sidechain) {
+        match &ev.kind {
+            EventKind::BackgroundStart {
+                agent, description, ..
+            } => running.push((ev, agent, description)),
+            EventKind::BackgroundDone { agent: Some(id) } => {
+                match running.iter().position(|(_, a, _)| a == id) {
+                    Some(i) => {
+                        running.remove(i);
+                    }
+                    None if !running.is_empty() => {
+                        running.remove(0);
+                    }
+                    None => {}
+                }
+            }
+            EventKind::BackgroundDone { agent: None } if !running.is_empty() => {
+                running.remove(0);
+            }
+            _ => {}
+        }
+    }
+    running.last().map(|(ev, _, d)| (*ev, *d))
+}
+
+fn classify_turn(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
     // Every tool result in the tail: a result always follows its tool use, and parallel tool
     // calls of one message may see results land between the message's lines.
     let results: HashSet<&str> = events
         .iter()
         .filter(|e| !e.sidechain)
         .filter_map(|e| match &e.kind {
-            EventKind::ToolResult { ids } => Some(ids),
+            EventKind::ToolResult { ids } | EventKind::BackgroundStart { ids, .. } => Some(ids),
             _ => None,
         })
         .flatten()
@@ -205,7 +254,9 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
                 }
                 continue;
             }
-            EventKind::ToolResult { .. } => Decision::Open { reason: None },
+            EventKind::ToolResult { .. }
+            | EventKind::BackgroundStart { .. }
+            | EventKind::BackgroundDone { .. } => Decision::Open { reason: None },
             EventKind::ToolUse { .. } => {
                 // Every pending tool of this API message, which may span several lines.
                 let pending: Vec<&str> = events

@@ -112,7 +112,11 @@ pub fn tail_events_from<R: Read + Seek>(
                             continue;
                         }
                     }
+                    let turn_start = matches!(ev.kind, EventKind::UserPrompt);
                     events.push(ev);
+                    if agent == Some(AgentKind::Claude) && !turn_start {
+                        background_of_turn(&mut lines, &mut events, budget, count)?;
+                    }
                     break;
                 }
                 events.push(ev);
@@ -130,6 +134,35 @@ pub fn tail_events_from<R: Read + Seek>(
         skipped,
         bytes_read: lines.bytes_read(),
     })
+}
+
+/// Past the deciding event, back to the human prompt that opened the turn: the subagents
+/// the turn started in the background and those that reported back (a turn whose subagent
+/// still runs is not over). Nothing else is kept, so the state read is unchanged otherwise.
+fn background_of_turn<R: Read + Seek>(
+    lines: &mut ReverseLines<R>,
+    events: &mut Vec<Event>,
+    budget: Budget,
+    mut count: usize,
+) -> std::io::Result<()> {
+    while let Some(line) = lines.next() {
+        count += 1;
+        if let Line::Full(bytes) = line? {
+            if let Some(ev) = agents::parse_line(AgentKind::Claude, &bytes) {
+                match ev.kind {
+                    EventKind::UserPrompt if !ev.sidechain => return Ok(()),
+                    EventKind::BackgroundStart { .. } | EventKind::BackgroundDone { .. } => {
+                        events.push(ev)
+                    }
+                    _ => {}
+                }
+            }
+        }
+        if count >= budget.max_lines || lines.bytes_read() >= budget.max_bytes {
+            break;
+        }
+    }
+    Ok(())
 }
 
 /// The state of one transcript at `now` (SPEC §3.4–3.6).

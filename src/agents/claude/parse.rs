@@ -100,6 +100,13 @@ fn user_kind(v: &Value, message: Option<&Value>) -> EventKind {
                 }
             }
             if !results.is_empty() && texts.is_empty() {
+                if let Some((agent, description)) = background_launch(v) {
+                    return EventKind::BackgroundStart {
+                        ids: results,
+                        agent,
+                        description,
+                    };
+                }
                 return EventKind::ToolResult { ids: results };
             }
             if let Some(first) = texts.first() {
@@ -115,9 +122,29 @@ fn user_kind(v: &Value, message: Option<&Value>) -> EventKind {
     }
 }
 
+/// The subagent an async `Agent` call started, from its result's `toolUseResult`
+/// (`status: async_launched`, `agentId`, `description`), as 2.1.197 and 2.1.332 write it.
+fn background_launch(v: &Value) -> Option<(String, String)> {
+    let result = v.get("toolUseResult")?;
+    let launched = str_of(result, "status") == Some("async_launched")
+        || result.get("isAsync").and_then(Value::as_bool) == Some(true);
+    if !launched {
+        return None;
+    }
+    let agent = str_of(result, "agentId").unwrap_or_default();
+    let description = str_of(result, "description").unwrap_or("subagent");
+    Some((bounded(agent, 128), bounded(description, 120)))
+}
+
 /// A human-typed text: a prompt, an interruption marker, or a local command.
 fn text_prompt_kind(text: &str) -> EventKind {
     let t = text.trim_start();
+    if t.starts_with("<task-notification>") {
+        let agent = between(t, "<task-id>", "</task-id>")
+            .or_else(|| between(t, "<agent-id>", "</agent-id>"))
+            .map(|id| bounded(id.trim(), 128));
+        return EventKind::BackgroundDone { agent };
+    }
     if t.starts_with("[Request interrupted by user") {
         return EventKind::Interrupted;
     }
