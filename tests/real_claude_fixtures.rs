@@ -80,3 +80,21 @@ fn the_turn_a_task_notification_starts_is_the_one_that_ends_the_session_s_work()
         );
     }
 }
+
+#[test]
+fn a_failed_turn_needs_attention_and_hands_on_no_earlier_answer() {
+    for v in VERSIONS {
+        let path = fixture(v, "api-error-400.jsonl");
+        let s = status_after(&path, 5);
+        assert_eq!(s.state, State::Attention, "{v}: {s:?}");
+        assert!(
+            s.reason
+                .as_deref()
+                .is_some_and(|r| r.starts_with("api error 400")),
+            "{v}: {s:?}"
+        );
+        // The answer before the failed prompt ("Answer: kiwi.") answered another prompt.
+        let answer = last_answer_from_transcript(&path, None).unwrap();
+        assert_eq!(answer, None, "{v}");
+    }
+}
