@@ -98,3 +98,22 @@ fn a_failed_turn_needs_attention_and_hands_on_no_earlier_answer() {
         assert_eq!(answer, None, "{v}");
     }
 }
+
+#[test]
+fn a_first_reply_written_before_its_prompt_still_closes_the_turn() {
+    // The same real first turn of 2.1.197 in file order as written here, and in the order
+    // the issue reports 2.1.197 also writes (reply and turn end before the prompt and its
+    // attachments): both are a finished turn.
+    for name in ["first-turn.jsonl", "first-turn-reply-before-prompt.jsonl"] {
+        let path = fixture("2.1.197", name);
+        let reply = std::fs::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .find(|v| v["type"] == "assistant")
+            .unwrap();
+        let s = status_after(&path, 5);
+        assert_eq!(s.state, State::YourTurn, "{name}: {s:?}");
+        assert_eq!(s.turn_key.as_deref(), reply["uuid"].as_str(), "{name}");
+    }
+}

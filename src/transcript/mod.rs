@@ -113,9 +113,14 @@ pub fn tail_events_from<R: Read + Seek>(
                         }
                     }
                     let turn_start = matches!(ev.kind, EventKind::UserPrompt);
+                    let prompt_at = ev.at;
                     events.push(ev);
-                    if agent == Some(AgentKind::Claude) && !turn_start {
-                        background_of_turn(&mut lines, &mut events, budget, count)?;
+                    if agent == Some(AgentKind::Claude) {
+                        if turn_start {
+                            written_early(&mut lines, &mut events, prompt_at, count)?;
+                        } else {
+                            background_of_turn(&mut lines, &mut events, budget, count)?;
+                        }
                     }
                     break;
                 }
@@ -136,6 +141,44 @@ pub fn tail_events_from<R: Read + Seek>(
     })
 }
 
+/// File order is not event order: Claude Code 2.1.197 can write a session's first reply and
+/// its turn end before the prompt that asked for it. When the deciding event is a prompt,
+/// the records just before it that are stamped later than it belong after it: they are
+/// moved there (the end of `events`, which is still newest first). Reading stops at the first
+/// deciding record that is not later than the prompt, or after a few hundred lines.
+fn written_early<R: Read + Seek>(
+    lines: &mut ReverseLines<R>,
+    events: &mut Vec<Event>,
+    prompt_at: Option<Time>,
+    mut count: usize,
+) -> std::io::Result<()> {
+    const LOOK_BACK: usize = 256;
+    let Some(prompt_at) = prompt_at else {
+        return Ok(());
+    };
+    let mut later = Vec::new();
+    let limit = count + LOOK_BACK;
+    for line in lines.by_ref() {
+        count += 1;
+        if let Line::Full(bytes) = line? {
+            if let Some(ev) = agents::parse_line(AgentKind::Claude, &bytes) {
+                match ev.at {
+                    Some(at) if at > prompt_at => later.push(ev),
+                    _ if state::is_decisive(&ev) => break,
+                    _ => {}
+                }
+            }
+        }
+        if count >= limit {
+            break;
+        }
+    }
+    // Both lists are newest first (read backwards); everything in `later` happened after the
+    // prompt and the records written right after it.
+    events.splice(0..0, later);
+    Ok(())
+}
+
 /// Past the deciding event, back to the human prompt that opened the turn: the subagents
 /// the turn started in the background and those that reported back (a turn whose subagent
 /// still runs is not over). Nothing else is kept, so the state read is unchanged otherwise.
@@ -145,6 +188,8 @@ fn background_of_turn<R: Read + Seek>(
     budget: Budget,
     mut count: usize,
 ) -> std::io::Result<()> {
+    // Not a `for` loop: the body asks the reader how far it has read.
+    #[allow(clippy::while_let_on_iterator)]
     while let Some(line) = lines.next() {
         count += 1;
         if let Line::Full(bytes) = line? {
