@@ -133,6 +133,32 @@ fn a_record_whose_session_has_no_transcript_yet_never_takes_a_neighbours() {
 }
 
 #[test]
+fn without_a_record_a_transcript_that_began_before_the_agent_is_not_its() {
+    // A fresh session whose record cannot be read yet, beside a neighbour's old session
+    // that was written to after the fresh one started (Claude Code 2.1.197 after `/clear`).
+    let tmp = tempfile::tempdir().unwrap();
+    let start = now_secs() - 60;
+    let path = transcript(tmp.path(), CWD, "neighbour-old", CWD, start + 30);
+    let began = chrono::DateTime::from_timestamp(start as i64 - 300, 0).unwrap();
+    let line = serde_json::json!({"type": "user", "cwd": CWD, "timestamp": began.to_rfc3339()});
+    fs::write(&path, format!("{line}\n")).unwrap();
+    set_mtime(&path, start + 30);
+    let (found, steps) = claude_locate(tmp.path(), start, &HashSet::new());
+    assert_eq!(found.transcript, None, "{steps:?}");
+    // The same file begun after the agent started is its own.
+    let began = chrono::DateTime::from_timestamp(start as i64 + 5, 0).unwrap();
+    let line = serde_json::json!({"type": "user", "cwd": CWD, "timestamp": began.to_rfc3339()});
+    fs::write(&path, format!("{line}\n")).unwrap();
+    set_mtime(&path, start + 30);
+    let (found, steps) = claude_locate(tmp.path(), start, &HashSet::new());
+    assert_eq!(
+        found.transcript.as_deref(),
+        Some(path.as_path()),
+        "{steps:?}"
+    );
+}
+
+#[test]
 fn a_newer_transcript_in_the_folder_does_not_replace_the_records() {
     let tmp = tempfile::tempdir().unwrap();
     let start = now_secs() - 600;

@@ -371,10 +371,19 @@ fn newest_for_cwd(
     }
     candidates.sort_by(|a, b| b.cmp(a));
     candidates.into_iter().map(|(_, p)| p).find(|p| {
-        head_values(p, 50)
+        let head = head_values(p, 50);
+        // A transcript that began before the process started is another session's, however
+        // recently it was written to (a neighbour's old session after its `/clear`).
+        let began = head
             .iter()
-            .find_map(|v| str_at(v, &["cwd"]))
-            .is_some_and(|c| cwd_matches(c, cwds))
+            .find_map(|v| str_at(v, &["timestamp"]))
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.timestamp());
+        began.map_or(true, |b| b + 2 >= since as i64)
+            && head
+                .iter()
+                .find_map(|v| str_at(v, &["cwd"]))
+                .is_some_and(|c| cwd_matches(c, cwds))
     })
 }
 
