@@ -199,7 +199,15 @@ fn apply(
             } else {
                 State::YourTurn
             };
-            s.reason = None;
+            // A turn cannot end with a tool call still pending: the session closed because
+            // the human refused the tool or pressed Escape (Claude Code may update its record
+            // before its transcript shows the interruption).
+            let refused_tool = transcript.turn_open
+                && transcript
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("tool:"));
+            s.reason = refused_tool.then(|| "interrupted".to_string());
             // A text answer still settling is the completion itself: keep its time, so the
             // reading does not move when the transcript settles on its own a moment later.
             let settling = transcript.state == State::Working && transcript.reason.is_none();
@@ -305,6 +313,38 @@ mod tests {
     /// A record Claude Code 2.1.332 wrote at start, before any prompt (`status: idle`).
     const FRESH_RECORD: &[u8] =
         include_bytes!("../../fixtures/real-clients/claude-2.1.332/fresh-session-record.json");
+
+    #[test]
+    fn a_record_close_over_a_pending_tool_is_an_interruption_not_an_answer() {
+        // 2.1.197 asked for Bash; the human pressed Escape; the record said idle before the
+        // transcript showed the interruption.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/claude-2.1.197/permission-pending.jsonl"
+        );
+        let tail = crate::transcript::tail_events(
+            std::path::Path::new(path),
+            None,
+            crate::transcript::Budget::default(),
+        )
+        .unwrap();
+        let asked = tail.events.last().and_then(|e| e.at).unwrap();
+        let now = asked + chrono::Duration::seconds(4);
+        let windows = Windows::default();
+        let transcript = crate::state::classify(&tail.events, now, &windows, Default::default());
+        assert_eq!(transcript.reason.as_deref(), Some("tool: Bash"));
+        let record = RecordStatus::parse(
+            format!(
+                r#"{{"status":"idle","statusUpdatedAt":{}}}"#,
+                (now - chrono::Duration::seconds(1)).timestamp_millis()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
+        assert_eq!(s.state, State::YourTurn, "{s:?}");
+        assert_eq!(s.reason.as_deref(), Some("interrupted"));
+    }
 
     #[test]
     fn a_fresh_session_record_without_a_turn_is_idle_not_your_turn() {
