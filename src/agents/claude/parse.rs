@@ -236,10 +236,12 @@ fn assistant_kind(v: &Value, message: &Value) -> EventKind {
     EventKind::AssistantOther
 }
 
-/// What a person should read about a failed API call. The `error` field names the kind
-/// (`rate_limit`, `authentication_failed`, …) when Claude Code knows it; real 2.1.197 and
-/// 2.1.332 files write `error: "unknown"` for an HTTP 400 or 429 and put what happened in
-/// `apiErrorStatus`, `apiErrorType` (2.1.332) and the text (`API Error: 400 <message>`).
+/// What a person should read about a failed API call, in words (`rate limit`, `quota
+/// exceeded`, `auth`, `api error 400: invalid_request_error`), never a bare code. The `error`
+/// field names the kind when Claude Code knows it (`rate_limit` for a 429, whose text says
+/// whether a quota ran out); for an HTTP 400 real 2.1.197 and 2.1.332 files write
+/// `error: "unknown"` and put what happened in `apiErrorStatus`, `apiErrorType` (2.1.332)
+/// and the text (`API Error: 400 <message>`).
 fn api_error_reason(v: &Value, text: &str) -> String {
     let named = match v.get("error") {
         Some(Value::String(s)) => Some(s.as_str()),
@@ -247,18 +249,21 @@ fn api_error_reason(v: &Value, text: &str) -> String {
         _ => None,
     }
     .filter(|k| !k.is_empty() && !matches!(*k, "unknown" | "api_error" | "error"));
-    if let Some(kind) = named {
-        return kind.to_string();
-    }
     let status = v.get("apiErrorStatus").and_then(Value::as_u64);
     let api_type = str_of(v, "apiErrorType").filter(|t| !t.is_empty());
     let lower = text.to_ascii_lowercase();
-    if status == Some(429) || api_type == Some("rate_limit_error") {
-        return if lower.contains("quota") || lower.contains("usage limit") {
+    if named == Some("rate_limit") || status == Some(429) || api_type == Some("rate_limit_error") {
+        return if lower.contains("quota") {
             "quota exceeded".into()
         } else {
             "rate limit".into()
         };
+    }
+    match named {
+        Some("authentication_failed") => return "auth".into(),
+        Some("billing_error") => return "billing".into(),
+        Some(kind) => return kind.replace('_', " "),
+        None => {}
     }
     // "API Error: 400 messages: …" → "messages: …".
     let message = text
@@ -363,17 +368,17 @@ mod tests {
         let line = r#"{"type":"assistant","isApiErrorMessage":true,"error":"rate_limit","timestamp":"2026-02-10T21:00:00Z","message":{"model":"<synthetic>","stop_reason":"stop_sequence","content":[{"type":"text","text":"You've hit your session limit · resets 9:50pm"}]}}"#;
         match kind(line) {
             EventKind::ApiError(e) => {
-                assert_eq!(e.kind, "rate_limit");
+                assert_eq!(e.kind, "rate limit");
                 assert!(e.text.contains("session limit"));
             }
             other => panic!("expected api error, got {other:?}"),
         }
     }
 
-    /// The API-error line of a real 400, as each pinned release wrote it.
-    fn real_api_error(version: &str) -> ApiError {
+    /// The API-error line of a real 400 or 429, as each pinned release wrote it.
+    fn real_api_error(version: &str, status: u16) -> ApiError {
         let path = format!(
-            "{}/fixtures/real-clients/claude-{version}/api-error-400.jsonl",
+            "{}/fixtures/real-clients/claude-{version}/api-error-{status}.jsonl",
             env!("CARGO_MANIFEST_DIR")
         );
         let text = std::fs::read_to_string(&path).expect("fixture");
@@ -389,14 +394,22 @@ mod tests {
     #[test]
     fn real_http_400_names_status_and_type_not_unknown() {
         assert_eq!(
-            real_api_error("2.1.332").kind,
+            real_api_error("2.1.332", 400).kind,
             "api error 400: invalid_request_error"
         );
         // 2.1.197 writes no apiErrorType: the message says what was wrong.
         assert_eq!(
-            real_api_error("2.1.197").kind,
+            real_api_error("2.1.197", 400).kind,
             "api error 400: messages: text content blocks must be non-empty"
         );
+    }
+
+    #[test]
+    fn real_quota_429_reads_quota_exceeded_not_rate_limit_code() {
+        // Both write `error: "rate_limit"`, `apiErrorStatus: 429` and "Quota exceeded …".
+        for v in ["2.1.197", "2.1.332"] {
+            assert_eq!(real_api_error(v, 429).kind, "quota exceeded", "{v}");
+        }
     }
 
     #[test]
