@@ -62,6 +62,10 @@ pub fn reconcile(
         .filter(|h| newer(h.at))
         .map(|h| (h.at, hook_verdict(h, transcript)));
     let record_verdict = record
+        // Before the first prompt, the record's `waiting` is a start-up dialog (an offer
+        // Claude Code 2.1.332 shows once, `waitingFor: "dialog open"`) in front of a user who
+        // just opened the session, and its `idle` closes nothing: the session is idle.
+        .filter(|r| !no_turn_yet(transcript) || r.state == RecordState::Busy)
         .and_then(|r| Some((r.updated_at?, r)))
         .filter(|(at, _)| newer(*at) && age(now, Some(*at)) <= windows.open_turn)
         .and_then(|(at, r)| Some((at, record_verdict(r, transcript)?)));
@@ -184,12 +188,8 @@ fn apply(
             // that has aged to idle (a record's `updatedAt` may move without a new turn).
             let aged_out =
                 transcript.state == State::Idle && !transcript.turn_open && transcript.at.is_some();
-            // A session that never had a turn (Claude Code writes its record at start, the
-            // transcript at the first prompt) has nothing to close: it stays idle.
-            let no_turn_yet =
-                !transcript.turn_open && transcript.at.is_none() && transcript.turn_key.is_none();
             if aged_out
-                || no_turn_yet
+                || no_turn_yet(transcript)
                 || matches!(transcript.state, State::Attention | State::YourTurn)
             {
                 return None;
@@ -227,6 +227,12 @@ fn apply(
         }
     }
     Some(s)
+}
+
+/// A session that never had a turn: Claude Code writes its record at start, the transcript
+/// at the first prompt. There is nothing to close and nothing to wait for yet.
+fn no_turn_yet(transcript: &Status) -> bool {
+    !transcript.turn_open && transcript.at.is_none() && transcript.turn_key.is_none()
 }
 
 fn refine_with_pane(
@@ -344,6 +350,25 @@ mod tests {
         let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
         assert_eq!(s.state, State::YourTurn, "{s:?}");
         assert_eq!(s.reason.as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn a_start_up_dialog_before_the_first_prompt_is_not_a_wait() {
+        // 2.1.332's record while its one-time auto-mode offer is on screen.
+        let mut record: serde_json::Value = serde_json::from_slice(FRESH_RECORD).unwrap();
+        record["status"] = "waiting".into();
+        record["waitingFor"] = "dialog open".into();
+        let record = RecordStatus::parse(record.to_string().as_bytes()).unwrap();
+        let now = record.updated_at.unwrap() + chrono::Duration::seconds(2);
+        let (s, _) = reconcile(
+            &Status::idle(),
+            None,
+            Some(&record),
+            None,
+            now,
+            &Windows::default(),
+        );
+        assert_eq!(s.state, State::Idle, "{s:?}");
     }
 
     #[test]
