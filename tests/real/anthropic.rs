@@ -103,6 +103,15 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>) -> Reply {
         return message(&model, vec![text_block("Ok")], "end_turn", Duration::ZERO);
     }
     let last = last_user(&body).cloned().unwrap_or(Value::Null);
+    // 2.1.332 sends the notification inside a system reminder.
+    if all_text_of(&last).contains("<task-notification>") {
+        return message(
+            &model,
+            vec![text_block("Main done after the agent.")],
+            "end_turn",
+            Duration::ZERO,
+        );
+    }
     let prompt = last_user_text(&body).unwrap_or_default();
     if has_tool_result(&last) && prompt.trim().is_empty() {
         let done = if all_text(&body).contains("SUBTASK") {
@@ -111,14 +120,6 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>) -> Reply {
             "Tool finished."
         };
         return message(&model, vec![text_block(done)], "end_turn", Duration::ZERO);
-    }
-    if prompt.contains("<task-notification>") {
-        return message(
-            &model,
-            vec![text_block("Main done after the agent.")],
-            "end_turn",
-            Duration::ZERO,
-        );
     }
     if prompt.contains("SUBTASK") {
         return delayed(
@@ -258,9 +259,10 @@ fn all_text(body: &Value) -> String {
         .join("\n")
 }
 
-/// The human's own text in the last user message of a request: its text blocks that are
-/// not system reminders or interruption notes, joined (a prompt typed after an interrupted
-/// tool call shares its message with the refused tool's result). `None` when there is none.
+/// The human's own text in the last user message of a request: the newest of its text
+/// blocks that are not system reminders or interruption notes (a prompt typed after an
+/// interrupted tool call shares its message with the refused tool's result). `None` when
+/// there is none.
 pub fn last_user_text(body: &Value) -> Option<String> {
     let last = last_user(body)?;
     let texts: Vec<&str> = match &last["content"] {
@@ -276,8 +278,10 @@ pub fn last_user_text(body: &Value) -> Option<String> {
             .collect(),
         _ => return None,
     };
-    let text = texts.join("\n");
-    (!text.trim().is_empty()).then(|| unwrap_paste(&text))
+    // After a failed request the client sends the failed prompt and the next one in one
+    // message: the newest text is the prompt.
+    let text = texts.last()?;
+    (!text.trim().is_empty()).then(|| unwrap_paste(text))
 }
 
 /// Claude Code 2.1.332 sends a pasted multi-line text as
