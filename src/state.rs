@@ -167,6 +167,8 @@ pub fn is_decisive(event: &Event) -> bool {
 
 /// Classifies a session from its events in file order (usually the tail a reader collected).
 pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
+    let ordered = chronological(events);
+    let events: &[Event] = &ordered;
     let status = classify_turn(events, now, windows, obs);
     // A turn that closed while a subagent it started still runs in the background is not
     // over: the subagent reports back and a new turn answers (Claude Code's async `Agent`).
@@ -176,7 +178,11 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
         && status.reason.is_none();
     match pending_background(events) {
         Some((launch, description)) if closed => {
-            let life = events
+            let since = events
+                .iter()
+                .position(|e| std::ptr::eq(e, launch))
+                .unwrap_or(0);
+            let life = events[since..]
                 .iter()
                 .filter(|e| !e.sidechain)
                 .fold(launch.at, |t, e| max_time(t, e.at));
@@ -187,10 +193,49 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
     }
 }
 
-/// The newest background subagent started in `events` that has not reported back.
+/// File order is not event order: Claude Code 2.1.197 can write a session's first reply and
+/// its turn end before the prompt that asked for it. When the last deciding event is a
+/// prompt, the records before it stamped later than it (back to the first deciding record
+/// that is not) happened after it: they are moved after it.
+fn chronological(events: &[Event]) -> std::borrow::Cow<'_, [Event]> {
+    use std::borrow::Cow;
+    let Some(d) = events.iter().rposition(is_decisive) else {
+        return Cow::Borrowed(events);
+    };
+    let (EventKind::UserPrompt, Some(prompt_at)) = (&events[d].kind, events[d].at) else {
+        return Cow::Borrowed(events);
+    };
+    let mut early = Vec::new();
+    for (i, ev) in events[..d].iter().enumerate().rev() {
+        if ev.at.is_some_and(|at| at > prompt_at) {
+            early.push(i);
+        } else if is_decisive(ev) {
+            break;
+        }
+    }
+    if early.is_empty() {
+        return Cow::Borrowed(events);
+    }
+    early.reverse();
+    let mut out: Vec<Event> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| early.binary_search(i).is_err())
+        .map(|(_, e)| e.clone())
+        .collect();
+    out.extend(early.iter().map(|&i| events[i].clone()));
+    Cow::Owned(out)
+}
+
+/// The newest background subagent started in the current turn (after the last human
+/// prompt) that has not reported back.
 fn pending_background(events: &[Event]) -> Option<(&Event, &str)> {
+    let turn_start = events
+        .iter()
+        .rposition(|e| !e.sidechain && e.kind == EventKind::UserPrompt)
+        .map_or(0, |i| i + 1);
     let mut running: Vec<(&Event, &str, &str)> = Vec::new();
-    for ev in events.iter().filter(|e| !e.sidechain) {
+    for ev in events[turn_start..].iter().filter(|e| !e.sidechain) {
         match &ev.kind {
             EventKind::BackgroundStart {
                 agent, description, ..

@@ -141,11 +141,19 @@ pub fn tail_events_from<R: Read + Seek>(
     })
 }
 
+/// Decodes one line read backwards (a huge line from its head and tail).
+fn decode(line: &Line, kind: AgentKind) -> Option<Event> {
+    match line {
+        Line::Full(bytes) => agents::parse_line(kind, bytes),
+        Line::Huge { head, tail, .. } => agents::parse_fragments(kind, head, tail),
+    }
+}
+
 /// File order is not event order: Claude Code 2.1.197 can write a session's first reply and
 /// its turn end before the prompt that asked for it. When the deciding event is a prompt,
-/// the records just before it that are stamped later than it belong after it: they are
-/// moved there (the end of `events`, which is still newest first). Reading stops at the first
-/// deciding record that is not later than the prompt, or after a few hundred lines.
+/// reading goes on (every record, so the tail stays a suffix of the file) over the records
+/// just before it that are stamped later than it, up to the first deciding record that is
+/// not; `state::classify` puts them after the prompt.
 fn written_early<R: Read + Seek>(
     lines: &mut ReverseLines<R>,
     events: &mut Vec<Event>,
@@ -156,56 +164,60 @@ fn written_early<R: Read + Seek>(
     let Some(prompt_at) = prompt_at else {
         return Ok(());
     };
-    let mut later = Vec::new();
     let limit = count + LOOK_BACK;
+    let mut read = Vec::new();
+    let mut moved = false;
     for line in lines.by_ref() {
         count += 1;
-        if let Line::Full(bytes) = line? {
-            if let Some(ev) = agents::parse_line(AgentKind::Claude, &bytes) {
-                match ev.at {
-                    Some(at) if at > prompt_at => later.push(ev),
-                    _ if state::is_decisive(&ev) => break,
-                    _ => {}
-                }
+        if let Some(ev) = decode(&line?, AgentKind::Claude) {
+            let later = ev.at.is_some_and(|at| at > prompt_at);
+            if !later && state::is_decisive(&ev) {
+                break;
             }
+            moved |= later;
+            read.push(ev);
         }
         if count >= limit {
             break;
         }
     }
-    // Both lists are newest first (read backwards); everything in `later` happened after the
-    // prompt and the records written right after it.
-    events.splice(0..0, later);
+    // Nothing written early: the usual case keeps the tail as short as before.
+    if moved {
+        events.extend(read);
+    }
     Ok(())
 }
 
-/// Past the deciding event, back to the human prompt that opened the turn: the subagents
-/// the turn started in the background and those that reported back (a turn whose subagent
-/// still runs is not over). Nothing else is kept, so the state read is unchanged otherwise.
+/// Past the deciding event, back to the human prompt that opened the turn (every record, so
+/// the tail stays a suffix of the file): the subagents the turn started in the background
+/// and those that reported back (a turn whose subagent still runs is not over). Only kept
+/// when the turn started one.
 fn background_of_turn<R: Read + Seek>(
     lines: &mut ReverseLines<R>,
     events: &mut Vec<Event>,
     budget: Budget,
     mut count: usize,
 ) -> std::io::Result<()> {
+    let mut read = Vec::new();
+    let mut launched = false;
     // Not a `for` loop: the body asks the reader how far it has read.
     #[allow(clippy::while_let_on_iterator)]
     while let Some(line) = lines.next() {
         count += 1;
-        if let Line::Full(bytes) = line? {
-            if let Some(ev) = agents::parse_line(AgentKind::Claude, &bytes) {
-                match ev.kind {
-                    EventKind::UserPrompt if !ev.sidechain => return Ok(()),
-                    EventKind::BackgroundStart { .. } | EventKind::BackgroundDone { .. } => {
-                        events.push(ev)
-                    }
-                    _ => {}
-                }
+        if let Some(ev) = decode(&line?, AgentKind::Claude) {
+            let start = matches!(ev.kind, EventKind::UserPrompt) && !ev.sidechain;
+            launched |= matches!(ev.kind, EventKind::BackgroundStart { .. });
+            read.push(ev);
+            if start {
+                break;
             }
         }
         if count >= budget.max_lines || lines.bytes_read() >= budget.max_bytes {
             break;
         }
+    }
+    if launched {
+        events.extend(read);
     }
     Ok(())
 }
