@@ -84,6 +84,18 @@ pub enum EventKind {
     },
     /// Tool results for these ids.
     ToolResult { ids: Vec<String> },
+    /// The result of a tool call that started a subagent in the background (Claude Code's
+    /// async `Agent` call): the call is answered at once, but the session is not done until
+    /// the subagent reports back.
+    BackgroundStart {
+        ids: Vec<String>,
+        agent: String,
+        description: String,
+    },
+    /// A background subagent reported back (Claude Code's `<task-notification>` user
+    /// message): a machine-made prompt that starts a turn, not the human coming back.
+    /// `agent` when the note names it.
+    BackgroundDone { agent: Option<String> },
     /// The turn is over (stop hook summary, turn duration, Codex task_complete).
     TurnEnd,
     /// The human interrupted: control is back with them.

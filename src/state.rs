@@ -167,13 +167,107 @@ pub fn is_decisive(event: &Event) -> bool {
 
 /// Classifies a session from its events in file order (usually the tail a reader collected).
 pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
+    let ordered = chronological(events);
+    let events: &[Event] = &ordered;
+    let status = classify_turn(events, now, windows, obs);
+    // A turn that closed while a subagent it started still runs in the background is not
+    // over: the subagent reports back and a new turn answers (Claude Code's async `Agent`).
+    let closed = !status.turn_open
+        && status.at.is_some()
+        && matches!(status.state, State::YourTurn | State::Idle)
+        && status.reason.is_none();
+    match pending_background(events) {
+        Some((launch, description)) if closed => {
+            let since = events
+                .iter()
+                .position(|e| std::ptr::eq(e, launch))
+                .unwrap_or(0);
+            let life = events[since..]
+                .iter()
+                .filter(|e| !e.sidechain)
+                .fold(launch.at, |t, e| max_time(t, e.at));
+            let reason = Some(format!("background agent: {description}"));
+            open(launch, reason, life, now, windows, obs)
+        }
+        _ => status,
+    }
+}
+
+/// File order is not event order: Claude Code 2.1.197 can write a session's first reply and
+/// its turn end before the prompt that asked for it. When the last deciding event is a
+/// prompt, the records before it stamped later than it (back to the first deciding record
+/// that is not) happened after it: they are moved after it.
+fn chronological(events: &[Event]) -> std::borrow::Cow<'_, [Event]> {
+    use std::borrow::Cow;
+    let Some(d) = events.iter().rposition(is_decisive) else {
+        return Cow::Borrowed(events);
+    };
+    let (EventKind::UserPrompt, Some(prompt_at)) = (&events[d].kind, events[d].at) else {
+        return Cow::Borrowed(events);
+    };
+    let mut early = Vec::new();
+    for (i, ev) in events[..d].iter().enumerate().rev() {
+        if ev.at.is_some_and(|at| at > prompt_at) {
+            early.push(i);
+        } else if is_decisive(ev) {
+            break;
+        }
+    }
+    if early.is_empty() {
+        return Cow::Borrowed(events);
+    }
+    early.reverse();
+    let mut out: Vec<Event> = events
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| early.binary_search(i).is_err())
+        .map(|(_, e)| e.clone())
+        .collect();
+    out.extend(early.iter().map(|&i| events[i].clone()));
+    Cow::Owned(out)
+}
+
+/// The newest background subagent started in the current turn (after the last human
+/// prompt) that has not reported back.
+fn pending_background(events: &[Event]) -> Option<(&Event, &str)> {
+    let turn_start = events
+        .iter()
+        .rposition(|e| !e.sidechain && e.kind == EventKind::UserPrompt)
+        .map_or(0, |i| i + 1);
+    let mut running: Vec<(&Event, &str, &str)> = Vec::new();
+    for ev in events[turn_start..].iter().filter(|e| !e.sidechain) {
+        match &ev.kind {
+            EventKind::BackgroundStart {
+                agent, description, ..
+            } => running.push((ev, agent, description)),
+            EventKind::BackgroundDone { agent: Some(id) } => {
+                match running.iter().position(|(_, a, _)| a == id) {
+                    Some(i) => {
+                        running.remove(i);
+                    }
+                    None if !running.is_empty() => {
+                        running.remove(0);
+                    }
+                    None => {}
+                }
+            }
+            EventKind::BackgroundDone { agent: None } if !running.is_empty() => {
+                running.remove(0);
+            }
+            _ => {}
+        }
+    }
+    running.last().map(|(ev, _, d)| (*ev, *d))
+}
+
+fn classify_turn(events: &[Event], now: Time, windows: &Windows, obs: Observation) -> Status {
     // Every tool result in the tail: a result always follows its tool use, and parallel tool
     // calls of one message may see results land between the message's lines.
     let results: HashSet<&str> = events
         .iter()
         .filter(|e| !e.sidechain)
         .filter_map(|e| match &e.kind {
-            EventKind::ToolResult { ids } => Some(ids),
+            EventKind::ToolResult { ids } | EventKind::BackgroundStart { ids, .. } => Some(ids),
             _ => None,
         })
         .flatten()
@@ -205,7 +299,9 @@ pub fn classify(events: &[Event], now: Time, windows: &Windows, obs: Observation
                 }
                 continue;
             }
-            EventKind::ToolResult { .. } => Decision::Open { reason: None },
+            EventKind::ToolResult { .. }
+            | EventKind::BackgroundStart { .. }
+            | EventKind::BackgroundDone { .. } => Decision::Open { reason: None },
             EventKind::ToolUse { .. } => {
                 // Every pending tool of this API message, which may span several lines.
                 let pending: Vec<&str> = events

@@ -178,7 +178,7 @@ fn api_error_assistant_line_with_a_stop_reason_is_attention() {
                    "content":[{"type":"text","text":"Invalid API key · Please run /login"}]}});
     let s = at(&[prompt(0, "go"), err.clone()], 15);
     assert_eq!(s.state, State::Attention);
-    assert_eq!(s.reason.as_deref(), Some("authentication_failed"));
+    assert_eq!(s.reason.as_deref(), Some("auth"));
     assert_eq!(
         at(&[prompt(0, "go"), err], 10 + 31 * 60).state,
         State::Idle,

@@ -135,16 +135,21 @@ fn routing_a_pane_to_itself_is_refused() {
     let run = server.agentpane(&["route", &pane, &same]);
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("to itself"), "{run:?}");
+    let run = server.agentpane(&["route", &pane, &same, "--json"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert_eq!(run.json()["outcome"], "error", "{run:?}");
     let missing = server.agentpane(&["route", &pane, "%999"]);
     assert_ne!(missing.code, 0, "{missing:?}");
-    // With --json a refusal is still one JSON document on stdout, saying why.
+    // With --json a failed route is still one JSON document on stdout, saying why (`error`:
+    // bad targets; `refused` is kept for a route that could run but sends nothing).
     for run in [
         server.agentpane(&["route", &pane, &same, "--json"]),
         server.agentpane(&["route", &pane, "%999", "--json"]),
     ] {
         assert_ne!(run.code, 0, "{run:?}");
         let doc = run.json();
-        assert_eq!(doc["outcome"], "refused", "{run:?}");
+        assert_eq!(doc["outcome"], "error", "{run:?}");
+        assert_eq!(doc["submitted"], false, "{run:?}");
         assert!(doc["detail"].as_str().is_some_and(|d| !d.is_empty()));
     }
     assert!(outcomes(&server).is_empty(), "nothing journalled");
@@ -216,6 +221,17 @@ fn busy_agent_is_refused_then_queued_and_delivered_when_free() {
     let refused = server.agentpane(&["route", &src, &codex, "--transform", "full-output"]);
     assert_eq!(refused.code, 1, "{refused:?}");
     assert!(refused.stderr.contains("busy (working)"), "{refused:?}");
+    // `--json` prints one JSON document whatever the outcome, refusals included.
+    let refused = server.agentpane(&[
+        "route",
+        &src,
+        &codex,
+        "--transform",
+        "full-output",
+        "--json",
+    ]);
+    assert_eq!(refused.code, 1, "{refused:?}");
+    assert_eq!(refused.json()["outcome"], "refused", "{refused:?}");
     let waited = server.agentpane(&[
         "route",
         &src,

@@ -60,25 +60,45 @@ pub fn route(args: RouteArgs, ctx: &Context) -> Result<i32> {
         }
         Err(e) => {
             if args.json {
-                print_refusal(&args.src, &args.dst, &format!("{e:#}"))?;
+                let out = Refusal {
+                    src: &args.src,
+                    dst: &args.dst,
+                    outcome: "error",
+                    submitted: false,
+                    detail: &format!("{e:#}"),
+                };
+                println!("{}", serde_json::to_string(&out)?);
             }
             Err(e)
         }
     }
 }
 
-/// `--json` promises one document on stdout whatever the outcome: a refusal (nothing sent)
-/// says so and why.
-fn print_refusal(src: &str, dst: &str, detail: &str) -> Result<()> {
-    let out = serde_json::json!({
-        "src": src,
-        "dst": dst,
-        "outcome": "refused",
-        "submitted": false,
-        "detail": detail,
-    });
-    println!("{out}");
-    Ok(())
+/// What `route --json` prints when nothing was sent: one JSON document, as for a delivery.
+#[derive(Debug, Serialize)]
+struct Refusal<'a> {
+    src: &'a str,
+    dst: &'a str,
+    /// `refused` (no answer, destination busy) or `error`.
+    outcome: &'static str,
+    /// Always `false`: nothing was pasted.
+    submitted: bool,
+    detail: &'a str,
+}
+
+/// A route that sends nothing: exit 1 with `message`, also as JSON under `--json`.
+fn refused(args: &RouteArgs, src: &str, dst: &str, message: String) -> Result<(i32, String)> {
+    if args.json && !args.notify {
+        let out = Refusal {
+            src,
+            dst,
+            outcome: "refused",
+            submitted: false,
+            detail: &message,
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    }
+    Ok((exit::NOTHING, message))
 }
 
 /// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
@@ -121,10 +141,7 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
             ),
             _ => format!("pane {src} has no answer to route yet"),
         };
-        if args.json && !args.notify {
-            print_refusal(&src, &dst, &why)?;
-        }
-        return Ok((exit::NOTHING, why));
+        return refused(args, &src, &dst, why);
     };
     let submit = !args.no_submit;
     let msg = Queued {
@@ -180,11 +197,12 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
                 Some(s) => format!("still {state} after waiting {s} s"),
                 None => format!("busy ({state})"),
             };
-            let why = format!("not delivered: {dst} is {how}; retry with --wait SECS or --queue");
-            if args.json && !args.notify {
-                print_refusal(&src, &dst, &why)?;
-            }
-            return Ok((exit::NOTHING, why));
+            return refused(
+                args,
+                &src,
+                &dst,
+                format!("not delivered: {dst} is {how}; retry with --wait SECS or --queue"),
+            );
         }
     }
     let done = deliver_one(&store, tmux, &msg, agent);

@@ -87,6 +87,10 @@ pub fn reconcile(
         .filter(|h| newer(h.at))
         .map(|h| (h.at, hook_verdict(h, transcript)));
     let record_verdict = record
+        // Before the first prompt, the record's `waiting` is a start-up dialog (an offer
+        // Claude Code 2.1.332 shows once, `waitingFor: "dialog open"`) in front of a user who
+        // just opened the session, and its `idle` closes nothing: the session is idle.
+        .filter(|r| !no_turn_yet(transcript) || r.state == RecordState::Busy)
         .and_then(|r| Some((r.updated_at?, r)))
         .filter(|(at, _)| newer(*at) && age(now, Some(*at)) <= windows.open_turn)
         .and_then(|(at, r)| Some((at, record_verdict(r, transcript)?)));
@@ -209,7 +213,10 @@ fn apply(
             // that has aged to idle (a record's `updatedAt` may move without a new turn).
             let aged_out =
                 transcript.state == State::Idle && !transcript.turn_open && transcript.at.is_some();
-            if aged_out || matches!(transcript.state, State::Attention | State::YourTurn) {
+            if aged_out
+                || no_turn_yet(transcript)
+                || matches!(transcript.state, State::Attention | State::YourTurn)
+            {
                 return None;
             }
             s.state = if age(now, Some(at)) > windows.your_turn {
@@ -217,7 +224,15 @@ fn apply(
             } else {
                 State::YourTurn
             };
-            s.reason = None;
+            // A turn cannot end with a tool call still pending: the session closed because
+            // the human refused the tool or pressed Escape (Claude Code may update its record
+            // before its transcript shows the interruption).
+            let refused_tool = transcript.turn_open
+                && transcript
+                    .reason
+                    .as_deref()
+                    .is_some_and(|r| r.starts_with("tool:"));
+            s.reason = refused_tool.then(|| "interrupted".to_string());
             // A text answer still settling is the completion itself: keep its time, so the
             // reading does not move when the transcript settles on its own a moment later.
             let settling = transcript.state == State::Working && transcript.reason.is_none();
@@ -237,6 +252,12 @@ fn apply(
         }
     }
     Some(s)
+}
+
+/// A session that never had a turn: Claude Code writes its record at start, the transcript
+/// at the first prompt. There is nothing to close and nothing to wait for yet.
+fn no_turn_yet(transcript: &Status) -> bool {
+    !transcript.turn_open && transcript.at.is_none() && transcript.turn_key.is_none()
 }
 
 fn refine_with_pane(
@@ -319,6 +340,77 @@ pub fn tool_from_message(message: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A record Claude Code 2.1.332 wrote at start, before any prompt (`status: idle`).
+    const FRESH_RECORD: &[u8] =
+        include_bytes!("../../fixtures/real-clients/claude-2.1.332/fresh-session-record.json");
+
+    #[test]
+    fn a_record_close_over_a_pending_tool_is_an_interruption_not_an_answer() {
+        // 2.1.197 asked for Bash; the human pressed Escape; the record said idle before the
+        // transcript showed the interruption.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/claude-2.1.197/permission-pending.jsonl"
+        );
+        let tail = crate::transcript::tail_events(
+            std::path::Path::new(path),
+            None,
+            crate::transcript::Budget::default(),
+        )
+        .unwrap();
+        let asked = tail.events.last().and_then(|e| e.at).unwrap();
+        let now = asked + chrono::Duration::seconds(4);
+        let windows = Windows::default();
+        let transcript = crate::state::classify(&tail.events, now, &windows, Default::default());
+        assert_eq!(transcript.reason.as_deref(), Some("tool: Bash"));
+        let record = RecordStatus::parse(
+            format!(
+                r#"{{"status":"idle","statusUpdatedAt":{}}}"#,
+                (now - chrono::Duration::seconds(1)).timestamp_millis()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
+        assert_eq!(s.state, State::YourTurn, "{s:?}");
+        assert_eq!(s.reason.as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn a_start_up_dialog_before_the_first_prompt_is_not_a_wait() {
+        // 2.1.332's record while its one-time auto-mode offer is on screen.
+        let mut record: serde_json::Value = serde_json::from_slice(FRESH_RECORD).unwrap();
+        record["status"] = "waiting".into();
+        record["waitingFor"] = "dialog open".into();
+        let record = RecordStatus::parse(record.to_string().as_bytes()).unwrap();
+        let now = record.updated_at.unwrap() + chrono::Duration::seconds(2);
+        let (s, _) = reconcile(
+            &Status::idle(),
+            None,
+            Some(&record),
+            None,
+            now,
+            &Windows::default(),
+        );
+        assert_eq!(s.state, State::Idle, "{s:?}");
+    }
+
+    #[test]
+    fn a_fresh_session_record_without_a_turn_is_idle_not_your_turn() {
+        let record = RecordStatus::parse(FRESH_RECORD).expect("record parses");
+        let now = record.updated_at.expect("updatedAt") + chrono::Duration::seconds(2);
+        let (s, _) = reconcile(
+            &Status::idle(),
+            None,
+            Some(&record),
+            None,
+            now,
+            &Windows::default(),
+        );
+        assert_eq!(s.state, State::Idle, "{s:?}");
+        assert_eq!(s.turn_key, None);
+    }
 
     #[test]
     fn tool_names_from_messages() {

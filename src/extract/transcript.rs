@@ -61,6 +61,11 @@ pub fn last_answer_within(
             AgentKind::Codex => codex_answer(&value),
             _ => claude.push(&value),
         };
+        if claude.failed {
+            // The newest turn failed: it has no answer, and the one before answered
+            // another prompt.
+            return Ok(None);
+        }
         if let Some(mut answer) = found {
             answer.agent = kind;
             return Ok(Some(answer));
@@ -76,12 +81,23 @@ struct ClaudeAnswer {
     texts: Vec<String>,
     has_tool_use: bool,
     at: Option<crate::events::Time>,
+    /// An API-error line came before any answer (walking backwards).
+    failed: bool,
 }
 
 impl ClaudeAnswer {
     /// Feeds one record (walking backwards); returns the answer once a complete final
     /// message has been seen.
     fn push(&mut self, v: &Value) -> Option<Answer> {
+        let main_assistant = fields::str_of(v, "type") == Some("assistant")
+            && v.get("isSidechain").and_then(Value::as_bool) != Some(true);
+        if main_assistant
+            && self.id.is_none()
+            && v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
+        {
+            self.failed = true;
+            return None;
+        }
         if fields::str_of(v, "type") != Some("assistant")
             || v.get("isSidechain").and_then(Value::as_bool) == Some(true)
             || v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)

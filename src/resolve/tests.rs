@@ -106,24 +106,73 @@ fn claude_record_in_another_project_folder_is_found_by_scanning_and_cached() {
 }
 
 #[test]
-fn stale_session_id_after_clear_prefers_the_newer_transcript_for_the_cwd() {
+fn a_record_whose_session_has_no_transcript_yet_never_takes_a_neighbours() {
+    // What Claude Code wrote in one folder: session B ran `/clear` (its record moved to a new
+    // id at once), session C is fresh; neither new id has a transcript yet, B's old one is
+    // the folder's newest and no live record names it any more.
     let tmp = tempfile::tempdir().unwrap();
     let start = now_secs() - 600;
-    transcript(tmp.path(), CWD, "old", CWD, start + 10);
-    let newer = transcript(tmp.path(), CWD, "new", CWD, start + 300);
-    // Another project's newer file and one with a different cwd inside never win.
-    transcript(tmp.path(), "/other", "x", "/other", start + 400);
-    transcript(tmp.path(), CWD, "lossy", "/work-proj", start + 500);
+    transcript(tmp.path(), CWD, "b-before-clear", CWD, start + 300);
+    let fixture =
+        include_str!("../../fixtures/real-clients/claude-2.1.332/fresh-session-record.json");
+    let mut rec: serde_json::Value = serde_json::from_str(fixture).unwrap();
+    rec["pid"] = NO_PID.into();
+    rec["cwd"] = CWD.into();
+    rec["startedAt"] = (start * 1000).into();
+    rec.as_object_mut().unwrap().remove("procStart");
+    fs::create_dir_all(tmp.path().join("sessions")).unwrap();
+    fs::write(
+        tmp.path().join(format!("sessions/{NO_PID}.json")),
+        rec.to_string(),
+    )
+    .unwrap();
+    let (found, steps) = claude_locate(tmp.path(), start, &HashSet::new());
+    assert_eq!(found.transcript, None, "{steps:?}");
+    assert_eq!(found.via, Via::None);
+    assert_eq!(found.session_id.as_deref(), rec["sessionId"].as_str());
+    assert!(steps.iter().any(|s| s.contains("none yet")), "{steps:?}");
+}
+
+#[test]
+fn without_a_record_a_transcript_that_began_before_the_agent_is_not_its() {
+    // A fresh session whose record cannot be read yet, beside a neighbour's old session
+    // that was written to after the fresh one started (Claude Code 2.1.197 after `/clear`).
+    let tmp = tempfile::tempdir().unwrap();
+    let start = now_secs() - 60;
+    let path = transcript(tmp.path(), CWD, "neighbour-old", CWD, start + 30);
+    let began = chrono::DateTime::from_timestamp(start as i64 - 300, 0).unwrap();
+    let line = serde_json::json!({"type": "user", "cwd": CWD, "timestamp": began.to_rfc3339()});
+    fs::write(&path, format!("{line}\n")).unwrap();
+    set_mtime(&path, start + 30);
+    let (found, steps) = claude_locate(tmp.path(), start, &HashSet::new());
+    assert_eq!(found.transcript, None, "{steps:?}");
+    // The same file begun after the agent started is its own.
+    let began = chrono::DateTime::from_timestamp(start as i64 + 5, 0).unwrap();
+    let line = serde_json::json!({"type": "user", "cwd": CWD, "timestamp": began.to_rfc3339()});
+    fs::write(&path, format!("{line}\n")).unwrap();
+    set_mtime(&path, start + 30);
+    let (found, steps) = claude_locate(tmp.path(), start, &HashSet::new());
+    assert_eq!(
+        found.transcript.as_deref(),
+        Some(path.as_path()),
+        "{steps:?}"
+    );
+}
+
+#[test]
+fn a_newer_transcript_in_the_folder_does_not_replace_the_records() {
+    let tmp = tempfile::tempdir().unwrap();
+    let start = now_secs() - 600;
+    let ours = transcript(tmp.path(), CWD, "old", CWD, start + 10);
+    transcript(tmp.path(), CWD, "new", CWD, start + 300);
     record(tmp.path(), NO_PID, "old", start * 1000);
     let (found, steps) = claude_locate(tmp.path(), start, &HashSet::new());
     assert_eq!(
         found.transcript.as_deref(),
-        Some(newer.as_path()),
+        Some(ours.as_path()),
         "{steps:?}"
     );
-    assert_eq!(found.via, Via::Cwd);
-    assert_eq!(found.session_id.as_deref(), Some("new"));
-    assert!(steps.iter().any(|s| s.contains("stale")), "{steps:?}");
+    assert_eq!(found.via, Via::SessionRecord);
 }
 
 #[test]

@@ -50,6 +50,9 @@ pub fn pane_answer(
     cache: &mut AnswerCache,
 ) -> Result<Option<PaneAnswer>> {
     let agent = report.and_then(|r| r.resolved.agent.as_ref().map(|a| a.kind));
+    if report.is_some_and(no_conversation_yet) {
+        return Ok(None);
+    }
     if let Some(path) = report.and_then(|r| r.resolved.transcript.as_ref()) {
         if let Ok(found) = cache.get_or_extract(path, agent) {
             return Ok(found.map(|a| PaneAnswer {
@@ -73,6 +76,17 @@ pub fn pane_answer(
             key: None,
         }),
     )
+}
+
+/// A live session record names the session, and that session has no transcript: nothing
+/// was asked or answered yet (Claude Code writes the transcript at the first prompt). The
+/// screen then holds only the start-up banner and the input box, never an answer.
+fn no_conversation_yet(report: &PaneReport) -> bool {
+    let r = &report.resolved;
+    r.transcript.is_none()
+        && r.record
+            .as_ref()
+            .is_some_and(|rec| rec.session_id.is_some())
 }
 
 /// The report of `pane_id` in a scan, if its pane runs an agent.

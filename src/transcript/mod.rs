@@ -112,7 +112,16 @@ pub fn tail_events_from<R: Read + Seek>(
                             continue;
                         }
                     }
+                    let turn_start = matches!(ev.kind, EventKind::UserPrompt);
+                    let prompt_at = ev.at;
                     events.push(ev);
+                    if agent == Some(AgentKind::Claude) {
+                        if turn_start {
+                            written_early(&mut lines, &mut events, prompt_at, count)?;
+                        } else {
+                            background_of_turn(&mut lines, &mut events, budget, count)?;
+                        }
+                    }
                     break;
                 }
                 events.push(ev);
@@ -130,6 +139,87 @@ pub fn tail_events_from<R: Read + Seek>(
         skipped,
         bytes_read: lines.bytes_read(),
     })
+}
+
+/// Decodes one line read backwards (a huge line from its head and tail).
+fn decode(line: &Line, kind: AgentKind) -> Option<Event> {
+    match line {
+        Line::Full(bytes) => agents::parse_line(kind, bytes),
+        Line::Huge { head, tail, .. } => agents::parse_fragments(kind, head, tail),
+    }
+}
+
+/// File order is not event order: Claude Code 2.1.197 can write a session's first reply and
+/// its turn end before the prompt that asked for it. When the deciding event is a prompt,
+/// reading goes on (every record, so the tail stays a suffix of the file) over the records
+/// just before it that are stamped later than it, up to the first deciding record that is
+/// not; `state::classify` puts them after the prompt.
+fn written_early<R: Read + Seek>(
+    lines: &mut ReverseLines<R>,
+    events: &mut Vec<Event>,
+    prompt_at: Option<Time>,
+    mut count: usize,
+) -> std::io::Result<()> {
+    const LOOK_BACK: usize = 256;
+    let Some(prompt_at) = prompt_at else {
+        return Ok(());
+    };
+    let limit = count + LOOK_BACK;
+    let mut read = Vec::new();
+    let mut moved = false;
+    for line in lines.by_ref() {
+        count += 1;
+        if let Some(ev) = decode(&line?, AgentKind::Claude) {
+            let later = ev.at.is_some_and(|at| at > prompt_at);
+            if !later && state::is_decisive(&ev) {
+                break;
+            }
+            moved |= later;
+            read.push(ev);
+        }
+        if count >= limit {
+            break;
+        }
+    }
+    // Nothing written early: the usual case keeps the tail as short as before.
+    if moved {
+        events.extend(read);
+    }
+    Ok(())
+}
+
+/// Past the deciding event, back to the human prompt that opened the turn (every record, so
+/// the tail stays a suffix of the file): the subagents the turn started in the background
+/// and those that reported back (a turn whose subagent still runs is not over). Only kept
+/// when the turn started one.
+fn background_of_turn<R: Read + Seek>(
+    lines: &mut ReverseLines<R>,
+    events: &mut Vec<Event>,
+    budget: Budget,
+    mut count: usize,
+) -> std::io::Result<()> {
+    let mut read = Vec::new();
+    let mut launched = false;
+    // Not a `for` loop: the body asks the reader how far it has read.
+    #[allow(clippy::while_let_on_iterator)]
+    while let Some(line) = lines.next() {
+        count += 1;
+        if let Some(ev) = decode(&line?, AgentKind::Claude) {
+            let start = matches!(ev.kind, EventKind::UserPrompt) && !ev.sidechain;
+            launched |= matches!(ev.kind, EventKind::BackgroundStart { .. });
+            read.push(ev);
+            if start {
+                break;
+            }
+        }
+        if count >= budget.max_lines || lines.bytes_read() >= budget.max_bytes {
+            break;
+        }
+    }
+    if launched {
+        events.extend(read);
+    }
+    Ok(())
 }
 
 /// The state of one transcript at `now` (docs/design.md#reading-transcripts, #states).

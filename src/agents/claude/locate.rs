@@ -3,12 +3,14 @@
 //! 1. `<root>/sessions/<PID>.json` (the live registry) → `sessionId`, guarded against PID
 //!    reuse by the record's start times;
 //! 2. `sessionId` → `<root>/projects/<encoded cwd>/<sessionId>.jsonl`, else any project
-//!    folder (cached: scanning every folder is the expensive step);
-//!    a record whose transcript is older than a newer one for the same folder, written since
-//!    the process started, is stale (after `/clear` or `--continue`): the newer one wins;
+//!    folder (cached: scanning every folder is the expensive step); no such file yet means
+//!    no conversation yet, and the search ends there (a folder's other transcripts belong to
+//!    its other sessions).
+//!
+//! Only without a usable record:
 //! 3. a `.jsonl` under `<root>/projects` the process holds open;
 //! 4. the newest transcript in the encoded-cwd folder written since the process started whose
-//!    `cwd` field matches.
+//!    `cwd` field matches and that no other live session owns.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -118,34 +120,21 @@ pub fn locate(t: &Target, cache: &mut TranscriptCache, steps: &mut Vec<String>) 
         ..Found::default()
     };
     if let Some(id) = &session_id {
+        found.session_id = Some(id.clone());
         match find_by_session_id(t.root, id, &cwds, cache) {
             Some(path) => {
-                let newer = mtime_secs(&path).and_then(|m| {
-                    let mut skip: HashSet<String> = t.claimed.clone();
-                    skip.insert(id.clone());
-                    newest_for_cwd(t.root, &cwds, t.start.max(m + 1), &skip)
-                });
-                if let Some(newer) = newer {
-                    steps.push(format!(
-                        "transcript: {} is older than {}, written since the agent started in the same folder; the record's sessionId is stale (after /clear or --continue)",
-                        path.display(),
-                        newer.display()
-                    ));
-                    found.session_id = session_id_of(&newer);
-                    found.transcript = Some(newer);
-                    found.via = Via::Cwd;
-                    return found;
-                }
-                found.session_id = Some(id.clone());
                 found.transcript = Some(path);
                 found.via = Via::SessionRecord;
-                return found;
             }
+            // Claude Code writes the record at start (and moves it to the new id at once on
+            // `/clear`) but the transcript only at the first prompt: this session has no
+            // conversation yet. Any transcript found by folder would be a neighbour's.
             None => steps.push(format!(
-                "transcript: no {}/projects/*/{id}.jsonl",
+                "transcript: none yet for session {id} (no {}/projects/*/{id}.jsonl: nothing asked since it started)",
                 t.root.display()
             )),
         }
+        return found;
     }
     if let Some(path) = held_open(t) {
         found.session_id = session_id_of(&path);
@@ -263,10 +252,19 @@ fn newest_for_cwd(
     }
     candidates.sort_by(|a, b| b.cmp(a));
     candidates.into_iter().map(|(_, p)| p).find(|p| {
-        head_values(p, 50)
+        let head = head_values(p, 50);
+        // A transcript that began before the process started is another session's, however
+        // recently it was written to (a neighbour's old session after its `/clear`).
+        let began = head
             .iter()
-            .find_map(|v| str_at(v, &["cwd"]))
-            .is_some_and(|c| cwd_matches(c, cwds))
+            .find_map(|v| str_at(v, &["timestamp"]))
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.timestamp());
+        began.map_or(true, |b| b + 2 >= since as i64)
+            && head
+                .iter()
+                .find_map(|v| str_at(v, &["cwd"]))
+                .is_some_and(|c| cwd_matches(c, cwds))
     })
 }
 

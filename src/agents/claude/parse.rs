@@ -100,6 +100,13 @@ fn user_kind(v: &Value, message: Option<&Value>) -> EventKind {
                 }
             }
             if !results.is_empty() && texts.is_empty() {
+                if let Some((agent, description)) = background_launch(v) {
+                    return EventKind::BackgroundStart {
+                        ids: results,
+                        agent,
+                        description,
+                    };
+                }
                 return EventKind::ToolResult { ids: results };
             }
             if let Some(first) = texts.first() {
@@ -115,9 +122,29 @@ fn user_kind(v: &Value, message: Option<&Value>) -> EventKind {
     }
 }
 
+/// The subagent an async `Agent` call started, from its result's `toolUseResult`
+/// (`status: async_launched`, `agentId`, `description`), as 2.1.197 and 2.1.332 write it.
+fn background_launch(v: &Value) -> Option<(String, String)> {
+    let result = v.get("toolUseResult")?;
+    let launched = str_of(result, "status") == Some("async_launched")
+        || result.get("isAsync").and_then(Value::as_bool) == Some(true);
+    if !launched {
+        return None;
+    }
+    let agent = str_of(result, "agentId").unwrap_or_default();
+    let description = str_of(result, "description").unwrap_or("subagent");
+    Some((bounded(agent, 128), bounded(description, 120)))
+}
+
 /// A human-typed text: a prompt, an interruption marker, or a local command.
 fn text_prompt_kind(text: &str) -> EventKind {
     let t = text.trim_start();
+    if t.starts_with("<task-notification>") {
+        let agent = between(t, "<task-id>", "</task-id>")
+            .or_else(|| between(t, "<agent-id>", "</agent-id>"))
+            .map(|id| bounded(id.trim(), 128));
+        return EventKind::BackgroundDone { agent };
+    }
     if t.starts_with("[Request interrupted by user") {
         return EventKind::Interrupted;
     }
@@ -167,16 +194,8 @@ fn assistant_kind(v: &Value, message: &Value) -> EventKind {
     if v.get("isApiErrorMessage").and_then(Value::as_bool) == Some(true)
         || (synthetic && v.get("error").is_some())
     {
-        let kind = match v.get("error") {
-            Some(Value::String(s)) => s.clone(),
-            Some(Value::Object(o)) => o
-                .get("type")
-                .and_then(Value::as_str)
-                .unwrap_or("api_error")
-                .to_string(),
-            _ => "api_error".to_string(),
-        };
         let text = bounded(&text.join("\n"), 500);
+        let kind = api_error_reason(v, &text);
         let resets_at = crate::agents::reset_time(&text, fields::time(v.get("timestamp")));
         return EventKind::ApiError(ApiError {
             kind,
@@ -215,6 +234,56 @@ fn assistant_kind(v: &Value, message: &Value) -> EventKind {
         return EventKind::AssistantText { closes };
     }
     EventKind::AssistantOther
+}
+
+/// What a person should read about a failed API call, in words (`rate limit`, `quota
+/// exceeded`, `auth`, `api error 400: invalid_request_error`), never a bare code. The `error`
+/// field names the kind when Claude Code knows it (`rate_limit` for a 429, whose text says
+/// whether a quota ran out); for an HTTP 400 real 2.1.197 and 2.1.332 files write
+/// `error: "unknown"` and put what happened in `apiErrorStatus`, `apiErrorType` (2.1.332)
+/// and the text (`API Error: 400 <message>`).
+fn api_error_reason(v: &Value, text: &str) -> String {
+    let named = match v.get("error") {
+        Some(Value::String(s)) => Some(s.as_str()),
+        Some(Value::Object(o)) => o.get("type").and_then(Value::as_str),
+        _ => None,
+    }
+    .filter(|k| !k.is_empty() && !matches!(*k, "unknown" | "api_error" | "error"));
+    let status = v.get("apiErrorStatus").and_then(Value::as_u64);
+    let api_type = str_of(v, "apiErrorType").filter(|t| !t.is_empty());
+    let lower = text.to_ascii_lowercase();
+    if named == Some("rate_limit") || status == Some(429) || api_type == Some("rate_limit_error") {
+        return if lower.contains("quota") {
+            "quota exceeded".into()
+        } else {
+            "rate limit".into()
+        };
+    }
+    match named {
+        Some("authentication_failed") => return "auth".into(),
+        Some("billing_error") => return "billing".into(),
+        Some(kind) => return kind.replace('_', " "),
+        None => {}
+    }
+    // "API Error: 400 messages: …" → "messages: …".
+    let message = text
+        .trim()
+        .strip_prefix("API Error:")
+        .map(str::trim_start)
+        .map(|t| match status {
+            Some(s) => t.strip_prefix(&s.to_string()).unwrap_or(t).trim_start(),
+            None => t,
+        })
+        .unwrap_or(text.trim());
+    let detail = api_type
+        .map(str::to_string)
+        .unwrap_or_else(|| bounded(message, 80));
+    match (status, detail.is_empty()) {
+        (Some(s), false) => format!("api error {s}: {detail}"),
+        (Some(s), true) => format!("api error {s}"),
+        (None, false) => format!("api error: {detail}"),
+        (None, true) => "api error".into(),
+    }
 }
 
 fn system_kind(v: &Value) -> EventKind {
@@ -299,11 +368,63 @@ mod tests {
         let line = r#"{"type":"assistant","isApiErrorMessage":true,"error":"rate_limit","timestamp":"2026-02-10T21:00:00Z","message":{"model":"<synthetic>","stop_reason":"stop_sequence","content":[{"type":"text","text":"You've hit your session limit · resets 9:50pm"}]}}"#;
         match kind(line) {
             EventKind::ApiError(e) => {
-                assert_eq!(e.kind, "rate_limit");
+                assert_eq!(e.kind, "rate limit");
                 assert!(e.text.contains("session limit"));
             }
             other => panic!("expected api error, got {other:?}"),
         }
+    }
+
+    /// The API-error line of a real 400 or 429, as each pinned release wrote it.
+    fn real_api_error(version: &str, status: u16) -> ApiError {
+        let path = format!(
+            "{}/fixtures/real-clients/claude-{version}/api-error-{status}.jsonl",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        text.lines()
+            .filter_map(|l| parse_line(l.as_bytes()))
+            .find_map(|e| match e.kind {
+                EventKind::ApiError(err) => Some(err),
+                _ => None,
+            })
+            .expect("an api error line")
+    }
+
+    #[test]
+    fn real_http_400_names_status_and_type_not_unknown() {
+        assert_eq!(
+            real_api_error("2.1.332", 400).kind,
+            "api error 400: invalid_request_error"
+        );
+        // 2.1.197 writes no apiErrorType: the message says what was wrong.
+        assert_eq!(
+            real_api_error("2.1.197", 400).kind,
+            "api error 400: messages: text content blocks must be non-empty"
+        );
+    }
+
+    #[test]
+    fn real_quota_429_reads_quota_exceeded_not_rate_limit_code() {
+        // Both write `error: "rate_limit"`, `apiErrorStatus: 429` and "Quota exceeded …".
+        for v in ["2.1.197", "2.1.332"] {
+            assert_eq!(real_api_error(v, 429).kind, "quota exceeded", "{v}");
+        }
+    }
+
+    #[test]
+    fn a_429_reads_as_rate_limit_or_quota() {
+        let line = |text: &str| {
+            format!(
+                r#"{{"type":"assistant","isApiErrorMessage":true,"error":"unknown","apiErrorStatus":429,"message":{{"model":"<synthetic>","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+            )
+        };
+        let reason = |text: &str| match kind(&line(text)) {
+            EventKind::ApiError(e) => e.kind,
+            other => panic!("expected api error, got {other:?}"),
+        };
+        assert_eq!(reason("API Error: 429 Quota exceeded"), "quota exceeded");
+        assert_eq!(reason("API Error: 429 slow down"), "rate limit");
     }
 
     #[test]

@@ -1,0 +1,24 @@
+//! The released Claude Code clients (every pinned version, `tests/real/clients.txt`) in a
+//! private tmux server against a stand-in for the Anthropic API (`tests/real/anthropic.rs`):
+//! what agentpane shows for each real turn. One module per scenario group; `rig` starts a
+//! client and reads agentpane's views.
+
+mod common;
+mod real;
+
+#[path = "real_claude/agents.rs"]
+mod agents;
+#[path = "real/anthropic.rs"]
+mod anthropic;
+#[path = "real_claude/errors.rs"]
+mod errors;
+#[path = "real_claude/folders.rs"]
+mod folders;
+#[path = "real_claude/hooks.rs"]
+mod hooks;
+#[path = "real_claude/permission.rs"]
+mod permission;
+#[path = "real_claude/rig.rs"]
+mod rig;
+#[path = "real_claude/turns.rs"]
+mod turns;
