@@ -59,6 +59,22 @@ pub fn tell(tmux: &Tmux, client: Option<&str>, text: &str) {
     let _ = tmux.cmd(&argv);
 }
 
+/// How a key-bound command ends: `Ok(Some(why))` (nothing to do) and errors are told on
+/// `client` in one status-line message, so a key never leaves an error view behind.
+pub fn finish(tmux: &Tmux, client: Option<&str>, result: Result<Option<String>>) -> Result<i32> {
+    match result {
+        Ok(None) => Ok(crate::exit::OK),
+        Ok(Some(nothing)) => {
+            tell(tmux, client, &format!("agentpane: {nothing}"));
+            Ok(crate::exit::NOTHING)
+        }
+        Err(e) => {
+            tell(tmux, client, &format!("agentpane: {e:#}"));
+            Err(e)
+        }
+    }
+}
+
 /// Switches `client` (or the current client) to `pane`: its session, window and pane.
 pub fn switch_to(tmux: &Tmux, client: Option<&str>, pane: &Pane) -> Result<()> {
     let mut cmd: Vec<&str> = vec!["switch-client"];

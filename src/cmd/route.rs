@@ -469,17 +469,7 @@ pub fn menu(args: RouteMenuArgs, ctx: &Context) -> Result<i32> {
     let result = current
         .map_err(anyhow::Error::from)
         .and_then(|current| open_menu(&current, client.as_deref(), &tmux, ctx));
-    match result {
-        Ok(None) => Ok(exit::OK),
-        Ok(Some(nothing)) => {
-            client::tell(&tmux, client.as_deref(), &format!("agentpane: {nothing}"));
-            Ok(exit::NOTHING)
-        }
-        Err(e) => {
-            client::tell(&tmux, client.as_deref(), &format!("agentpane: {e:#}"));
-            Err(e)
-        }
-    }
+    client::finish(&tmux, client.as_deref(), result)
 }
 
 /// Shows the menu and waits for it to close; `Ok(Some(why))` when there is nothing to offer.

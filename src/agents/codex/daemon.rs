@@ -113,14 +113,7 @@ fn is_rollout(p: &Path) -> bool {
 
 /// The process's command line (empty when unreadable).
 pub fn cmdline(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|raw| {
-            raw.split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
+    procfs::cmdline(pid).unwrap_or_default()
 }
 
 /// When a process started, Unix milliseconds: its start ticks since boot on the wall clock

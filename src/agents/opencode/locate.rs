@@ -153,7 +153,7 @@ fn peers(t: &Target, table: &ProcTable) -> Vec<(Process, Option<PathBuf>, Option
         .iter()
         .filter(|p| p.pid != t.pid && p.name == "opencode")
         .map(|p| {
-            let args = procfs_cmdline(p.pid);
+            let args = procfs::cmdline(p.pid).unwrap_or_default();
             (
                 Process {
                     pid: p.pid,
@@ -165,18 +165,6 @@ fn peers(t: &Target, table: &ProcTable) -> Vec<(Process, Option<PathBuf>, Option
             )
         })
         .collect()
-}
-
-/// The command line of a process (empty when unreadable).
-fn procfs_cmdline(pid: u32) -> Vec<String> {
-    std::fs::read(format!("/proc/{pid}/cmdline"))
-        .map(|raw| {
-            raw.split(|b| *b == 0)
-                .filter(|a| !a.is_empty())
-                .map(|a| String::from_utf8_lossy(a).into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Finds the session of the opencode process `t`.

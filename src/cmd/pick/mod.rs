@@ -197,17 +197,7 @@ fn popup(args: &PickArgs, ctx: &Context) -> Result<i32> {
     let result = from
         .map_err(anyhow::Error::from)
         .and_then(|from| open_popup(args, ctx, &tmux, from, client.as_deref()));
-    match result {
-        Ok(None) => Ok(exit::OK),
-        Ok(Some(nothing)) => {
-            client::tell(&tmux, client.as_deref(), &format!("agentpane: {nothing}"));
-            Ok(exit::NOTHING)
-        }
-        Err(e) => {
-            client::tell(&tmux, client.as_deref(), &format!("agentpane: {e:#}"));
-            Err(e)
-        }
-    }
+    client::finish(&tmux, client.as_deref(), result)
 }
 
 /// Opens the popup; `Ok(Some(why))` when there is nothing to show.
