@@ -218,7 +218,9 @@ impl TmuxServer {
 
     fn command(&self, program: &str) -> Command {
         let mut cmd = Command::new(program);
-        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        // `CI` is the test runner's, not the panes': a real client that sees it (Gemini CLI)
+        // runs non-interactively and exits, which no user's terminal does.
+        cmd.env_remove("TMUX").env_remove("TMUX_PANE").env_remove("CI");
         for (k, v) in self.env() {
             cmd.env(k, v);
         }
