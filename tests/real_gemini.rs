@@ -171,9 +171,10 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
             "{label}: the approved command ran"
         );
 
-        // An API error: attention naming it; the error is no answer.
+        // An API error: attention naming it in words; the error is no answer.
         submit(&server, &pane, "ERR please");
-        let r = wait_state(&server, &pane, "attention", Some("invalid_request"));
+        let reason = "api error 400: Invalid argument from stand-in";
+        let r = wait_state(&server, &pane, "attention", Some(reason));
         assert_eq!(r["source"], "transcript", "{label}: {r:#}");
         assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
         wait_for(STEP, "the attention alert", || {

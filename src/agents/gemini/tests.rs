@@ -75,7 +75,10 @@ fn a_call_out_for_approval_is_a_pending_tool() {
 fn an_api_error_needs_attention_and_is_no_answer() {
     let s = status(30);
     assert_eq!(s.state, State::Attention);
-    assert_eq!(s.reason.as_deref(), Some("invalid_request"));
+    assert_eq!(
+        s.reason.as_deref(),
+        Some("api error 400: Invalid argument from stand-in")
+    );
     let a = answer(30).unwrap();
     assert_eq!(a.text, ANSWER);
     assert!(!a.text.contains("API Error"));
@@ -103,20 +106,71 @@ fn escape_on_a_pending_approval_is_interrupted_despite_the_restated_history() {
     );
 }
 
+/// The `error` records of fixtures/real-clients/gemini-0.61.0/errors.jsonl: a spent quota
+/// (429, "limit: 0"; Gemini CLI asks "Keep trying / Stop", Stop records it), a 403, a 400.
+fn recorded_errors() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-clients/gemini-0.61.0/errors.jsonl"
+    );
+    std::fs::read_to_string(path)
+        .expect("fixture")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "error")
+        .map(|v| v["content"].as_str().unwrap_or_default().to_string())
+        .collect()
+}
+
 #[test]
-fn api_errors_are_named() {
-    let e = api_error(
-        r#"[API Error: {"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]"#,
+fn api_errors_are_named_in_words() {
+    let kinds: Vec<String> = recorded_errors()
+        .iter()
+        .map(|t| api_error(t).kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "quota exceeded",
+            "auth",
+            "api error 400: Invalid argument from stand-in"
+        ]
     );
     assert_eq!(
-        (e.kind.as_str(), e.text.as_str()),
-        ("rate_limit", "Quota exceeded")
+        api_error(&recorded_errors()[2]).text,
+        "Invalid argument from stand-in"
     );
-    assert_eq!(api_error("[API Error: fetch failed]").kind, "api_error");
-    assert_eq!(
-        api_error(r#"[API Error: {"error":{"code":401}}]"#).kind,
-        "authentication_failed"
-    );
+    assert_eq!(status(30).reason.as_deref(), Some(kinds[2].as_str()));
+    // The other shapes Gemini CLI writes: a message with its status, a bare message, the
+    // rate-limit advice without the word quota, and errors that are not the API's.
+    let cases = [
+        (
+            "[API Error: Too many requests (Status: RESOURCE_EXHAUSTED)]",
+            "rate limit",
+        ),
+        (
+            r#"[API Error: {"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}]"#,
+            "auth",
+        ),
+        (
+            r#"[API Error: {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}]"#,
+            "auth",
+        ),
+        (
+            "[API Error: model overloaded]\nPossible quota limitations in place or slow response times detected. Switching to the gemini-2.5-flash model for the rest of this session.",
+            "rate limit",
+        ),
+        (
+            r#"[API Error: {"error":{"code":500,"message":"","status":"INTERNAL"}}]"#,
+            "api error 500: INTERNAL",
+        ),
+        ("[API Error: fetch failed]", "api error: fetch failed"),
+        ("[API Error: An unknown error occurred.]", "api error: An unknown error occurred."),
+        ("Configuration is not available.", "error: Configuration is not available."),
+    ];
+    for (text, kind) in cases {
+        assert_eq!(api_error(text).kind, kind, "{text}");
+    }
 }
 
 #[test]
