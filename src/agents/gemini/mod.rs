@@ -187,7 +187,9 @@ pub fn classify_file(
     ))
 }
 
-/// The last answer: the text of the newest live reply that made no tool call.
+/// The last answer: the text of the newest live reply that made no tool call. `None` when
+/// an error came after it: the turn that failed has no answer, and the reply before it
+/// answered another prompt.
 pub fn last_answer(path: &Path, budget: Budget) -> Result<Option<Answer>> {
     let file = crate::transcript::open_regular(path)?;
     last_answer_from(file, budget).with_context(|| format!("cannot read {}", path.display()))
@@ -197,6 +199,9 @@ pub fn last_answer(path: &Path, budget: Budget) -> Result<Option<Answer>> {
 pub fn last_answer_from<R: Read + Seek>(src: R, budget: Budget) -> std::io::Result<Option<Answer>> {
     let mut live = Live::new(src, budget)?;
     while let Some(m) = live.next_message()? {
+        if let Kind::Error(_) = m.kind {
+            return Ok(None);
+        }
         if let Kind::Gemini {
             text: Some(text),
             tools,

@@ -79,9 +79,9 @@ fn an_api_error_needs_attention_and_is_no_answer() {
         s.reason.as_deref(),
         Some("api error 400: Invalid argument from stand-in")
     );
-    let a = answer(30).unwrap();
-    assert_eq!(a.text, ANSWER);
-    assert!(!a.text.contains("API Error"));
+    // The failed turn has no answer; the earlier reply answered another prompt.
+    assert_eq!(answer(30), None);
+    assert_eq!(answer(26).map(|a| a.text).as_deref(), Some(ANSWER));
 }
 
 #[test]
@@ -97,13 +97,8 @@ fn escape_on_a_pending_approval_is_interrupted_despite_the_restated_history() {
     let s = status(lines.len() - 1);
     assert_eq!(s.state, State::YourTurn);
     assert_eq!(s.reason.as_deref(), Some("interrupted"));
-    // The answer is the real reply, not its model-less restatement.
-    let a = answer(lines.len() - 1).unwrap();
-    assert_eq!(a.text, ANSWER);
-    assert_eq!(
-        a.key.as_deref(),
-        Some("f1f45833-5089-4fcc-a1a7-551e76f73aea")
-    );
+    // The restated replies are no answer either: the newest turn with one failed.
+    assert_eq!(answer(lines.len() - 1), None);
 }
 
 /// The `error` records of fixtures/real-clients/gemini-0.61.0/errors.jsonl: a spent quota
@@ -171,6 +166,33 @@ fn api_errors_are_named_in_words() {
     for (text, kind) in cases {
         assert_eq!(api_error(text).kind, kind, "{text}");
     }
+}
+
+#[test]
+fn a_failed_turn_has_no_answer_until_the_next_reply() {
+    let lines = [
+        r#"{"sessionId":"s","projectHash":"h","startTime":"2026-12-01T22:27:59.406Z","kind":"main"}"#,
+        r#"{"id":"u1","type":"user","content":[{"text":"a"}]}"#,
+        r#"{"id":"g1","type":"gemini","content":"A","model":"m"}"#,
+        r#"{"id":"u2","type":"user","content":[{"text":"b"}]}"#,
+        r#"{"id":"e2","type":"error","content":"[API Error: x]"}"#,
+        r#"{"id":"u3","type":"user","content":[{"text":"c"}]}"#,
+        r#"{"id":"g3","type":"gemini","content":"C","model":"m"}"#,
+    ];
+    let read = |n: usize| {
+        let text = lines[..n].join("\n") + "\n";
+        last_answer_from(std::io::Cursor::new(text.into_bytes()), Budget::default())
+            .unwrap()
+            .map(|a| a.text)
+    };
+    assert_eq!(read(3).as_deref(), Some("A"));
+    assert_eq!(read(5), None);
+    assert_eq!(
+        read(6),
+        None,
+        "a new prompt still waiting: nothing answered it yet"
+    );
+    assert_eq!(read(7).as_deref(), Some("C"));
 }
 
 #[test]
