@@ -34,6 +34,9 @@ pub struct Cli {
 pub enum AgentArg {
     Claude,
     Codex,
+    Gemini,
+    /// An opencode session, named `<opencode.db path>#<session id>`.
+    Opencode,
 }
 
 /// The subcommands.

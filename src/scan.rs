@@ -81,13 +81,20 @@ impl ResolveCache {
             .iter()
             .filter_map(|r| r.agent.as_ref())
             .all(|a| Path::new(&format!("/proc/{}", a.pid)).exists());
-        if self.stale || !young || !alive || panes != self.panes {
+        let same = panes.len() == self.panes.len()
+            && panes.iter().zip(&self.panes).all(|(a, b)| a.same_pane(b));
+        if self.stale || !young || !alive || !same {
             self.resolved = resolve_panes(&panes, now);
-            self.panes = panes;
             self.at = Some(std::time::Instant::now());
             self.stale = false;
             self.resolves += 1;
+        } else {
+            // Titles change without deciding anything the resolution holds; keep them current.
+            for (r, p) in self.resolved.iter_mut().zip(&panes) {
+                r.pane.title.clone_from(&p.title);
+            }
         }
+        self.panes = panes;
         Ok(reports_of(self.resolved.iter().cloned(), tmux, now))
     }
 }
@@ -157,15 +164,13 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
         .as_ref()
         .is_some_and(|a| a.kind == crate::events::AgentKind::Gemini)
     {
-        // Gemini CLI logs a tool call only once it is complete: its title says the rest.
+        // Gemini CLI logs a tool call only once it is complete: its title (from the scan's
+        // one `list-panes`) says the rest.
         let id = resolved.pane.pane_id.as_str();
-        let title = tmux
-            .cmd(&["display-message", "-p", "-t", id, "#{pane_title}"])
-            .ok();
         (status, source) = crate::agents::gemini::pane::refine(
             status,
             source,
-            title.as_deref(),
+            Some(resolved.pane.title.as_str()),
             || pane.clone().or_else(|| capture(tmux, id)),
             now,
             &Windows::default(),
@@ -303,6 +308,7 @@ mod tests {
             "0",
             "@1",
             command,
+            "title",
         ];
         format!("{}\n", f.join("\u{1f}"))
     }
@@ -327,5 +333,77 @@ mod tests {
         );
         cache.scan(&tmux, now).unwrap();
         assert_eq!(cache.resolves, 3);
+    }
+    /// A tmux that lists one pane and records every command it is asked to run.
+    struct Counting {
+        listing: String,
+        calls: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl crate::tmux::Runner for Counting {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            self.calls.lock().unwrap().push(args.join(" "));
+            match args.first().map(String::as_str) {
+                Some("list-panes") => Ok(self.listing.clone().into_bytes()),
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_gemini_pane_is_read_from_the_one_list_panes_call() {
+        // A process that looks like Gemini CLI, with no chat log: its title alone decides.
+        let home = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("bash")
+            .args(["-c", "exec -a gemini sleep 600"])
+            .env("HOME", home.path())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.starts_with(b"gemini\0"))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the stand-in never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let f = [
+            "%1",
+            &pid.to_string(),
+            "main",
+            "0",
+            "w",
+            "0",
+            "/tmp",
+            "1",
+            "1",
+            "0",
+            "0",
+            "@1",
+            "gemini",
+            "✦  Working… (tmp)",
+        ];
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let tmux = Tmux::with_runner(Box::new(Counting {
+            listing: format!("{}\n", f.join("\u{1f}")),
+            calls: Arc::clone(&calls),
+        }));
+        let reports = scan(&tmux, chrono::Utc::now()).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert_eq!(reports[0].status.state, crate::state::State::Working);
+        let calls = calls.lock().unwrap();
+        assert!(
+            calls.iter().all(|c| !c.starts_with("display-message")),
+            "one tmux call per scan reads every title: {calls:?}"
+        );
+        assert_eq!(
+            calls.iter().filter(|c| c.starts_with("list-panes")).count(),
+            1
+        );
     }
 }

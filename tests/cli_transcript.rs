@@ -208,3 +208,47 @@ fn last_json_names_its_source() {
     assert_eq!(v["source"], "transcript");
     assert_eq!(v["agent"], "codex");
 }
+
+#[test]
+fn classify_and_last_take_gemini_and_opencode_or_detect_them() {
+    let recorded = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-clients");
+    let gemini = recorded.join("gemini-0.61.0/session.jsonl");
+    // opencode's transcript is a session in its database: `<db>#<session id>`.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("opencode.db");
+    let dump = std::fs::read_to_string(recorded.join("opencode-1.18.33/session.sql")).unwrap();
+    rusqlite::Connection::open(&db)
+        .unwrap()
+        .execute_batch(&dump)
+        .unwrap();
+    let opencode = format!("{}#ses_dcc45fdafffevJwm88T7RhVzyq", db.display());
+    for (file, agent) in [
+        (gemini.display().to_string(), "gemini"),
+        (opencode, "opencode"),
+    ] {
+        for flag in [&["--agent", agent][..], &[]] {
+            let mut args = vec!["classify", &file, "--json"];
+            args.extend(flag);
+            let v = json(&agentpane(&args));
+            assert_eq!(v["agent"], agent, "{args:?}: {v}");
+            assert!(v["state"].is_string(), "{args:?}: {v}");
+            let mut args = vec!["last", "--transcript", &file];
+            args.extend(flag);
+            // Both recorded sessions end after a failed turn: no answer, exit 1.
+            let out = agentpane(&args);
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert!(err.contains("no assistant answer"), "{args:?}: {err}");
+        }
+    }
+    // Told it is opencode's, a plain file is refused with what an opencode transcript is.
+    let out = agentpane(&[
+        "classify",
+        &gemini.display().to_string(),
+        "--agent",
+        "opencode",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("#<session id>"), "{err}");
+}

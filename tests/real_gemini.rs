@@ -171,11 +171,29 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
             "{label}: the approved command ran"
         );
 
-        // An API error: attention naming it; the error is no answer.
+        // An API error: attention naming it in words; the failed turn has no answer (the
+        // earlier one answered another prompt), and routing from it refuses, saying why.
         submit(&server, &pane, "ERR please");
-        let r = wait_state(&server, &pane, "attention", Some("invalid_request"));
+        let reason = "api error 400: Invalid argument from stand-in";
+        let r = wait_state(&server, &pane, "attention", Some(reason));
         assert_eq!(r["source"], "transcript", "{label}: {r:#}");
-        assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
+        let last = server.agentpane(&["last", &pane]);
+        assert_eq!(last.code, 1, "{label}: {last:?}");
+        assert!(
+            last.stderr
+                .contains(&format!("last turn failed ({reason})")),
+            "{label}: {last:?}"
+        );
+        let out = server.agentpane(&["route", &pane, &src]);
+        assert_eq!(out.code, 1, "{label}: {out:?}");
+        assert!(
+            out.stderr.contains(&format!("last turn failed ({reason})")),
+            "{label}: {out:?}"
+        );
+        assert!(
+            !real::screen(&server, &src).contains(TOOL_DONE),
+            "{label}: an earlier answer was routed"
+        );
         wait_for(STEP, "the attention alert", || {
             alerts_for(&watch, &pane)
                 .iter()

@@ -71,5 +71,7 @@ pub fn agent_kind(a: AgentArg) -> AgentKind {
     match a {
         AgentArg::Claude => AgentKind::Claude,
         AgentArg::Codex => AgentKind::Codex,
+        AgentArg::Gemini => AgentKind::Gemini,
+        AgentArg::Opencode => AgentKind::Opencode,
     }
 }

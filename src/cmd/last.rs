@@ -10,6 +10,7 @@ use crate::events::{AgentKind, Time};
 use crate::extract::cache::AnswerCache;
 use crate::extract::{self, Answer};
 use crate::route::source::{pane_answer, report_of};
+use crate::state::State;
 
 #[derive(Serialize)]
 struct Output<'a> {
@@ -46,7 +47,13 @@ fn run_pane(args: &LastArgs, ctx: &Context) -> Result<i32> {
     let mut cache = AnswerCache::new(1);
     let found = pane_answer(&tmux, &pane, report_of(&reports, &pane), &mut cache)?;
     let Some(found) = found else {
-        eprintln!("agentpane: no answer in pane {pane} yet");
+        match report_of(&reports, &pane).map(|r| &r.status) {
+            Some(s) if s.state == State::Attention => eprintln!(
+                "agentpane: pane {pane}'s last turn failed ({}): it has no answer",
+                s.reason.as_deref().unwrap_or("error")
+            ),
+            _ => eprintln!("agentpane: no answer in pane {pane} yet"),
+        }
         return Ok(crate::exit::NOTHING);
     };
     if args.json {

@@ -28,7 +28,7 @@ pub fn last_answer_within(
     agent: Option<AgentKind>,
     budget: Budget,
 ) -> Result<Option<Answer>> {
-    if let Some(session) = agents::opencode::SessionRef::parse(path) {
+    if let Some(session) = agents::opencode::session_of(path, agent)? {
         return agents::opencode::answer::last_answer(&session);
     }
     if agent.map_or_else(|| agents::gemini::is_log(path), |a| a == AgentKind::Gemini) {

@@ -2,11 +2,12 @@
 
 use serde::Serialize;
 
-/// Fields are separated by US (0x1f), which tmux never puts into names.
+/// Fields are separated by US (0x1f), which tmux never puts into names or titles (it drops
+/// control characters from a title a program sets and refuses them in `select-pane -T`).
 const SEP: char = '\u{1f}';
 
 /// The `-F` format for `list-panes -a`, in the order [`parse_line`] expects.
-pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}";
+pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}\u{1f}#{pane_title}";
 
 /// One tmux pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -28,6 +29,10 @@ pub struct Pane {
     pub session_attached: u32,
     pub dead: bool,
     pub current_command: String,
+    /// The terminal title the pane's program set (Gemini CLI keeps its status there). It
+    /// changes all the time, so it is no part of a pane's identity (see [`Pane::same_pane`]).
+    #[serde(skip)]
+    pub title: String,
 }
 
 impl Pane {
@@ -39,6 +44,13 @@ impl Pane {
     /// `session:window`.
     pub fn window_target(&self) -> String {
         format!("{}:{}", self.session, self.window_index)
+    }
+
+    /// Equal but for the title: the same pane running the same thing.
+    pub fn same_pane(&self, other: &Pane) -> bool {
+        let mut a = self.clone();
+        a.title.clone_from(&other.title);
+        a == *other
     }
 
     /// The user is looking at this pane right now.
@@ -55,7 +67,7 @@ pub fn parse_list(out: &str) -> Vec<Pane> {
 /// Parses one line of [`PANE_FORMAT`].
 pub fn parse_line(line: &str) -> Option<Pane> {
     let f: Vec<&str> = line.split(SEP).collect();
-    if f.len() < 13 {
+    if f.len() < 14 {
         return None;
     }
     let flag = |s: &str| s == "1";
@@ -72,7 +84,9 @@ pub fn parse_line(line: &str) -> Option<Pane> {
         session_attached: f[9].parse().unwrap_or(0),
         dead: flag(f[10]),
         window_id: f[11].to_string(),
-        current_command: f[12..].join("\u{1f}"),
+        current_command: f[12].to_string(),
+        // The last field: whatever it holds is the title.
+        title: f[13..].join("\u{1f}"),
     })
 }
 
@@ -82,7 +96,7 @@ mod tests {
 
     #[test]
     fn names_with_spaces_hashes_and_unicode_survive() {
-        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude";
+        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}✦  Working… (a b) #1";
         let p = parse_line(line).unwrap();
         assert_eq!(p.pane_id, "%3");
         assert_eq!(p.pane_pid, 4242);
@@ -91,6 +105,19 @@ mod tests {
         assert_eq!(p.cwd, "/home/u/a b");
         assert_eq!(p.target(), "my work #1:2.0");
         assert!(p.pane_active && !p.window_active && !p.focused());
+        assert_eq!(p.current_command, "claude");
+        assert_eq!(p.title, "✦  Working… (a b) #1");
+        let sep = parse_line(&format!("{line}\u{1f}more")).unwrap();
+        assert_eq!(sep.title, "✦  Working… (a b) #1\u{1f}more");
+        assert_eq!(sep.current_command, "claude");
+        assert!(p.same_pane(&sep) && p != sep);
+    }
+
+    #[test]
+    fn a_line_without_a_title_field_is_skipped() {
+        let line = "%3\u{1f}4242\u{1f}s\u{1f}2\u{1f}w\u{1f}0\u{1f}/\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude";
+        assert!(parse_line(line).is_none());
+        assert_eq!(parse_line(&format!("{line}\u{1f}")).unwrap().title, "");
     }
 
     #[test]

@@ -230,7 +230,7 @@ pub fn classify_file(
     windows: &Windows,
     obs: Observation,
 ) -> Result<(AgentKind, Status)> {
-    if let Some(session) = agents::opencode::SessionRef::parse(path) {
+    if let Some(session) = agents::opencode::session_of(path, agent)? {
         let status = agents::opencode::classify(&session, now, windows, obs)?;
         return Ok((AgentKind::Opencode, status));
     }

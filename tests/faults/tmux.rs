@@ -248,6 +248,7 @@ fn pane_line(id: &str, pid: u32) -> String {
         .replace("#{pane_dead}", "0")
         .replace("#{window_id}", "@1")
         .replace("#{pane_current_command}", "claude")
+        .replace("#{pane_title}", "a title")
 }
 
 /// A pid that is certainly not running: a child that has exited and been reaped.

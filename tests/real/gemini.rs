@@ -5,7 +5,8 @@
 //!
 //! - `TOOL:<command>`: a `run_shell_command` function call (an approval for anything but a
 //!   read-only command); the call's result is answered with [`TOOL_DONE`];
-//! - `ERR`: HTTP 400 `INVALID_ARGUMENT`;
+//! - `ERR`: HTTP 400 `INVALID_ARGUMENT`; `ERR429`: a spent quota (429 `RESOURCE_EXHAUSTED`,
+//!   `limit: 0`, which the client does not retry); `ERR403`: 403 `PERMISSION_DENIED`;
 //! - `SLOW`: text streamed over ~15 s (for Escape);
 //! - anything else: [`answer_to`] the prompt, with a code block.
 //!
@@ -23,6 +24,9 @@ use crate::real::Client;
 pub const MODEL: &str = "gemini-2.5-flash";
 /// The reply once a tool call's result comes back.
 pub const TOOL_DONE: &str = "The command ran.";
+
+/// The message of the stand-in's 429, worded as the real API words a spent free-tier quota.
+pub const QUOTA_MESSAGE: &str = "You exceeded your current quota, please check your plan and billing details.\n* Quota exceeded for metric: generativelanguage.googleapis.com/generate_content_free_tier_requests, limit: 0, model: gemini-2.5-flash";
 
 /// The scripted answer to a plain prompt: text, then a code block (byte-exact checks).
 pub fn answer_to(prompt: &str) -> String {
@@ -95,6 +99,19 @@ pub fn reply(req: &Request) -> Reply {
         let call = json!([{"functionCall": {"name": "run_shell_command",
             "args": {"command": command.trim(), "description": "run it"}}}]);
         return Reply::sse(vec![chunk(call, true)]);
+    }
+    if prompt.starts_with("ERR429") {
+        return Reply::json(
+            429,
+            json!({"error": {"code": 429, "message": QUOTA_MESSAGE, "status": "RESOURCE_EXHAUSTED"}}),
+        );
+    }
+    if prompt.starts_with("ERR403") {
+        return Reply::json(
+            403,
+            json!({"error": {"code": 403, "message": "Permission denied by stand-in",
+                "status": "PERMISSION_DENIED"}}),
+        );
     }
     if prompt.starts_with("ERR") {
         return Reply::json(

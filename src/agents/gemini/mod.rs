@@ -61,38 +61,98 @@ pub fn event_of(m: &Message) -> Option<Event> {
     })
 }
 
-/// `[API Error: {"error":{"code":400,"message":…,"status":"INVALID_ARGUMENT"}}]` → a kind
-/// named after the failure.
+/// What a person should read about an `error` record, in words, as for the other agents:
+/// `quota exceeded` or `rate limit` (429), `auth` (401, 403, a rejected key),
+/// `api error 400: <message>`; an error that is no API error (a slash command's) reads
+/// `error: <text>`.
+///
+/// Gemini CLI 0.61 writes `[API Error: <message>]`, the message often the API's JSON body
+/// (`{"error":{"code":400,"message":…,"status":"INVALID_ARGUMENT"}}`), or
+/// `[API Error: <message> (Status: <status>)]`; after a 429 it appends advice ("Please wait
+/// and try again later…"), and a spent quota's record carries only the message, no code
+/// (fixtures/real-clients/gemini-0.61.0/errors.jsonl).
 pub fn api_error(text: &str) -> ApiError {
-    let json = text.find('{').and_then(|start| {
-        serde_json::from_str::<serde_json::Value>(text[start..].trim_end_matches(']')).ok()
-    });
-    let error = json.as_ref().and_then(|v| v.get("error"));
-    let code = error
-        .and_then(|e| e.get("code"))
-        .and_then(serde_json::Value::as_u64);
-    let status = error
-        .and_then(|e| e.get("status"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or_default();
-    let kind = match (code, status) {
-        (Some(429), _) | (_, "RESOURCE_EXHAUSTED") => "rate_limit",
-        (Some(401), _) | (_, "UNAUTHENTICATED") => "authentication_failed",
-        (Some(403), _) | (_, "PERMISSION_DENIED") => "permission_denied",
-        (Some(400), _) | (_, "INVALID_ARGUMENT" | "FAILED_PRECONDITION") => "invalid_request",
-        (Some(404), _) | (_, "NOT_FOUND") => "not_found",
-        (Some(500..=599), _) | (_, "UNAVAILABLE" | "INTERNAL") => "server_error",
-        _ => "api_error",
+    let Some(inner) = text.trim().strip_prefix("[API Error:") else {
+        let line = text.lines().map(str::trim).find(|l| !l.is_empty());
+        return ApiError {
+            kind: line.map_or("error".into(), |l| {
+                format!("error: {}", crate::text::chars(l, 80))
+            }),
+            text: crate::text::bounded(text.trim(), 500),
+            resets_at: None,
+        };
     };
-    let message = error
-        .and_then(|e| e.get("message"))
-        .and_then(serde_json::Value::as_str)
-        .unwrap_or(text);
+    // `<message>]` then, after a 429, advice without brackets.
+    let (message, advice) = inner.rsplit_once(']').unwrap_or((inner, ""));
+    let (code, status, message) = parse_message(message.trim());
+    let lower = message.to_ascii_lowercase();
+    let kind = if code == Some(429)
+        || status == "RESOURCE_EXHAUSTED"
+        || advice.contains("try again later")
+        || advice.contains("quota limitations")
+    {
+        if lower.contains("quota") {
+            "quota exceeded".to_string()
+        } else {
+            "rate limit".to_string()
+        }
+    } else if matches!(code, Some(401 | 403))
+        || matches!(status.as_str(), "UNAUTHENTICATED" | "PERMISSION_DENIED")
+        || lower.contains("api key not valid")
+    {
+        "auth".to_string()
+    } else {
+        let line = message.lines().map(str::trim).find(|l| !l.is_empty());
+        let detail = line
+            .map(|l| crate::text::chars(l, 80))
+            .or_else(|| (!status.is_empty()).then(|| status.clone()));
+        match (code, detail) {
+            (Some(c), Some(d)) => format!("api error {c}: {d}"),
+            (Some(c), None) => format!("api error {c}"),
+            (None, Some(d)) => format!("api error: {d}"),
+            (None, None) => "api error".to_string(),
+        }
+    };
     ApiError {
-        kind: kind.to_string(),
-        text: crate::text::bounded(message, 500),
+        kind,
+        text: crate::text::bounded(if message.is_empty() { text } else { &message }, 500),
         resets_at: None,
     }
+}
+
+/// The code, status and message of an API error message: the API's JSON body (its message
+/// may itself be one), `<message> (Status: <status>)`, or plain text.
+fn parse_message(message: &str) -> (Option<u64>, String, String) {
+    let body = serde_json::Deserializer::from_str(message)
+        .into_iter::<serde_json::Value>()
+        .next()
+        .and_then(Result::ok);
+    if let Some(error) = body.as_ref().and_then(|v| v.get("error")) {
+        let code = error.get("code").and_then(serde_json::Value::as_u64);
+        let status = crate::agents::fields::str_of(error, "status").unwrap_or_default();
+        let text = crate::agents::fields::str_of(error, "message").unwrap_or_default();
+        let (inner_code, inner_status, inner_text) = if text.trim_start().starts_with('{') {
+            parse_message(text.trim())
+        } else {
+            (None, String::new(), text.to_string())
+        };
+        return (
+            code.or(inner_code),
+            if status.is_empty() {
+                inner_status
+            } else {
+                status.to_string()
+            },
+            inner_text,
+        );
+    }
+    if let Some((text, status)) = message
+        .strip_suffix(')')
+        .and_then(|m| m.rsplit_once(" (Status: "))
+    {
+        return (None, status.to_string(), text.trim().to_string());
+    }
+    (None, String::new(), message.to_string())
 }
 
 /// The events that decide the state, in file order: read back to the latest decisive one.
@@ -127,7 +187,9 @@ pub fn classify_file(
     ))
 }
 
-/// The last answer: the text of the newest live reply that made no tool call.
+/// The last answer: the text of the newest live reply that made no tool call. `None` when
+/// an error came after it: the turn that failed has no answer, and the reply before it
+/// answered another prompt.
 pub fn last_answer(path: &Path, budget: Budget) -> Result<Option<Answer>> {
     let file = crate::transcript::open_regular(path)?;
     last_answer_from(file, budget).with_context(|| format!("cannot read {}", path.display()))
@@ -137,6 +199,9 @@ pub fn last_answer(path: &Path, budget: Budget) -> Result<Option<Answer>> {
 pub fn last_answer_from<R: Read + Seek>(src: R, budget: Budget) -> std::io::Result<Option<Answer>> {
     let mut live = Live::new(src, budget)?;
     while let Some(m) = live.next_message()? {
+        if let Kind::Error(_) = m.kind {
+            return Ok(None);
+        }
         if let Kind::Gemini {
             text: Some(text),
             tools,

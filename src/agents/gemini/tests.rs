@@ -75,10 +75,13 @@ fn a_call_out_for_approval_is_a_pending_tool() {
 fn an_api_error_needs_attention_and_is_no_answer() {
     let s = status(30);
     assert_eq!(s.state, State::Attention);
-    assert_eq!(s.reason.as_deref(), Some("invalid_request"));
-    let a = answer(30).unwrap();
-    assert_eq!(a.text, ANSWER);
-    assert!(!a.text.contains("API Error"));
+    assert_eq!(
+        s.reason.as_deref(),
+        Some("api error 400: Invalid argument from stand-in")
+    );
+    // The failed turn has no answer; the earlier reply answered another prompt.
+    assert_eq!(answer(30), None);
+    assert_eq!(answer(26).map(|a| a.text).as_deref(), Some(ANSWER));
 }
 
 #[test]
@@ -94,29 +97,102 @@ fn escape_on_a_pending_approval_is_interrupted_despite_the_restated_history() {
     let s = status(lines.len() - 1);
     assert_eq!(s.state, State::YourTurn);
     assert_eq!(s.reason.as_deref(), Some("interrupted"));
-    // The answer is the real reply, not its model-less restatement.
-    let a = answer(lines.len() - 1).unwrap();
-    assert_eq!(a.text, ANSWER);
-    assert_eq!(
-        a.key.as_deref(),
-        Some("f1f45833-5089-4fcc-a1a7-551e76f73aea")
+    // The restated replies are no answer either: the newest turn with one failed.
+    assert_eq!(answer(lines.len() - 1), None);
+}
+
+/// The `error` records of fixtures/real-clients/gemini-0.61.0/errors.jsonl: a spent quota
+/// (429, "limit: 0"; Gemini CLI asks "Keep trying / Stop", Stop records it), a 403, a 400.
+fn recorded_errors() -> Vec<String> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/real-clients/gemini-0.61.0/errors.jsonl"
     );
+    std::fs::read_to_string(path)
+        .expect("fixture")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|v| v["type"] == "error")
+        .map(|v| v["content"].as_str().unwrap_or_default().to_string())
+        .collect()
 }
 
 #[test]
-fn api_errors_are_named() {
-    let e = api_error(
-        r#"[API Error: {"error":{"code":429,"message":"Quota exceeded","status":"RESOURCE_EXHAUSTED"}}]"#,
+fn api_errors_are_named_in_words() {
+    let kinds: Vec<String> = recorded_errors()
+        .iter()
+        .map(|t| api_error(t).kind)
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "quota exceeded",
+            "auth",
+            "api error 400: Invalid argument from stand-in"
+        ]
     );
     assert_eq!(
-        (e.kind.as_str(), e.text.as_str()),
-        ("rate_limit", "Quota exceeded")
+        api_error(&recorded_errors()[2]).text,
+        "Invalid argument from stand-in"
     );
-    assert_eq!(api_error("[API Error: fetch failed]").kind, "api_error");
+    assert_eq!(status(30).reason.as_deref(), Some(kinds[2].as_str()));
+    // The other shapes Gemini CLI writes: a message with its status, a bare message, the
+    // rate-limit advice without the word quota, and errors that are not the API's.
+    let cases = [
+        (
+            "[API Error: Too many requests (Status: RESOURCE_EXHAUSTED)]",
+            "rate limit",
+        ),
+        (
+            r#"[API Error: {"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}]"#,
+            "auth",
+        ),
+        (
+            r#"[API Error: {"error":{"code":400,"message":"API key not valid. Please pass a valid API key.","status":"INVALID_ARGUMENT"}}]"#,
+            "auth",
+        ),
+        (
+            "[API Error: model overloaded]\nPossible quota limitations in place or slow response times detected. Switching to the gemini-2.5-flash model for the rest of this session.",
+            "rate limit",
+        ),
+        (
+            r#"[API Error: {"error":{"code":500,"message":"","status":"INTERNAL"}}]"#,
+            "api error 500: INTERNAL",
+        ),
+        ("[API Error: fetch failed]", "api error: fetch failed"),
+        ("[API Error: An unknown error occurred.]", "api error: An unknown error occurred."),
+        ("Configuration is not available.", "error: Configuration is not available."),
+    ];
+    for (text, kind) in cases {
+        assert_eq!(api_error(text).kind, kind, "{text}");
+    }
+}
+
+#[test]
+fn a_failed_turn_has_no_answer_until_the_next_reply() {
+    let lines = [
+        r#"{"sessionId":"s","projectHash":"h","startTime":"2026-12-01T22:27:59.406Z","kind":"main"}"#,
+        r#"{"id":"u1","type":"user","content":[{"text":"a"}]}"#,
+        r#"{"id":"g1","type":"gemini","content":"A","model":"m"}"#,
+        r#"{"id":"u2","type":"user","content":[{"text":"b"}]}"#,
+        r#"{"id":"e2","type":"error","content":"[API Error: x]"}"#,
+        r#"{"id":"u3","type":"user","content":[{"text":"c"}]}"#,
+        r#"{"id":"g3","type":"gemini","content":"C","model":"m"}"#,
+    ];
+    let read = |n: usize| {
+        let text = lines[..n].join("\n") + "\n";
+        last_answer_from(std::io::Cursor::new(text.into_bytes()), Budget::default())
+            .unwrap()
+            .map(|a| a.text)
+    };
+    assert_eq!(read(3).as_deref(), Some("A"));
+    assert_eq!(read(5), None);
     assert_eq!(
-        api_error(r#"[API Error: {"error":{"code":401}}]"#).kind,
-        "authentication_failed"
+        read(6),
+        None,
+        "a new prompt still waiting: nothing answered it yet"
     );
+    assert_eq!(read(7).as_deref(), Some("C"));
 }
 
 #[test]

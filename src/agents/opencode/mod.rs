@@ -58,6 +58,22 @@ impl SessionRef {
     }
 }
 
+/// The opencode session `path` names; an error when the caller said the transcript is
+/// opencode's (`--agent opencode`) and `path` is not `<db>#<session id>`.
+pub fn session_of(
+    path: &Path,
+    agent: Option<crate::events::AgentKind>,
+) -> Result<Option<SessionRef>> {
+    match SessionRef::parse(path) {
+        Some(r) => Ok(Some(r)),
+        None if agent == Some(crate::events::AgentKind::Opencode) => anyhow::bail!(
+            "{}: an opencode transcript is named `<opencode.db path>#<session id>` (as `agentpane resolve` shows it)",
+            path.display()
+        ),
+        None => Ok(None),
+    }
+}
+
 /// The state of a session at `now` from its newest messages (one consistent read).
 pub fn classify(r: &SessionRef, now: Time, windows: &Windows, obs: Observation) -> Result<Status> {
     let messages = store::latest_messages(&r.db, &r.session, store::STATE_MESSAGES)?
