@@ -1,15 +1,20 @@
-//! The pane resolver end to end: a private tmux server, fake `claude`/`codex` agents, and the
-//! `resolve` / `panes` commands (docs/design.md#resolving-a-pane, #cli-contract).
+//! The pane resolver end to end: a private tmux server, fake `claude`/`codex`/`gemini`/
+//! `opencode` agents, and the `resolve` / `panes` / `last` commands (docs/design.md#resolving-a-pane, #cli-contract).
 
 mod common;
 
 use std::path::Path;
 
-use common::{agentpane_without_server, wait_until, FakeAgent, TmuxServer, DEADLINE};
+use common::{
+    agentpane_without_server, real_client_fixture, wait_until, FakeAgent, TmuxServer, DEADLINE,
+};
 use serde_json::Value;
 
 const CLAUDE_FIXTURE: &str = "claude/marot-spotter/short.jsonl";
 const CODEX_FIXTURE: &str = "codex/kvsankar-agent-history/session-01.jsonl";
+/// Recorded from the real clients (`fixtures/real-clients/`).
+const GEMINI_FIXTURE: &str = "gemini-0.61.0/session.jsonl";
+const OPENCODE_FIXTURE: &str = "opencode-1.18.33/replay.sql";
 
 fn resolve(server: &TmuxServer, pane: &str) -> Value {
     let run = server.agentpane(&["resolve", pane, "--json"]);
@@ -365,4 +370,126 @@ fn panes_work_without_a_utf8_locale() {
     let rows: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(rows[0]["pane_id"], pane.as_str(), "{rows}");
     assert_eq!(rows[0]["agent"], "claude");
+}
+
+/// The `panes --json` row of `pane`.
+fn pane_row(server: &TmuxServer, pane: &str) -> Value {
+    let run = server.agentpane(&["panes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let rows = run.json();
+    rows.as_array()
+        .and_then(|r| r.iter().find(|r| r["pane_id"] == pane).cloned())
+        .unwrap_or_else(|| panic!("{pane} is not listed: {rows:#}"))
+}
+
+fn wait_state(server: &TmuxServer, pane: &str, state: &str, reason: Option<&str>) {
+    let end = std::time::Instant::now() + DEADLINE;
+    loop {
+        let row = pane_row(server, pane);
+        if row["state"] == state && reason.map_or(true, |r| row["reason"] == r) {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < end,
+            "waiting for {pane} to be {state} ({reason:?}): {row:#}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+}
+
+fn last_answer(server: &TmuxServer, pane: &str) -> String {
+    let run = server.agentpane(&["last", pane]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.stdout.trim_end().to_string()
+}
+
+/// The `content` of line `n` (from 1) of the Gemini recording.
+fn gemini_reply(n: usize) -> String {
+    let text = std::fs::read_to_string(real_client_fixture(GEMINI_FIXTURE)).unwrap();
+    let v: Value = serde_json::from_str(text.lines().nth(n - 1).unwrap()).unwrap();
+    assert_eq!(v["type"], "gemini");
+    v["content"].as_str().unwrap().trim_end().to_string()
+}
+
+/// The text of a part opencode recorded (its final version, from the recorded dump).
+fn opencode_text(part: &str) -> String {
+    let db = rusqlite::Connection::open_in_memory().unwrap();
+    let dump = real_client_fixture("opencode-1.18.33/session.sql");
+    db.execute_batch(&std::fs::read_to_string(dump).unwrap())
+        .unwrap();
+    db.query_row(
+        "SELECT json_extract(data, '$.text') FROM part WHERE id = ?1",
+        [part],
+        |r| r.get::<_, String>(0),
+    )
+    .unwrap()
+    .trim_end()
+    .to_string()
+}
+
+#[test]
+fn fake_gemini_and_opencode_resolve_to_their_own_logs_with_state_and_answer() {
+    let server = TmuxServer::start();
+    // Gemini: its metadata line, then the startup history, a prompt, its answer (5 lines).
+    let gemini = server.spawn(
+        &FakeAgent::gemini()
+            .real_client_fixture(GEMINI_FIXTURE)
+            .start_lines(5)
+            .in_dir("gem"),
+    );
+    // opencode: the first turn, answered (4 steps).
+    let opencode = server.spawn(
+        &FakeAgent::opencode()
+            .real_client_fixture(OPENCODE_FIXTURE)
+            .start_lines(4)
+            .in_dir("oc"),
+    );
+
+    let g = resolve(&server, &gemini);
+    assert_eq!(g["agent"], "gemini", "{g:#}");
+    let chats = server.home().join(".gemini/tmp/gem/chats");
+    assert!(under(&g["transcript"], &chats), "{g:#}");
+    assert_eq!(g["via"], "cwd");
+    let name = g["transcript"].as_str().unwrap();
+    let id = g["session_id"].as_str().unwrap();
+    assert!(name.ends_with(&format!("-{}.jsonl", &id[..8])), "{g:#}");
+
+    let o = resolve(&server, &opencode);
+    assert_eq!(o["agent"], "opencode", "{o:#}");
+    let db = server.home().join(".local/share/opencode/opencode.db");
+    let session = o["session_id"].as_str().unwrap();
+    assert_eq!(
+        o["transcript"],
+        format!("{}#{session}", db.display()),
+        "{o:#}"
+    );
+    let steps = o["steps"].to_string();
+    assert!(steps.contains("held open"), "{o:#}");
+    let pid = o["agent_pid"].as_u64().unwrap();
+    let comm = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap();
+    assert_eq!(comm.trim(), "opencode");
+
+    // Each finished its first turn: your-turn, and its own recorded answer.
+    wait_state(&server, &gemini, "your-turn", None);
+    wait_state(&server, &opencode, "your-turn", None);
+    assert_eq!(last_answer(&server, &gemini), gemini_reply(5));
+    let first = opencode_text("prt_233ba1f080012mb7vwF5pA7UrT");
+    assert!(first.contains("```sh"), "{first}");
+    assert_eq!(last_answer(&server, &opencode), first);
+
+    // The next turn: a tool call out, then answered.
+    server.send_line(&gemini, "step 3");
+    wait_state(&server, &gemini, "working", Some("tool: pending"));
+    server.send_line(&opencode, "step 5");
+    wait_state(&server, &opencode, "working", Some("tool: bash"));
+    server.send_line(&gemini, "all");
+    server.send_line(&opencode, "all");
+    wait_state(&server, &gemini, "your-turn", None);
+    wait_state(&server, &opencode, "your-turn", None);
+    assert_eq!(last_answer(&server, &gemini), gemini_reply(14));
+    assert_eq!(
+        last_answer(&server, &opencode),
+        opencode_text("prt_233ba65880010eCbltN9WRpUrm")
+    );
+    assert_eq!(last_answer(&server, &opencode), "Tool done.");
 }

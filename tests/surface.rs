@@ -266,23 +266,76 @@ fn failing_and_hanging_alert_commands_are_logged_and_never_block() {
     }
 }
 
-#[test]
-fn demo_shows_states_and_an_alert_then_cleans_up() {
+/// Runs `agentpane demo --seconds N` in a private temporary folder; its stdout.
+fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new(agentpane_bin())
         .env_remove("TMUX")
         .env("TMPDIR", tmp.path())
-        .args(["demo", "--seconds", "16"])
+        .args(["demo", "--seconds", seconds])
         .stdin(Stdio::null())
         .output()
         .expect("run demo");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     assert_eq!(
         out.status.code(),
         Some(0),
         "{stdout}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    (stdout, tmp)
+}
+
+#[test]
+fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
+    let (stdout, tmp) = run_demo("3");
+    assert!(
+        stdout.contains("(claude, codex, gemini, opencode)"),
+        "{stdout}"
+    );
+    // The closing `panes` table: one row per agent pane, each with its own agent.
+    let table: Vec<&str> = stdout
+        .split("what `agentpane panes` shows now:")
+        .nth(1)
+        .expect("the closing panes table")
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("demo:"))
+        .collect();
+    let row = |agent: &str| -> Vec<&str> {
+        table
+            .iter()
+            .find(|l| l.split_whitespace().nth(1) == Some(agent))
+            .unwrap_or_else(|| panic!("no {agent} row: {stdout}"))
+            .split_whitespace()
+            .collect()
+    };
+    for agent in ["claude", "codex", "gemini", "opencode"] {
+        row(agent);
+    }
+    // Gemini and opencode replay a first answered turn at start, then a tool turn: whichever
+    // the moment, the recorded first answer is their last one.
+    for agent in ["gemini", "opencode"] {
+        let r = row(agent);
+        assert!(
+            ["working", "your-turn"].contains(&r[2]),
+            "{agent}: {stdout}"
+        );
+        assert!(
+            r.join(" ").ends_with("Here is the answer."),
+            "{agent}'s own answer: {stdout}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_dir(tmp.path()).unwrap().count(),
+        0,
+        "temp folder removed"
+    );
+}
+
+#[test]
+fn demo_shows_states_and_an_alert_then_cleans_up() {
+    let (stdout, tmp) = run_demo("16");
     assert!(stdout.contains("attach -t demo"), "{stdout}");
     assert!(stdout.contains('⚡') && stdout.contains('●'), "{stdout}");
     assert!(

@@ -1,10 +1,12 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
-//! `-f /dev/null`). Simulated agents — this very binary running as `claude`/`codex` through
-//! symlinks (see `crate::fake_agent`) — replay real transcripts from `fixtures/real/` with
-//! fresh timestamps into a temporary world (HOME, state folder, agent roots); a watcher serves
-//! that server; the live status line, window states and alerts are printed as they change, so
-//! the show needs no attach. Everything is removed at the end or on Ctrl-C: the private
-//! server (kill-server on its own socket only) and the temporary folder.
+//! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
+//! `claude`, `codex`, `gemini` or `opencode` through symlinks (see `crate::fake_agent`) —
+//! replay real transcripts from `fixtures/real/` and `fixtures/real-clients/` with fresh
+//! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
+//! folder); a watcher serves that server; the live status line, window states and alerts are
+//! printed as they change, so the show needs no attach, and `panes` closes it. Everything is
+//! removed at the end or on Ctrl-C: the private server (kill-server on its own socket only)
+//! and the temporary folder.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +26,8 @@ struct Actor {
     window: &'static str,
     agent: &'static str,
     fixture: (&'static str, &'static str),
+    /// How much of the fixture is replayed: its first N lines.
+    lines: usize,
     pace_ms: u64,
     start: &'static str,
     /// A recorded screen the agent paints (file name, content).
@@ -35,7 +39,10 @@ const NOTES: &str = "notes";
 /// The agent whose answer is routed there once its turn ends.
 const ROUTED_FROM: &str = "api";
 
-const ACTORS: [Actor; 5] = [
+/// The agents the demo runs (symlinks to this binary).
+const AGENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
+
+const ACTORS: [Actor; 7] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -43,6 +50,7 @@ const ACTORS: [Actor; 5] = [
             "claude-end-turn.jsonl",
             include_str!("../../fixtures/real/claude/kvsankar-agent-history/session-01.jsonl"),
         ),
+        lines: usize::MAX,
         pace_ms: 2000,
         start: "0",
         screen: None,
@@ -54,6 +62,7 @@ const ACTORS: [Actor; 5] = [
             "codex-task.jsonl",
             include_str!("../../fixtures/real/codex/kvsankar-agent-history/session-01.jsonl"),
         ),
+        lines: usize::MAX,
         pace_ms: 1400,
         start: "0",
         screen: None,
@@ -67,6 +76,7 @@ const ACTORS: [Actor; 5] = [
                 "../../fixtures/real/claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
             ),
         ),
+        lines: usize::MAX,
         pace_ms: 600,
         start: "0",
         screen: None,
@@ -78,6 +88,7 @@ const ACTORS: [Actor; 5] = [
             "claude-interrupted.jsonl",
             include_str!("../../fixtures/real/claude/marot-spotter/short.jsonl"),
         ),
+        lines: usize::MAX,
         pace_ms: 0,
         start: "all",
         screen: None,
@@ -91,12 +102,40 @@ const ACTORS: [Actor; 5] = [
                 "../../fixtures/real/claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"
             ),
         ),
+        lines: usize::MAX,
         pace_ms: 0,
         start: "all",
         screen: Some((
             "claude-permission-screen.txt",
             include_str!("../../fixtures/panes/claude/claudeless-2.1.12-permission-bash.txt"),
         )),
+    },
+    // Gemini CLI 0.61.0: a first answer, then a shell call (logged once done) and the answer
+    // after it — the lines before its API-error turn.
+    Actor {
+        window: "search",
+        agent: "gemini",
+        fixture: (
+            "gemini-session.jsonl",
+            include_str!("../../fixtures/real-clients/gemini-0.61.0/session.jsonl"),
+        ),
+        lines: 15,
+        pace_ms: 1200,
+        start: "5",
+        screen: None,
+    },
+    // opencode 1.18.33: a first turn answered, then a bash call in flight, done, answered.
+    Actor {
+        window: "build",
+        agent: "opencode",
+        fixture: (
+            "opencode-replay.sql",
+            include_str!("../../fixtures/real-clients/opencode-1.18.33/replay.sql"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1000,
+        start: "4",
+        screen: None,
     },
 ];
 
@@ -126,20 +165,30 @@ impl World {
         let pid = std::process::id();
         let root = std::env::temp_dir().join(format!("agentpane-demo-{pid}"));
         paths::ensure_private_dir(&root)?;
-        for dir in ["home", "state", "claude", "codex", "bin", "fixtures"] {
+        for dir in [
+            "home", "state", "claude", "codex", "data", "bin", "fixtures",
+        ] {
             paths::ensure_private_dir(&root.join(dir))?;
         }
         let exe = std::env::current_exe().context("cannot find the agentpane binary")?;
-        for agent in ["claude", "codex"] {
+        for agent in AGENTS {
             let link = root.join("bin").join(agent);
             let _ = std::fs::remove_file(&link);
             std::os::unix::fs::symlink(&exe, &link)
                 .with_context(|| format!("cannot create {}", link.display()))?;
         }
         for actor in &ACTORS {
-            for (name, text) in std::iter::once(actor.fixture).chain(actor.screen) {
+            let (name, text) = actor.fixture;
+            let replayed: String = text
+                .lines()
+                .take(actor.lines)
+                .flat_map(|l| [l, "\n"])
+                .collect();
+            std::fs::write(root.join("fixtures").join(name), replayed)
+                .with_context(|| format!("cannot write the demo fixture {name}"))?;
+            if let Some((name, text)) = actor.screen {
                 std::fs::write(root.join("fixtures").join(name), text)
-                    .with_context(|| format!("cannot write the demo fixture {name}"))?;
+                    .with_context(|| format!("cannot write the demo screen {name}"))?;
             }
             paths::ensure_private_dir(&root.join("work").join(actor.window))?;
         }
@@ -149,7 +198,8 @@ impl World {
         Ok(World { root, socket, tmux })
     }
 
-    /// The demo's private world as `KEY=VALUE`: its HOME, state folder and agent roots.
+    /// The demo's private world as `KEY=VALUE`: its HOME, state folder and agent roots (each
+    /// named, so no agent root of the user's environment is ever written to).
     fn env(&self) -> Vec<String> {
         let p = |d: &str| self.root.join(d).to_string_lossy().into_owned();
         [
@@ -158,6 +208,8 @@ impl World {
             ("XDG_STATE_HOME", p("state")),
             ("CLAUDE_CONFIG_DIR", p("claude")),
             ("CODEX_HOME", p("codex")),
+            ("GEMINI_CLI_HOME", p("home")),
+            ("XDG_DATA_HOME", p("data")),
         ]
         .into_iter()
         .map(|(k, v)| format!("{k}={v}"))
@@ -269,27 +321,35 @@ impl World {
         Some(line.chars().take(100).collect())
     }
 
-    /// Routes `ROUTED_FROM`'s answer into the notes pane with the review template, through
-    /// the real `route` command (paste, verify, Enter); a one-line account of what happened.
-    fn route_answer(&self) -> String {
-        let exe = match std::env::current_exe() {
-            Ok(exe) => exe,
-            Err(e) => return format!("cannot find the agentpane binary: {e}"),
-        };
+    /// Runs `agentpane -L <demo socket> ARGS` in the demo's private world and nothing of the
+    /// user's (`env -i`).
+    fn cli(&self, args: &[&str]) -> Result<crate::exec::Output> {
+        let exe = std::env::current_exe().context("cannot find the agentpane binary")?;
         let mut env = self.env();
         env.push(format!(
             "PATH={}",
             std::env::var("PATH").unwrap_or_default()
         ));
+        let mut full: Vec<String> = vec!["-i".into()];
+        full.extend(env);
+        full.push(exe.to_string_lossy().into_owned());
+        full.extend(["-L".into(), self.socket.clone()]);
+        full.extend(args.iter().map(|a| a.to_string()));
+        Ok(crate::exec::run(
+            "env",
+            &full,
+            None,
+            Duration::from_secs(15),
+        )?)
+    }
+
+    /// Routes `ROUTED_FROM`'s answer into the notes pane with the review template, through
+    /// the real `route` command (paste, verify, Enter); a one-line account of what happened.
+    fn route_answer(&self) -> String {
         let src = format!("demo:{ROUTED_FROM}");
         let dst = format!("demo:{NOTES}");
-        let mut args: Vec<String> = vec!["-i".into()];
-        args.extend(env);
-        args.push(exe.to_string_lossy().into_owned());
-        args.extend(["-L".into(), self.socket.clone(), "route".into(), src, dst]);
-        args.extend(["--template", "review", "--json"].map(String::from));
-        // `env -i` gives the route command the demo's private world and nothing of the user's.
-        match crate::exec::run("env", &args, None, Duration::from_secs(15)) {
+        let args = ["route", &src, &dst, "--template", "review", "--json"];
+        match self.cli(&args) {
             Ok(out) => {
                 let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
                 format!(
@@ -297,7 +357,15 @@ impl World {
                     v["outcome"].as_str().unwrap_or("done")
                 )
             }
-            Err(e) => format!("↪ routing {ROUTED_FROM} → {NOTES} failed: {e}"),
+            Err(e) => format!("↪ routing {ROUTED_FROM} → {NOTES} failed: {e:#}"),
+        }
+    }
+
+    /// What `agentpane panes` says about the demo's agents now.
+    fn panes(&self) -> String {
+        match self.cli(&["panes"]) {
+            Ok(out) => String::from_utf8_lossy(&out.stdout).into_owned(),
+            Err(e) => format!("(`panes` failed: {e:#})\n"),
         }
     }
 
@@ -352,8 +420,9 @@ impl World {
 fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
     world.start(args.seconds)?;
     println!(
-        "agentpane demo: {} simulated agents replaying real transcripts",
-        ACTORS.len()
+        "agentpane demo: {} simulated agents ({}) replaying real transcripts",
+        ACTORS.len(),
+        AGENTS.join(", ")
     );
     println!(
         "watch it live in another terminal:  tmux -L {} attach -t demo",
@@ -410,6 +479,11 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
             }
         }
         std::thread::sleep(Duration::from_millis(200));
+    }
+    println!();
+    println!("what `agentpane panes` shows now:");
+    for line in world.panes().lines() {
+        println!("  {line}");
     }
     println!();
     println!(

@@ -1,7 +1,8 @@
 //! Shared harness for integration tests: a private tmux server (`-L agentpane-test-…`,
 //! `-f /dev/null`, killed on drop) whose panes see temporary `HOME`, state folder,
-//! `CLAUDE_CONFIG_DIR` and `CODEX_HOME`; fake `claude`/`codex` agents (symlinks to the
-//! agentpane binary, see `src/fake_agent.rs`); a runner for the agentpane CLI; a poller.
+//! `CLAUDE_CONFIG_DIR` and `CODEX_HOME`; fake `claude`/`codex`/`gemini`/`opencode` agents
+//! (symlinks to the agentpane binary, see `src/fake_agent/`); a runner for the agentpane CLI;
+//! a poller.
 //!
 //! ```ignore
 //! let server = TmuxServer::start();
@@ -25,6 +26,13 @@ pub fn agentpane_bin() -> &'static str {
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/real")
+        .join(rel)
+}
+
+/// A file under `fixtures/real-clients/` (what a pinned real client wrote).
+pub fn real_client_fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/real-clients")
         .join(rel)
 }
 
@@ -72,7 +80,7 @@ impl Run {
 /// A fake agent to start in a pane.
 #[derive(Debug, Clone)]
 pub struct FakeAgent {
-    /// `claude` or `codex`.
+    /// `claude`, `codex`, `gemini` or `opencode`.
     pub name: &'static str,
     pub env: Vec<(String, String)>,
     /// Working directory name under the server's `work/` folder.
@@ -90,6 +98,18 @@ impl FakeAgent {
         FakeAgent::new("codex")
     }
 
+    /// A fake Gemini CLI with no fixture (a chat log with only its metadata line), under the
+    /// temporary `HOME`'s `.gemini`.
+    pub fn gemini() -> FakeAgent {
+        FakeAgent::new("gemini")
+    }
+
+    /// A fake opencode with no fixture (a database without a session), at the temporary
+    /// `HOME`'s `.local/share/opencode/opencode.db`.
+    pub fn opencode() -> FakeAgent {
+        FakeAgent::new("opencode")
+    }
+
     fn new(name: &'static str) -> FakeAgent {
         FakeAgent {
             name,
@@ -101,6 +121,12 @@ impl FakeAgent {
     /// Replays this file of `fixtures/real/`.
     pub fn fixture(self, rel: &str) -> FakeAgent {
         let path = fixture(rel).to_string_lossy().into_owned();
+        self.env("AGENTPANE_FAKE_AGENT", &path)
+    }
+
+    /// Replays this file of `fixtures/real-clients/` (e.g. `gemini-0.61.0/session.jsonl`).
+    pub fn real_client_fixture(self, rel: &str) -> FakeAgent {
+        let path = real_client_fixture(rel).to_string_lossy().into_owned();
         self.env("AGENTPANE_FAKE_AGENT", &path)
     }
 
@@ -154,7 +180,7 @@ impl TmuxServer {
         for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
             std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
         }
-        for agent in ["claude", "codex"] {
+        for agent in ["claude", "codex", "gemini", "opencode"] {
             std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(agent))
                 .expect("symlink fake agent");
         }
@@ -220,7 +246,9 @@ impl TmuxServer {
         let mut cmd = Command::new(program);
         // `CI` is the test runner's, not the panes': a real client that sees it (Gemini CLI)
         // runs non-interactively and exits, which no user's terminal does.
-        cmd.env_remove("TMUX").env_remove("TMUX_PANE").env_remove("CI");
+        cmd.env_remove("TMUX")
+            .env_remove("TMUX_PANE")
+            .env_remove("CI");
         for (k, v) in self.env() {
             cmd.env(k, v);
         }

@@ -1,0 +1,280 @@
+//! A fake coding agent, for integration tests and `agentpane demo`.
+//!
+//! When the agentpane binary runs under the name `claude`, `codex`, `gemini` or `opencode` (a
+//! symlink or copy) with `AGENTPANE_FAKE_AGENT` set, [`crate::run`] calls [`run`] instead of
+//! the CLI. The fake then leaves the same traces on disk as the real agent, so the resolver
+//! finds it the real way: Claude Code's session record and transcript, Codex's rollout, Gemini
+//! CLI's chat log ([`jsonl`]), opencode's SQLite database, held open ([`opencode`]). Its
+//! process is matched like the real one: by the name it was started under (`argv[0]`; for
+//! opencode also the process name, which the symlink's name gives).
+//!
+//! Steps come from a fixture (the file named by `AGENTPANE_FAKE_AGENT`; `none` or empty for no
+//! fixture): a recorded JSONL log, one line a step, or for opencode a SQL dump, one `INSERT`
+//! row a step. Each step is made the fake's own as it is written (fresh times, its session id,
+//! its folder). Pacing:
+//!
+//! - `AGENTPANE_FAKE_START=N|all`: steps written at start (default `all`, or `0` with a pace);
+//! - `AGENTPANE_FAKE_PACE_MS=MS`: then one more step every MS milliseconds;
+//! - stdin commands, one per line: `step [N]` (next N steps, default 1), `all`, `line TEXT`
+//!   (write this step), `quit`.
+//!
+//! - `AGENTPANE_FAKE_SCREEN=FILE`: printed to the terminal after the start steps, so the pane
+//!   shows what the real agent would (a permission dialog, a busy footer).
+//!
+//! The fake stays alive until `quit`, stdin EOF, or a signal.
+
+mod jsonl;
+mod opencode;
+
+use std::ffi::OsStr;
+use std::fs::{File, OpenOptions};
+use std::io::{BufRead, Write};
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use anyhow::{Context, Result};
+
+use crate::events::AgentKind;
+
+/// The variable that turns the binary into a fake agent (its value: the fixture path).
+pub const ENV: &str = "AGENTPANE_FAKE_AGENT";
+
+/// A file whose bytes the fake prints after its start lines (a recorded screen).
+pub const SCREEN_ENV: &str = "AGENTPANE_FAKE_SCREEN";
+
+/// Which fake to run when the binary was started as an agent with [`ENV`] set.
+pub fn requested(argv0: &OsStr) -> Option<AgentKind> {
+    std::env::var_os(ENV)?;
+    let name = Path::new(argv0).file_name()?.to_str()?;
+    match name {
+        "claude" => Some(AgentKind::Claude),
+        "codex" => Some(AgentKind::Codex),
+        "gemini" => Some(AgentKind::Gemini),
+        "opencode" => Some(AgentKind::Opencode),
+        _ => None,
+    }
+}
+
+/// Runs the fake agent to the end; returns the exit code.
+pub fn run(kind: AgentKind) -> i32 {
+    match run_inner(kind) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("fake {kind}: {e:#}");
+            2
+        }
+    }
+}
+
+/// One stdin command.
+#[derive(Debug, PartialEq, Eq)]
+enum Command {
+    Step(usize),
+    All,
+    Line(String),
+    Quit,
+}
+
+fn parse_command(line: &str) -> Option<Command> {
+    let line = line.trim();
+    let (word, rest) = line.split_once(' ').unwrap_or((line, ""));
+    match word {
+        "step" if rest.trim().is_empty() => Some(Command::Step(1)),
+        "step" => rest.trim().parse().ok().map(Command::Step),
+        "all" => Some(Command::All),
+        "line" if !rest.trim().is_empty() => Some(Command::Line(rest.trim().to_string())),
+        "quit" | "exit" => Some(Command::Quit),
+        _ => None,
+    }
+}
+
+fn run_inner(kind: AgentKind) -> Result<()> {
+    let fixture = std::env::var(ENV).unwrap_or_default();
+    let lines: Vec<String> = if fixture.is_empty() || fixture == "none" || fixture == "1" {
+        Vec::new()
+    } else {
+        let text = std::fs::read_to_string(&fixture)
+            .with_context(|| format!("cannot read fixture {fixture}"))?;
+        match kind {
+            AgentKind::Opencode => opencode::steps(&text),
+            _ => text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(str::to_string)
+                .collect(),
+        }
+    };
+    let pace = std::env::var("AGENTPANE_FAKE_PACE_MS")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+        .filter(|ms| *ms > 0)
+        .map(Duration::from_millis);
+    let start = match std::env::var("AGENTPANE_FAKE_START").ok().as_deref() {
+        Some("all") => lines.len(),
+        Some(n) => n.parse().unwrap_or(0),
+        None if pace.is_some() => 0,
+        None => lines.len(),
+    };
+    let hold = std::env::var("AGENTPANE_FAKE_HOLD").is_ok_and(|v| v == "1");
+    let mut sink = create_sink(kind, &lines, hold)?;
+    let mut queue = lines.into_iter().skip(sink.consumed());
+    let mut write_next = |sink: &mut Box<dyn Sink>, n: usize| -> Result<usize> {
+        let mut written = 0;
+        for line in queue.by_ref().take(n) {
+            sink.append(&line)?;
+            written += 1;
+        }
+        Ok(written)
+    };
+    write_next(&mut sink, start)?;
+    println!(
+        "fake {kind} pid {} writing {}",
+        std::process::id(),
+        sink.target().display()
+    );
+    if let Some(screen) = std::env::var_os(SCREEN_ENV) {
+        // Paint a recorded screen (e.g. a permission dialog) as the real agent would.
+        let text = std::fs::read(&screen)
+            .with_context(|| format!("cannot read {}", Path::new(&screen).display()))?;
+        let mut out = std::io::stdout().lock();
+        out.write_all(&text)?;
+        out.flush()?;
+    }
+    let commands = spawn_stdin_reader();
+    loop {
+        let got = match pace {
+            Some(p) => commands.recv_timeout(p),
+            None => commands
+                .recv()
+                .map_err(|_| mpsc::RecvTimeoutError::Disconnected),
+        };
+        match got {
+            Ok(Command::Step(n)) => {
+                write_next(&mut sink, n)?;
+            }
+            Ok(Command::All) => {
+                write_next(&mut sink, usize::MAX)?;
+            }
+            Ok(Command::Line(l)) => sink.append(&l)?,
+            Ok(Command::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                write_next(&mut sink, 1)?;
+            }
+        }
+    }
+    sink.finish();
+    Ok(())
+}
+
+/// Reads stdin commands on a thread; the channel closes at EOF or on `quit`.
+fn spawn_stdin_reader() -> mpsc::Receiver<Command> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            match parse_command(&line) {
+                Some(Command::Quit) => break,
+                Some(cmd) => {
+                    if tx.send(cmd).is_err() {
+                        break;
+                    }
+                }
+                None if line.trim().is_empty() => {}
+                None => eprintln!("fake agent: unknown command `{}`", line.trim()),
+            }
+        }
+    });
+    rx
+}
+
+/// Where a fake agent leaves its traces.
+trait Sink {
+    /// The file it writes (shown on its screen).
+    fn target(&self) -> &Path;
+    /// Fixture steps used up while creating (a log's first line).
+    fn consumed(&self) -> usize;
+    /// Writes one fixture step, made the fake's own.
+    fn append(&mut self, step: &str) -> Result<()>;
+    /// Cleans up on a clean exit.
+    fn finish(self: Box<Self>);
+}
+
+fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn Sink>> {
+    Ok(match kind {
+        AgentKind::Opencode => Box::new(opencode::Store::create()?),
+        _ => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
+    })
+}
+
+fn env_dir(name: &str) -> Option<PathBuf> {
+    std::env::var_os(name)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+}
+
+fn open_append(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("cannot open {}", path.display()))
+}
+
+/// A random version-4 UUID (std's randomly keyed hasher is the entropy source).
+fn random_uuid() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let word = || {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u128(
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0),
+        );
+        h.write_u32(std::process::id());
+        h.finish()
+    };
+    let (a, b) = (word(), word());
+    format!(
+        "{:08x}-{:04x}-4{:03x}-{:04x}-{:012x}",
+        a >> 32,
+        (a >> 16) & 0xffff,
+        a & 0xfff,
+        0x8000 | (b >> 48) & 0x3fff,
+        b & 0xffff_ffff_ffff
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_parse() {
+        assert_eq!(parse_command("step"), Some(Command::Step(1)));
+        assert_eq!(parse_command(" step 3 "), Some(Command::Step(3)));
+        assert_eq!(parse_command("step x"), None);
+        assert_eq!(parse_command("all"), Some(Command::All));
+        assert_eq!(
+            parse_command("line {\"a\":1}"),
+            Some(Command::Line("{\"a\":1}".into()))
+        );
+        assert_eq!(parse_command("quit"), Some(Command::Quit));
+        assert_eq!(parse_command("dance"), None);
+    }
+
+    #[test]
+    fn uuids_look_like_uuids_and_differ() {
+        let (a, b) = (random_uuid(), random_uuid());
+        assert_ne!(a, b);
+        assert_eq!(a.len(), 36);
+        assert_eq!(a.as_bytes()[14], b'4');
+        assert!(
+            crate::agents::codex::locate::session_id_of(Path::new(&format!(
+                "rollout-2026-01-01T00-00-00-{a}.jsonl"
+            )))
+            .is_some()
+        );
+    }
+}
