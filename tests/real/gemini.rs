@@ -8,8 +8,6 @@
 //! - `ERR`: HTTP 400 `INVALID_ARGUMENT`;
 //! - `SLOW`: text streamed over ~15 s (for Escape);
 //! - anything else: [`answer_to`] the prompt, with a code block.
-//!
-//! A test binary includes it as `#[path = "real/gemini.rs"] mod gemini;` next to `mod real;`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

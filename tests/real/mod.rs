@@ -12,9 +12,12 @@
 
 #![allow(dead_code)]
 
+pub mod anthropic;
+pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod openai_chat;
+pub mod start;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
