@@ -91,7 +91,13 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
         newest("gemini"),
         newest("opencode"),
     ) else {
-        eprintln!("real-client suite: the mixed session needs all four agents (see above)");
+        // `clients` already said which is missing (and failed under CI if one is not
+        // installed); a pin list without one of the four is no reason to pass in CI either.
+        assert!(
+            !real::required(),
+            "the mixed session needs all four agents pinned and installed"
+        );
+        eprintln!("real-client suite: skipping the mixed session: it needs all four agents");
         return;
     };
     let w = World::new();
