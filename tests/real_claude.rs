@@ -8,8 +8,6 @@ mod real;
 
 #[path = "real_claude/agents.rs"]
 mod agents;
-#[path = "real/anthropic.rs"]
-mod anthropic;
 #[path = "real_claude/errors.rs"]
 mod errors;
 #[path = "real_claude/folders.rs"]

@@ -10,12 +10,12 @@
 mod common;
 mod real;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use common::{Run, TmuxServer, Watch};
 use real::http::MockServer;
-use real::{openai, screen, type_prompt, wait_for, wait_screen, Client, STEP};
+use real::{openai, screen, start, wait_for, wait_screen, Client, STEP};
 use serde_json::Value;
 
 /// One world: a tmux server, the API stand-in, a `CODEX_HOME` configured for it.
@@ -35,29 +35,7 @@ impl Codex {
         let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
         let server = TmuxServer::start();
         let api = openai::start();
-        let work = server.work("proj");
-        let config = format!(
-            r#"model_provider = "mock"
-model = "gpt-5.1-codex"
-approval_policy = "on-request"
-sandbox_mode = "workspace-write"
-check_for_update_on_startup = false
-
-[model_providers.mock]
-name = "mock"
-base_url = "{url}/v1"
-wire_api = "responses"
-env_key = "AGENTPANE_MOCK_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects."{dir}"]
-trust_level = "trusted"
-"#,
-            url = api.url(),
-            dir = work.display()
-        );
-        std::fs::write(server.codex_dir().join("config.toml"), config).expect("write config");
+        start::codex_config(&server, &api.url(), "proj");
         Codex {
             server,
             api,
@@ -71,73 +49,24 @@ trust_level = "trusted"
     }
 
     /// Starts `codex ARGS` in a new window in the project folder and waits until its thread
-    /// exists (a lock file per thread) and its prompt shows.
+    /// exists and its prompt shows.
     fn open(&self, args: &str) -> String {
-        let before = self.threads();
-        let cmd = format!("{} {args}", self.client.program().display());
-        let env = [("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())];
-        let pane = self.server.new_window(&cmd, &self.work(), &env);
-        let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(STEP, "the new session's thread", || {
-                (self.threads() > before).then_some(())
-            })
-        }));
-        if started.is_err() {
-            panic!(
-                "{pane}: no new thread after {STEP:?}; the screen:\n{}",
-                screen(&self.server, &pane)
-            );
-        }
-        self.wait_prompt(&pane);
-        pane
+        start::codex(&self.server, &self.client, "proj", args)
     }
 
-    /// Types a prompt and waits until the API has seen it. A TUI still settling may drop
-    /// the Enter, as it would for a person, who then presses it again — only while the text
-    /// still sits in the input box (an Enter on a dialog would answer it).
+    /// Types a prompt and waits until the API has seen it.
     fn ask(&self, pane: &str, text: &str) {
-        self.wait_prompt(pane);
-        type_prompt(&self.server, pane, text);
-        let seen = || self.prompts().iter().filter(|p| p.as_str() == text).count();
-        let before = seen();
-        for attempt in 0..3 {
-            let arrived = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                wait_for(Duration::from_secs(15), "the prompt at the API", || {
-                    (seen() > before).then_some(())
-                })
-            }));
-            if arrived.is_ok() {
-                return;
-            }
-            let s = screen(&self.server, pane);
-            let composer = s.lines().rev().find(|l| l.starts_with('›'));
-            if composer.is_some_and(|l| l.contains(text)) {
-                eprintln!("{pane}: prompt still in the box (attempt {attempt}); Enter again");
-                real::press(&self.server, pane, "Enter");
-            }
-        }
-        panic!(
-            "{pane}: the prompt {text:?} never reached the API:\n{}",
-            screen(&self.server, pane)
-        );
+        start::codex_ask(&self.server, &self.api, pane, text);
     }
 
     /// Waits until the TUI shows its idle input box.
     fn wait_prompt(&self, pane: &str) -> String {
-        wait_screen(&self.server, pane, STEP, "the Codex prompt", |s| {
-            s.contains("for shortcuts") && !s.contains("esc to interrupt")
-        })
+        start::codex_wait_prompt(&self.server, pane)
     }
 
     /// Thread ids the shared daemon has created (one lock file each).
     fn threads(&self) -> usize {
-        std::fs::read_dir(self.server.codex_dir().join("thread-writer-locks"))
-            .map(|d| {
-                d.flatten()
-                    .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
-                    .count()
-            })
-            .unwrap_or(0)
+        start::codex_threads(&self.server)
     }
 
     fn run(&self, args: &[&str]) -> Run {
@@ -174,42 +103,14 @@ trust_level = "trusted"
 
     /// The user text of every real turn the API saw, in order.
     fn prompts(&self) -> Vec<String> {
-        openai::turn_requests(&self.api)
-            .iter()
-            .filter_map(openai::last_user_text)
-            .collect()
+        start::codex_prompts(&self.api)
     }
 }
 
 impl Drop for Codex {
     fn drop(&mut self) {
         let _ = self.server.try_tmux(&["kill-server"]);
-        kill_daemons(&self.server.codex_dir());
-    }
-}
-
-/// Kills, by PID, every process whose command line runs from `codex_home` (the app-server
-/// daemon and its helper copy themselves under `CODEX_HOME/packages/`).
-fn kill_daemons(codex_home: &Path) {
-    let needle = codex_home.to_string_lossy().into_owned();
-    let Ok(procs) = std::fs::read_dir("/proc") else {
-        return;
-    };
-    for entry in procs.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|s| s.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        if cmdline.starts_with(&needle) && cmdline.contains("app-server") {
-            let _ = std::process::Command::new("kill")
-                .arg(pid.to_string())
-                .status();
-        }
+        start::kill_codex_daemons(&self.server.codex_dir());
     }
 }
 
@@ -406,7 +307,7 @@ fn codex_panes_started_together_never_show_a_neighbours_session() {
         // apart, and then neither may claim a thread.
         let first = w.open("");
         let cmd = w.client.program().display().to_string();
-        let env = [("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())];
+        let env = start::codex_env();
         let d = w.server.new_window(&cmd, &w.work(), &env);
         let e = w.server.new_window(&cmd, &w.work(), &env);
         wait_for(STEP, "both threads", || (w.threads() >= 3).then_some(()));

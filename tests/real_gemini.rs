@@ -3,55 +3,13 @@
 //! scenario. One client session runs several checks in a row to keep the suite fast.
 
 mod common;
-#[path = "real/gemini.rs"]
-mod gemini;
 mod real;
 
-use std::path::Path;
 use std::time::Duration;
 
 use common::{TmuxServer, Watch};
-use gemini::{answer_to, TOOL_DONE};
-use real::http::MockServer;
-use real::{press, type_prompt, wait_for, Client, STEP};
-
-/// Starts Gemini CLI in a new window working in `work/<dir>`; returns its pane once its
-/// session log exists (agentpane resolves it).
-fn start(server: &TmuxServer, client: &Client, home: &Path, api: &MockServer, dir: &str) -> String {
-    let env = gemini::env(client, server.path(), home, api);
-    // By its full path: tmux looks the command up in its own PATH, not the pane's.
-    let program = client.bin_dir(server.path()).join("gemini");
-    let pane = server.new_window(&program.display().to_string(), &server.work(dir), &env);
-    let mut last = serde_json::Value::Null;
-    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_for(STEP * 2, "its session log", || {
-            last = resolve(server, &pane);
-            last["transcript"].is_string().then_some(())
-        })
-    }));
-    if started.is_err() {
-        panic!(
-            "{} did not start in {pane}; last resolution: {last:#}\nscreen:\n{}",
-            client.label(),
-            real::screen(server, &pane)
-        );
-    }
-    pane
-}
-
-/// Types a prompt as a person does and makes sure it was sent: Gemini CLI takes an Enter its
-/// busy event loop handles within 30 ms of the typed text as a newline, as a person would
-/// see, so they press Enter again.
-fn submit(server: &TmuxServer, pane: &str, text: &str) {
-    type_prompt(server, pane, text);
-    for _ in 0..5 {
-        std::thread::sleep(Duration::from_millis(700));
-        if !agentpane::agents::gemini::pane::input_pending(&real::screen(server, pane)) {
-            return;
-        }
-        press(server, pane, "Enter");
-    }
-}
+use real::gemini::{self, answer_to, TOOL_DONE};
+use real::{press, start, wait_for, STEP};
 
 fn resolve(server: &TmuxServer, pane: &str) -> serde_json::Value {
     let run = server.agentpane(&["resolve", pane, "--json"]);
@@ -109,7 +67,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         let api = gemini::start();
         let home = gemini::home(server.path());
         let watch = Watch::start(&server, &[]);
-        let pane = start(&server, &client, &home, &api, "proj");
+        let pane = start::gemini(&server, &client, &home, &api, "proj");
         let label = client.label();
 
         // Fresh: idle, its own session, no alert.
@@ -119,7 +77,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         assert!(r["session_id"].is_string(), "{label}: {r:#}");
 
         // An answer: your-turn, `last` is it (code block byte-exact), one alert.
-        submit(&server, &pane, "hello gemini");
+        start::gemini_submit(&server, &pane, "hello gemini");
         wait_state(&server, &pane, "your-turn", None);
         assert_eq!(
             last_text(&server, &pane).as_deref(),
@@ -130,7 +88,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         });
 
         // A command that needs approval: waiting on the tool, alerted, routing refused.
-        submit(&server, &pane, "TOOL:mkdir newdir");
+        start::gemini_submit(&server, &pane, "TOOL:mkdir newdir");
         wait_state(&server, &pane, "waiting", Some("permission: Shell"));
         wait_for(STEP, "the waiting alert", || {
             alerts_for(&watch, &pane)
@@ -173,7 +131,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
 
         // An API error: attention naming it in words; the failed turn has no answer (the
         // earlier one answered another prompt), and routing from it refuses, saying why.
-        submit(&server, &pane, "ERR please");
+        start::gemini_submit(&server, &pane, "ERR please");
         let reason = "api error 400: Invalid argument from stand-in";
         let r = wait_state(&server, &pane, "attention", Some(reason));
         assert_eq!(r["source"], "transcript", "{label}: {r:#}");
@@ -202,7 +160,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         });
 
         // Escape mid-stream: your-turn (interrupted), no alert.
-        submit(&server, &pane, "SLOW please");
+        start::gemini_submit(&server, &pane, "SLOW please");
         wait_state(&server, &pane, "working", None);
         real::wait_screen(&server, &pane, STEP, "streamed words", |s| {
             s.contains("word3")
@@ -237,20 +195,20 @@ fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() 
         let home = gemini::home(server.path());
         let label = client.label();
         let a_started = std::time::Instant::now();
-        let a = start(&server, &client, &home, &api, "shared");
+        let a = start::gemini(&server, &client, &home, &api, "shared");
         // A person opens the second pane a little later. Sessions are told apart by process
         // start times: a first session within 20 s of an earlier process's start, while that
         // one has none, reads `ambiguous` (it may still be starting), and so does one more
         // than 30 s after a lone process's start.
         std::thread::sleep(Duration::from_secs(32).saturating_sub(a_started.elapsed()));
-        let b = start(&server, &client, &home, &api, "shared");
+        let b = start::gemini(&server, &client, &home, &api, "shared");
         // B's startup removed A's still-empty log (Gemini CLI deletes other sessions without
         // a prompt); A's next write brings it back. Until then A has none, never B's.
         let (ra, rb) = (resolve(&server, &a), resolve(&server, &b));
         assert_ne!(ra["transcript"], rb["transcript"], "{label}: {ra:#} {rb:#}");
 
         // A answers; B stays idle with no answer of A's.
-        submit(&server, &a, "alpha question");
+        start::gemini_submit(&server, &a, "alpha question");
         let ra = wait_state(&server, &a, "your-turn", None);
         let rb = resolve(&server, &b);
         assert!(ra["transcript"].is_string(), "{label}: {ra:#}");

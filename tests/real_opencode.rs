@@ -13,7 +13,7 @@ use serde_json::Value;
 use common::{FakeAgent, TmuxServer, Watch};
 use real::http::MockServer;
 use real::openai_chat::{self, ANSWER};
-use real::{press, type_prompt, wait_for, wait_screen, Client, STEP};
+use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
 
 /// A Claude transcript whose last answer routes into opencode.
 const CLAUDE_WITH_ANSWER: &str =
@@ -29,21 +29,13 @@ impl World {
     fn new() -> World {
         let api = openai_chat::start();
         let server = TmuxServer::start();
-        openai_chat::write_config(&server.path().join("opencode/config"), &api.url());
+        start::opencode_config(&server, &api.url());
         World { server, api }
     }
 
     /// Starts `client` in `work/<dir>` and waits for its input box.
     fn opencode(&self, client: &Client, dir: &str) -> String {
-        let env = openai_chat::env(&self.server.path().join("opencode"));
-        let program = client.program();
-        let pane = self
-            .server
-            .new_window(program.to_str().unwrap(), &self.server.work(dir), &env);
-        wait_screen(&self.server, &pane, STEP, "opencode's input box", |s| {
-            s.contains("ctrl+p commands")
-        });
-        pane
+        start::opencode(&self.server, client, dir)
     }
 
     fn db(&self) -> std::path::PathBuf {

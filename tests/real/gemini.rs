@@ -9,8 +9,6 @@
 //!   `limit: 0`, which the client does not retry); `ERR403`: 403 `PERMISSION_DENIED`;
 //! - `SLOW`: text streamed over ~15 s (for Escape);
 //! - anything else: [`answer_to`] the prompt, with a code block.
-//!
-//! A test binary includes it as `#[path = "real/gemini.rs"] mod gemini;` next to `mod real;`.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

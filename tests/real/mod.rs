@@ -12,9 +12,12 @@
 
 #![allow(dead_code)]
 
+pub mod anthropic;
+pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod openai_chat;
+pub mod start;
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -198,3 +201,42 @@ pub fn wait_for<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Op
 
 /// A deadline for a real client's step on a loaded 2-core machine.
 pub const STEP: Duration = Duration::from_secs(60);
+
+/// The rows of `agentpane panes --json` on `tmux`.
+pub fn panes(tmux: &TmuxServer) -> Vec<serde_json::Value> {
+    let run = tmux.agentpane(&["panes", "--json"]);
+    assert_eq!(run.code, 0, "panes --json: {run:?}");
+    run.json().as_array().cloned().unwrap_or_default()
+}
+
+/// `pane`'s row of `panes --json` (`Null` when it is not listed).
+pub fn pane_row(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
+    panes(tmux)
+        .into_iter()
+        .find(|r| r["pane_id"] == pane)
+        .unwrap_or_default()
+}
+
+/// Polls `panes --json` until `pane`'s row satisfies `pred`; the row. Panics with the last
+/// row and the screen after [`STEP`].
+pub fn wait_row(
+    tmux: &TmuxServer,
+    pane: &str,
+    what: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    let end = Instant::now() + STEP;
+    loop {
+        let row = pane_row(tmux, pane);
+        if pred(&row) {
+            return row;
+        }
+        if Instant::now() > end {
+            panic!(
+                "timed out after {STEP:?} waiting for {what}; the row: {row:#}\nthe screen:\n{}",
+                screen(tmux, pane)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}

@@ -1,16 +1,15 @@
-//! One released Claude Code in a private tmux server, pointed at the Anthropic stand-in: the
-//! temporary config it needs to start offline (onboarding done, folders trusted, tools that
-//! ask), start-up offers answered by keys, and the agentpane views the scenarios check.
+//! One released Claude Code in a private tmux server, pointed at the Anthropic stand-in
+//! (started offline by `tests/real/start.rs`), and the agentpane views the scenarios check.
 
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
-use crate::anthropic::Anthropic;
 use crate::common::{Run, TmuxServer};
-use crate::real::{self, Client, STEP};
+use crate::real::anthropic::Anthropic;
+use crate::real::{self, start, Client, STEP};
 
 /// Folders under `work/` that the client trusts (written before it starts: Claude Code
 /// rewrites its `.claude.json` while it runs).
@@ -21,81 +20,24 @@ pub struct Rig {
     pub tmux: TmuxServer,
     pub api: Anthropic,
     pub client: Client,
-    bin: PathBuf,
 }
 
 impl Rig {
     pub fn new(client: &Client) -> Rig {
         let tmux = TmuxServer::start();
         let api = Anthropic::start();
-        let bin = client.bin_dir(tmux.path());
-        let projects: serde_json::Map<String, Value> = FOLDERS
-            .iter()
-            .map(|f| {
-                let dir = tmux.work(f).to_string_lossy().into_owned();
-                (dir, json!({"hasTrustDialogAccepted": true}))
-            })
-            .collect();
-        let config = json!({"hasCompletedOnboarding": true, "projects": projects});
-        let claude = tmux.claude_dir();
-        std::fs::write(claude.join(".claude.json"), config.to_string()).expect("write config");
-        std::fs::write(
-            claude.join("settings.json"),
-            r#"{"permissions":{"defaultMode":"default"}}"#,
-        )
-        .expect("write settings");
+        start::claude_config(&tmux, &FOLDERS);
         Rig {
             tmux,
             api,
             client: client.clone(),
-            bin,
         }
     }
 
     /// Starts the client in a new window in `work/<folder>`, answers the start-up offers,
     /// and waits for its empty prompt; the pane id.
     pub fn start(&self, folder: &str) -> String {
-        let mut env = self.api.client_env();
-        env.push((
-            "PATH".into(),
-            format!("{}:/usr/local/bin:/usr/bin:/bin", self.bin.display()),
-        ));
-        let program = self.bin.join("claude");
-        let pane = self.tmux.new_window(
-            program.to_str().expect("utf-8 path"),
-            &self.tmux.work(folder),
-            &env,
-        );
-        self.wait_ready(&pane);
-        pane
-    }
-
-    /// Waits until the pane shows Claude Code's input box, answering one-time offers
-    /// (auto mode, fullscreen renderer) with "no" on the way.
-    pub fn wait_ready(&self, pane: &str) {
-        let end = Instant::now() + STEP;
-        loop {
-            let s = real::screen(&self.tmux, pane);
-            if s.contains("Make auto mode your default") || s.contains("fullscreen") {
-                // The last option is always the "keep things as they are" answer.
-                for _ in 0..3 {
-                    real::press(&self.tmux, pane, "Down");
-                }
-                std::thread::sleep(Duration::from_millis(300));
-                real::press(&self.tmux, pane, "Enter");
-                std::thread::sleep(Duration::from_millis(800));
-                continue;
-            }
-            if s.contains("? for shortcuts") {
-                return;
-            }
-            assert!(
-                Instant::now() < end,
-                "{}: no input box after {STEP:?}; the screen:\n{s}",
-                self.client.label()
-            );
-            std::thread::sleep(Duration::from_millis(300));
-        }
+        start::claude(&self.tmux, &self.client, &self.api, folder)
     }
 
     /// Types a prompt as a person does.

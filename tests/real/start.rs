@@ -1,0 +1,301 @@
+//! Starting each released client offline in a private tmux server: the configuration it
+//! reads, the start-up dialogs it shows, and how a test knows it is ready. The per-agent
+//! binaries (`tests/real_<agent>.rs`) and the mixed one (`tests/real_mixed.rs`) start their
+//! clients through here, so a client release that changes its start-up is fixed once.
+//!
+//! Every client runs with the tmux server's environment (its temporary `HOME`,
+//! `CLAUDE_CONFIG_DIR`, `CODEX_HOME`) plus what its function adds.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::anthropic::Anthropic;
+use super::http::MockServer;
+use super::{gemini, openai, openai_chat, press, screen, type_prompt, wait_for, wait_screen};
+use super::{Client, STEP};
+use crate::common::TmuxServer;
+
+// Claude Code.
+
+/// Writes Claude Code's config before it starts (it rewrites `.claude.json` while it runs):
+/// onboarding done, `work/<folder>` trusted for each of `folders`, tools that ask.
+pub fn claude_config(tmux: &TmuxServer, folders: &[&str]) {
+    let projects: serde_json::Map<String, Value> = folders
+        .iter()
+        .map(|f| {
+            let dir = tmux.work(f).to_string_lossy().into_owned();
+            (dir, json!({"hasTrustDialogAccepted": true}))
+        })
+        .collect();
+    let config = json!({"hasCompletedOnboarding": true, "projects": projects});
+    let claude = tmux.claude_dir();
+    std::fs::write(claude.join(".claude.json"), config.to_string()).expect("write config");
+    std::fs::write(
+        claude.join("settings.json"),
+        r#"{"permissions":{"defaultMode":"default"}}"#,
+    )
+    .expect("write settings");
+}
+
+/// Starts Claude Code in a new window in `work/<folder>` (trusted by [`claude_config`]),
+/// answers the start-up offers, and waits for its empty prompt; the pane id.
+pub fn claude(tmux: &TmuxServer, client: &Client, api: &Anthropic, folder: &str) -> String {
+    let bin = client.bin_dir(tmux.path());
+    let mut env = api.client_env();
+    env.push((
+        "PATH".into(),
+        format!("{}:/usr/local/bin:/usr/bin:/bin", bin.display()),
+    ));
+    let program = bin.join("claude");
+    let pane = tmux.new_window(
+        program.to_str().expect("utf-8 path"),
+        &tmux.work(folder),
+        &env,
+    );
+    claude_wait_ready(tmux, client, &pane);
+    pane
+}
+
+/// Waits until the pane shows Claude Code's input box, answering one-time offers (auto
+/// mode, fullscreen renderer) with "no" on the way.
+pub fn claude_wait_ready(tmux: &TmuxServer, client: &Client, pane: &str) {
+    let end = Instant::now() + STEP;
+    loop {
+        let s = screen(tmux, pane);
+        if s.contains("Make auto mode your default") || s.contains("fullscreen") {
+            // The last option is always the "keep things as they are" answer.
+            for _ in 0..3 {
+                press(tmux, pane, "Down");
+            }
+            std::thread::sleep(Duration::from_millis(300));
+            press(tmux, pane, "Enter");
+            std::thread::sleep(Duration::from_millis(800));
+            continue;
+        }
+        if s.contains("? for shortcuts") {
+            return;
+        }
+        assert!(
+            Instant::now() < end,
+            "{}: no input box after {STEP:?}; the screen:\n{s}",
+            client.label()
+        );
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+// Codex CLI.
+
+/// Writes `CODEX_HOME/config.toml`: the Responses API stand-in at `api_url` as the model
+/// provider (key from `AGENTPANE_MOCK_KEY`, no retries), commands that ask, no update
+/// check, `work/<folder>` trusted.
+pub fn codex_config(tmux: &TmuxServer, api_url: &str, folder: &str) {
+    let config = format!(
+        r#"model_provider = "mock"
+model = "gpt-5.1-codex"
+approval_policy = "on-request"
+sandbox_mode = "workspace-write"
+check_for_update_on_startup = false
+
+[model_providers.mock]
+name = "mock"
+base_url = "{api_url}/v1"
+wire_api = "responses"
+env_key = "AGENTPANE_MOCK_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects."{dir}"]
+trust_level = "trusted"
+"#,
+        dir = tmux.work(folder).display()
+    );
+    std::fs::write(tmux.codex_dir().join("config.toml"), config).expect("write config");
+}
+
+/// The environment a Codex pane needs besides the server's.
+pub fn codex_env() -> Vec<(String, String)> {
+    vec![("AGENTPANE_MOCK_KEY".to_string(), "mock-key".to_string())]
+}
+
+/// Starts `codex ARGS` in a new window in `work/<folder>` and waits until its thread exists
+/// (a lock file per thread) and its prompt shows; the pane id.
+pub fn codex(tmux: &TmuxServer, client: &Client, folder: &str, args: &str) -> String {
+    let before = codex_threads(tmux);
+    let cmd = format!("{} {args}", client.program().display());
+    let pane = tmux.new_window(&cmd, &tmux.work(folder), &codex_env());
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(STEP, "the new session's thread", || {
+            (codex_threads(tmux) > before).then_some(())
+        })
+    }));
+    if started.is_err() {
+        panic!(
+            "{pane}: no new thread after {STEP:?}; the screen:\n{}",
+            screen(tmux, &pane)
+        );
+    }
+    codex_wait_prompt(tmux, &pane);
+    pane
+}
+
+/// Waits until Codex's TUI shows its idle input box.
+pub fn codex_wait_prompt(tmux: &TmuxServer, pane: &str) -> String {
+    wait_screen(tmux, pane, STEP, "the Codex prompt", |s| {
+        s.contains("for shortcuts") && !s.contains("esc to interrupt")
+    })
+}
+
+/// Thread ids Codex's shared daemon has created (one lock file each).
+pub fn codex_threads(tmux: &TmuxServer) -> usize {
+    std::fs::read_dir(tmux.codex_dir().join("thread-writer-locks"))
+        .map(|d| {
+            d.flatten()
+                .filter(|e| !e.file_name().to_string_lossy().starts_with('.'))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// The user text of every real turn the Responses stand-in saw, in order.
+pub fn codex_prompts(api: &MockServer) -> Vec<String> {
+    openai::turn_requests(api)
+        .iter()
+        .filter_map(openai::last_user_text)
+        .collect()
+}
+
+/// Types a prompt into Codex and waits until the API has seen it. A TUI still settling may
+/// drop the Enter, as it would for a person, who then presses it again — only while the
+/// text still sits in the input box (an Enter on a dialog would answer it).
+pub fn codex_ask(tmux: &TmuxServer, api: &MockServer, pane: &str, text: &str) {
+    codex_wait_prompt(tmux, pane);
+    type_prompt(tmux, pane, text);
+    let seen = || {
+        codex_prompts(api)
+            .iter()
+            .filter(|p| p.as_str() == text)
+            .count()
+    };
+    let before = seen();
+    for attempt in 0..3 {
+        let arrived = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_for(Duration::from_secs(15), "the prompt at the API", || {
+                (seen() > before).then_some(())
+            })
+        }));
+        if arrived.is_ok() {
+            return;
+        }
+        let s = screen(tmux, pane);
+        let composer = s.lines().rev().find(|l| l.starts_with('›'));
+        if composer.is_some_and(|l| l.contains(text)) {
+            eprintln!("{pane}: prompt still in the box (attempt {attempt}); Enter again");
+            press(tmux, pane, "Enter");
+        }
+    }
+    panic!(
+        "{pane}: the prompt {text:?} never reached the API:\n{}",
+        screen(tmux, pane)
+    );
+}
+
+/// Kills, by PID, every process whose command line runs from `codex_home` (Codex 0.171's
+/// app-server daemon and its helper copy themselves under `CODEX_HOME/packages/`, outside
+/// the pane's process tree, and outlive the tmux server).
+pub fn kill_codex_daemons(codex_home: &Path) {
+    let needle = codex_home.to_string_lossy().into_owned();
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return;
+    };
+    for entry in procs.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
+        if cmdline.starts_with(&needle) && cmdline.contains("app-server") {
+            let _ = std::process::Command::new("kill")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+// Gemini CLI.
+
+/// Starts Gemini CLI (its `HOME` from [`gemini::home`]) in a new window working in
+/// `work/<dir>`; returns its pane once its session log exists (agentpane resolves it).
+pub fn gemini(
+    tmux: &TmuxServer,
+    client: &Client,
+    home: &Path,
+    api: &MockServer,
+    dir: &str,
+) -> String {
+    let env = gemini::env(client, tmux.path(), home, api);
+    // By its full path: tmux looks the command up in its own PATH, not the pane's.
+    let program = client.bin_dir(tmux.path()).join("gemini");
+    let pane = tmux.new_window(&program.display().to_string(), &tmux.work(dir), &env);
+    let mut last = Value::Null;
+    let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(STEP * 2, "its session log", || {
+            let run = tmux.agentpane(&["resolve", &pane, "--json"]);
+            assert_eq!(run.code, 0, "{run:?}");
+            last = run.json();
+            last["transcript"].is_string().then_some(())
+        })
+    }));
+    if started.is_err() {
+        panic!(
+            "{} did not start in {pane}; last resolution: {last:#}\nscreen:\n{}",
+            client.label(),
+            screen(tmux, &pane)
+        );
+    }
+    pane
+}
+
+/// Types a prompt into Gemini CLI as a person does and makes sure it was sent: Gemini CLI
+/// takes an Enter its busy event loop handles within 30 ms of the typed text as a newline,
+/// as a person would see, so they press Enter again.
+pub fn gemini_submit(tmux: &TmuxServer, pane: &str, text: &str) {
+    type_prompt(tmux, pane, text);
+    for _ in 0..5 {
+        std::thread::sleep(Duration::from_millis(700));
+        if !agentpane::agents::gemini::pane::input_pending(&screen(tmux, pane)) {
+            return;
+        }
+        press(tmux, pane, "Enter");
+    }
+}
+
+// opencode.
+
+/// Where opencode's XDG folders live for this tmux server.
+pub fn opencode_root(tmux: &TmuxServer) -> PathBuf {
+    tmux.path().join("opencode")
+}
+
+/// Writes opencode's configuration for the chat stand-in at `api_url`.
+pub fn opencode_config(tmux: &TmuxServer, api_url: &str) {
+    openai_chat::write_config(&opencode_root(tmux).join("config"), api_url);
+}
+
+/// Starts opencode (configured by [`opencode_config`]) in a new window in `work/<dir>` and
+/// waits for its input box; the pane id.
+pub fn opencode(tmux: &TmuxServer, client: &Client, dir: &str) -> String {
+    let env = openai_chat::env(&opencode_root(tmux));
+    let program = client.program();
+    let pane = tmux.new_window(program.to_str().unwrap(), &tmux.work(dir), &env);
+    wait_screen(tmux, &pane, STEP, "opencode's input box", |s| {
+        s.contains("ctrl+p commands")
+    });
+    pane
+}
