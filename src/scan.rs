@@ -83,7 +83,8 @@ impl ResolveCache {
             .all(|a| Path::new(&format!("/proc/{}", a.pid)).exists());
         let same = panes.len() == self.panes.len()
             && panes.iter().zip(&self.panes).all(|(a, b)| a.same_pane(b));
-        if self.stale || !young || !alive || !same {
+        let awaited = self.resolved.iter().any(awaits_transcript);
+        if self.stale || !young || !alive || !same || awaited {
             self.resolved = resolve_panes(&panes, now);
             self.at = Some(std::time::Instant::now());
             self.stale = false;
@@ -97,6 +98,19 @@ impl ResolveCache {
         self.panes = panes;
         Ok(reports_of(self.resolved.iter().cloned(), tmux, now))
     }
+}
+
+/// A Claude Code pane resolved before its transcript existed. Claude Code writes the
+/// transcript at the first prompt, in a project folder the watcher did not watch (it may not
+/// even exist yet), and 2.1.197 can set its record to `waiting` for a permission prompt just
+/// before that: no later file event would tell the cache, which would then miss the wait
+/// until [`RESOLVE_MAX_AGE`]. Such a pane is resolved afresh at every scan until its
+/// transcript appears.
+fn awaits_transcript(r: &Resolved) -> bool {
+    r.transcript.is_none()
+        && r.agent
+            .as_ref()
+            .is_some_and(|a| a.kind == crate::events::AgentKind::Claude)
 }
 
 /// Folds hook, session-record and pane evidence onto a transcript report
@@ -311,6 +325,21 @@ mod tests {
             "title",
         ];
         format!("{}\n", f.join("\u{1f}"))
+    }
+
+    #[test]
+    fn a_claude_pane_without_its_transcript_is_resolved_again() {
+        // The watcher's view of Claude Code 2.1.197 whose record said `waiting` (permission)
+        // just before its first transcript was written: reusing that resolution kept the pane
+        // `idle` in the watcher, unalerted, for up to a minute.
+        let mut r = crate::segment::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
+        assert!(!awaits_transcript(&r), "a transcript: reuse");
+        r.transcript = None;
+        assert!(awaits_transcript(&r), "no transcript yet: resolve again");
+        r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Gemini;
+        assert!(!awaits_transcript(&r), "Gemini CLI is read from its title");
+        r.agent = None;
+        assert!(!awaits_transcript(&r), "no agent: nothing to wait for");
     }
 
     #[test]

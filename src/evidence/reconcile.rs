@@ -215,6 +215,7 @@ fn apply(
                 transcript.state == State::Idle && !transcript.turn_open && transcript.at.is_some();
             if aged_out
                 || no_turn_yet(transcript)
+                || background_pending(transcript)
                 || matches!(transcript.state, State::Attention | State::YourTurn)
             {
                 return None;
@@ -252,6 +253,18 @@ fn apply(
         }
     }
     Some(s)
+}
+
+/// The transcript's turn ended but a subagent it started in the background has not reported
+/// back. A close then is the foreground's: Claude Code 2.1.197 sets its record `idle` for a
+/// moment between the subagent's end and the `<task-notification>` turn that answers, and
+/// that turn's answer is still to come.
+fn background_pending(transcript: &Status) -> bool {
+    transcript.turn_open
+        && transcript
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("background agent:"))
 }
 
 /// A session that never had a turn: Claude Code writes its record at start, the transcript
@@ -375,6 +388,42 @@ mod tests {
         let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
         assert_eq!(s.state, State::YourTurn, "{s:?}");
         assert_eq!(s.reason.as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn a_record_close_while_a_background_agent_runs_does_not_end_the_turn() {
+        // 2.1.197 ran an `Agent` in the background; its turn ended at once. When the subagent
+        // finished, the record went busy → idle → busy within ~100 ms before the
+        // `<task-notification>` turn was written: that `idle` is not the answer.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/claude-2.1.197/background-agent-running.jsonl"
+        );
+        let tail = crate::transcript::tail_events(
+            std::path::Path::new(path),
+            None,
+            crate::transcript::Budget::default(),
+        )
+        .unwrap();
+        let ended = tail.events.iter().filter_map(|e| e.at).max().unwrap();
+        let now = ended + chrono::Duration::seconds(9);
+        let windows = Windows::default();
+        let transcript = crate::state::classify(&tail.events, now, &windows, Default::default());
+        assert_eq!(
+            transcript.reason.as_deref(),
+            Some("background agent: Sub research")
+        );
+        let record = RecordStatus::parse(
+            format!(
+                r#"{{"status":"idle","statusUpdatedAt":{}}}"#,
+                (now - chrono::Duration::milliseconds(60)).timestamp_millis()
+            )
+            .as_bytes(),
+        )
+        .unwrap();
+        let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
+        assert_eq!(s.state, State::Working, "{s:?}");
+        assert_eq!(s.reason.as_deref(), Some("background agent: Sub research"));
     }
 
     #[test]

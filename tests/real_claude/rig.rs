@@ -112,7 +112,8 @@ impl Rig {
     }
 
     /// With `AGENTPANE_REAL_DUMP=DIR`, copies what the client wrote so far (session records,
-    /// transcripts) to `DIR/<version>/<label>/`, to record fixtures from.
+    /// transcripts) and agentpane's state folder (the watcher's snapshot and log) to
+    /// `DIR/<version>/<label>/`, to record fixtures from.
     pub fn dump(&self, label: &str) {
         let Some(dir) = std::env::var_os("AGENTPANE_REAL_DUMP") else {
             return;
@@ -124,6 +125,7 @@ impl Rig {
             .args(["-r", "--"])
             .arg(claude.join("sessions"))
             .arg(claude.join("projects"))
+            .arg(self.tmux.state_dir())
             .arg(&dest)
             .status();
     }
