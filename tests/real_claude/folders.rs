@@ -34,10 +34,18 @@ fn three_in_one_folder(client: &Client) {
     // Two sessions: the cleared one and a fresh one beside it.
     let c = rig.start("proj");
     rig.dump("cleared-and-fresh");
-    let row = rig.report(&c);
-    assert_eq!(
-        row["state"], "idle",
-        "{label}: fresh beside a cleared one: {row}"
+    // A client just started may still be busy with its start-up for a moment; it must settle
+    // to idle and never show the cleared session meanwhile.
+    let row = rig.wait_report(
+        &c,
+        "the fresh session beside a cleared one to read idle",
+        |r| {
+            assert!(
+                not_old(r),
+                "{label}: fresh pane shows the cleared session: {r}"
+            );
+            r["state"] == "idle"
+        },
     );
     assert!(row["transcript"].is_null(), "{label}: fresh: {row}");
     let row = rig.report(&b);
