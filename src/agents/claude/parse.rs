@@ -88,18 +88,26 @@ fn user_kind(v: &Value, message: Option<&Value>) -> EventKind {
             let mut results = Vec::new();
             let mut texts = Vec::new();
             let mut other = false;
+            let mut rejected = false;
             for b in blocks {
                 match str_of(b, "type") {
                     Some("tool_result") => {
                         if let Some(id) = str_of(b, "tool_use_id") {
                             results.push(id.to_string());
                         }
+                        rejected |= is_rejection(b);
                     }
                     Some("text") => texts.push(str_of(b, "text").unwrap_or_default()),
                     _ => other = true,
                 }
             }
             if !results.is_empty() && texts.is_empty() {
+                if rejected {
+                    // The person said no at the permission prompt (Escape): the turn is back
+                    // with them. Claude Code writes `[Request interrupted by user for tool
+                    // use]` only after this line, sometimes seconds later.
+                    return EventKind::Interrupted;
+                }
                 if let Some((agent, description)) = background_launch(v) {
                     return EventKind::BackgroundStart {
                         ids: results,
@@ -120,6 +128,25 @@ fn user_kind(v: &Value, message: Option<&Value>) -> EventKind {
         }
         _ => EventKind::Meta,
     }
+}
+
+/// A tool result saying the person refused the tool at its permission prompt and nothing
+/// more (with feedback — "the user said: …" — the model goes on, so that is no rejection).
+fn is_rejection(block: &Value) -> bool {
+    if block.get("is_error").and_then(Value::as_bool) != Some(true) {
+        return false;
+    }
+    let text = match block.get("content") {
+        Some(Value::String(t)) => t.as_str(),
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .find_map(|p| str_of(p, "text"))
+            .unwrap_or_default(),
+        _ => "",
+    };
+    text.starts_with("The user doesn't want to proceed with this tool use.")
+        && text.contains("STOP what you are doing and wait for the user to tell you how to proceed")
+        && !text.contains("the user said")
 }
 
 /// The subagent an async `Agent` call started, from its result's `toolUseResult`
@@ -327,6 +354,37 @@ mod tests {
         assert_eq!(
             kind(r#"{"type":"user","isMeta":true,"message":{"content":"x"}}"#),
             EventKind::Meta
+        );
+    }
+
+    /// Escape at a permission prompt: Claude Code writes the refused tool's result first and
+    /// `[Request interrupted …]` after it, seconds later under load. The refusal alone already
+    /// hands the turn back; refusing with feedback does not (the model goes on).
+    #[test]
+    fn a_refused_tool_is_an_interruption_unless_the_person_said_more() {
+        let refused = "The user doesn't want to proceed with this tool use. The tool use was \
+            rejected (eg. if it was a file edit, the new_string was NOT written to the file). \
+            STOP what you are doing and wait for the user to tell you how to proceed.";
+        let line = |text: &str| {
+            serde_json::json!({"type": "user", "message": {"role": "user", "content": [
+                {"type": "tool_result", "content": text, "is_error": true, "tool_use_id": "t1"}
+            ]}})
+            .to_string()
+        };
+        assert_eq!(kind(&line(refused)), EventKind::Interrupted);
+        let feedback = format!("{refused} To tell you how to proceed, the user said:\nuse ls");
+        assert_eq!(
+            kind(&line(&feedback)),
+            EventKind::ToolResult {
+                ids: vec!["t1".into()]
+            }
+        );
+        let failed = line("Exit code 1\nls: cannot access 'x'");
+        assert_eq!(
+            kind(&failed),
+            EventKind::ToolResult {
+                ids: vec!["t1".into()]
+            }
         );
     }
 
