@@ -308,9 +308,14 @@ mod tests {
     }
 
     fn line(command: &str) -> String {
+        pane_line(std::process::id(), command, "title")
+    }
+
+    /// One `list-panes` line for pane `%1` of process `pid`.
+    fn pane_line(pid: u32, command: &str, title: &str) -> String {
         let f = [
             "%1",
-            &std::process::id().to_string(),
+            &pid.to_string(),
             "main",
             "0",
             "w",
@@ -322,7 +327,7 @@ mod tests {
             "0",
             "@1",
             command,
-            "title",
+            title,
         ];
         format!("{}\n", f.join("\u{1f}"))
     }
@@ -399,25 +404,9 @@ mod tests {
             );
             std::thread::sleep(std::time::Duration::from_millis(20));
         }
-        let f = [
-            "%1",
-            &pid.to_string(),
-            "main",
-            "0",
-            "w",
-            "0",
-            "/tmp",
-            "1",
-            "1",
-            "0",
-            "0",
-            "@1",
-            "gemini",
-            "✦  Working… (tmp)",
-        ];
         let calls = Arc::new(Mutex::new(Vec::new()));
         let tmux = Tmux::with_runner(Box::new(Counting {
-            listing: format!("{}\n", f.join("\u{1f}")),
+            listing: pane_line(pid, "gemini", "✦  Working… (tmp)"),
             calls: Arc::clone(&calls),
         }));
         let reports = scan(&tmux, chrono::Utc::now()).unwrap();
