@@ -55,6 +55,11 @@ impl Anthropic {
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ("DISABLE_AUTOUPDATER", "1".into()),
             ("DISABLE_ERROR_REPORTING", "1".into()),
+            // Else every start clones the plugin marketplace from github.com.
+            (
+                "CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL",
+                "1".into(),
+            ),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))

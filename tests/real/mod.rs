@@ -19,7 +19,9 @@ pub mod openai;
 pub mod openai_chat;
 pub mod start;
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::common::TmuxServer;
@@ -120,6 +122,7 @@ pub fn clients(agent: &str) -> Vec<Client> {
     for (name, version) in pinned().into_iter().filter(|(a, _)| a == agent) {
         let dir = root.join(format!("{name}@{version}"));
         if dir.join(".installed").is_file() {
+            warm(&dir);
             found.push(Client {
                 agent: name,
                 version,
@@ -140,6 +143,51 @@ pub fn clients(agent: &str) -> Vec<Client> {
         }
     }
     found
+}
+
+/// Reads every file of a client's install, once per test process, so that the page cache
+/// holds it before the client starts. A client cold on a slow disk pages its 200–400 MB
+/// program in at random on its first start and can draw nothing for over a minute (seen on
+/// a fresh CI machine whose client cache came back from disk); read in order, the same
+/// bytes take seconds, and a later start is as quick as the scenarios expect.
+fn warm(dir: &Path) {
+    static WARMED: Mutex<BTreeSet<PathBuf>> = Mutex::new(BTreeSet::new());
+    let mut warmed = WARMED.lock().unwrap_or_else(|e| e.into_inner());
+    if !warmed.insert(dir.to_path_buf()) {
+        return;
+    }
+    let started = Instant::now();
+    let mut bytes = 0;
+    let files = walkdir::WalkDir::new(dir)
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file());
+    for file in files {
+        if let Ok(mut f) = std::fs::File::open(file.path()) {
+            bytes += std::io::copy(&mut f, &mut std::io::sink()).unwrap_or(0);
+        }
+    }
+    if started.elapsed() > Duration::from_secs(2) {
+        eprintln!(
+            "real-client suite: read {} ({} MB) into the page cache in {:.1?}",
+            dir.display(),
+            bytes >> 20,
+            started.elapsed()
+        );
+    }
+}
+
+/// Waits until a client just started in `pane` draws anything at all, for up to
+/// [`START`]; how long a process takes to come up is the machine's business, what it then
+/// shows is the scenario's.
+pub fn wait_drawn(tmux: &TmuxServer, pane: &str, label: &str) {
+    wait_screen(
+        tmux,
+        pane,
+        START,
+        &format!("{label} to draw its screen"),
+        |s| !s.trim().is_empty(),
+    );
 }
 
 /// Types `text` into `pane` as a person does: the text, a short pause, then Enter.
@@ -201,6 +249,9 @@ pub fn wait_for<T>(deadline: Duration, what: &str, mut probe: impl FnMut() -> Op
 
 /// A deadline for a real client's step on a loaded 2-core machine.
 pub const STEP: Duration = Duration::from_secs(60);
+
+/// How long a client may take to draw its first screen (see [`wait_drawn`]).
+pub const START: Duration = Duration::from_secs(180);
 
 /// The rows of `agentpane panes --json` on `tmux`.
 pub fn panes(tmux: &TmuxServer) -> Vec<serde_json::Value> {

@@ -13,7 +13,8 @@ use serde_json::{json, Value};
 
 use super::anthropic::Anthropic;
 use super::http::MockServer;
-use super::{gemini, openai, openai_chat, press, screen, type_prompt, wait_for, wait_screen};
+use super::wait_screen;
+use super::{gemini, openai, openai_chat, press, screen, type_prompt, wait_drawn, wait_for};
 use super::{Client, STEP};
 use crate::common::TmuxServer;
 
@@ -54,6 +55,7 @@ pub fn claude(tmux: &TmuxServer, client: &Client, api: &Anthropic, folder: &str)
         &tmux.work(folder),
         &env,
     );
+    wait_drawn(tmux, &pane, &client.label());
     claude_wait_ready(tmux, client, &pane);
     pane
 }
@@ -126,6 +128,7 @@ pub fn codex(tmux: &TmuxServer, client: &Client, folder: &str, args: &str) -> St
     let before = codex_threads(tmux);
     let cmd = format!("{} {args}", client.program().display());
     let pane = tmux.new_window(&cmd, &tmux.work(folder), &codex_env());
+    wait_drawn(tmux, &pane, &client.label());
     let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_for(STEP, "the new session's thread", || {
             (codex_threads(tmux) > before).then_some(())
@@ -243,6 +246,7 @@ pub fn gemini(
     // By its full path: tmux looks the command up in its own PATH, not the pane's.
     let program = client.bin_dir(tmux.path()).join("gemini");
     let pane = tmux.new_window(&program.display().to_string(), &tmux.work(dir), &env);
+    wait_drawn(tmux, &pane, &client.label());
     let mut last = Value::Null;
     let started = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_for(STEP * 2, "its session log", || {
@@ -294,6 +298,7 @@ pub fn opencode(tmux: &TmuxServer, client: &Client, dir: &str) -> String {
     let env = openai_chat::env(&opencode_root(tmux));
     let program = client.program();
     let pane = tmux.new_window(program.to_str().unwrap(), &tmux.work(dir), &env);
+    wait_drawn(tmux, &pane, &client.label());
     wait_screen(tmux, &pane, STEP, "opencode's input box", |s| {
         s.contains("ctrl+p commands")
     });
