@@ -53,7 +53,7 @@ done
 ticks() { awk '{ print $14 + $15, $16 + $17 }' "/proc/$WATCHER/stat"; }
 # Nanoseconds on CPU, summed over the watcher's threads (/proc/PID/task/*/schedstat, field 1):
 # the same CPU time as utime+stime without the 10 ms tick granularity.
-sched_ns() { cat /proc/"$WATCHER"/task/*/schedstat | awk '{ s += $1 } END { printf "%d", s }'; }
+sched_ns() { cat /proc/"$WATCHER"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f", s }'; }
 kib() { awk -v k="$1" '$1 == k":" { print $2 }' "/proc/$WATCHER/status"; }
 
 # ---- 1. idle CPU ---------------------------------------------------------------------------
