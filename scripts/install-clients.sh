@@ -23,8 +23,16 @@ grep -vE '^\s*(#|$)' "$list" | while read -r agent version package; do
     echo "install-clients: $package@$version -> $dir"
     rm -rf "$dir.tmp"
     mkdir -p "$dir.tmp"
-    npm install --prefix "$dir.tmp" --ignore-scripts --no-audit --no-fund --loglevel=error \
-        "$package@$version" >/dev/null
+    # A registry hiccup should not fail CI: three tries, a pause between them.
+    for try in 1 2 3; do
+        if npm install --prefix "$dir.tmp" --ignore-scripts --no-audit --no-fund \
+            --loglevel=error "$package@$version" >/dev/null; then
+            break
+        fi
+        [ "$try" -lt 3 ] || { echo "install-clients: $package@$version failed" >&2; exit 1; }
+        echo "install-clients: npm failed (try $try), again in 10 s" >&2
+        sleep 10
+    done
     rm -rf "$dir"
     mv "$dir.tmp" "$dir"
     touch "$dir/.installed"
