@@ -143,7 +143,13 @@ pub fn locate(t: &Target, cache: &mut TranscriptCache, steps: &mut Vec<String>) 
         return found;
     }
     steps.push("open files: no transcript held open".to_string());
-    match newest_for_cwd(t.root, &cwds, t.start, t.claimed) {
+    // The transcript must begin after the process: to the millisecond where /proc tells
+    // (a neighbour can answer and `/clear` within the second before this one starts).
+    let began_after = match procfs::start_ms(t.pid) {
+        Some(ms) => i64::try_from(ms).unwrap_or(i64::MAX) - PRECISE_SLACK_MS,
+        None => i64::try_from(t.start.saturating_mul(1000)).unwrap_or(i64::MAX) - COARSE_SLACK_MS,
+    };
+    match newest_for_cwd(t.root, &cwds, t.start, began_after, t.claimed) {
         Some(path) => {
             found.session_id = session_id_of(&path);
             found.transcript = Some(path);
@@ -210,12 +216,19 @@ fn held_open(t: &Target) -> Option<PathBuf> {
         .max_by_key(|p| mtime_secs(p).unwrap_or(0))
 }
 
+/// Slack on a process start read to ~10 ms from /proc (clock ticks, uptime).
+const PRECISE_SLACK_MS: i64 = 250;
+/// Slack on a start known only to the second.
+const COARSE_SLACK_MS: i64 = 2_000;
+
 /// The newest main transcript in the encoded folders of `cwds`, modified at or after `since`
-/// (epoch seconds), not named in `skip`, whose `cwd` field is one of `cwds`.
+/// (epoch seconds), whose first timestamp is at or after `began_after` (epoch ms), not named
+/// in `skip`, whose `cwd` field is one of `cwds`.
 fn newest_for_cwd(
     root: &Path,
     cwds: &[String],
     since: u64,
+    began_after: i64,
     skip: &HashSet<String>,
 ) -> Option<PathBuf> {
     let mut candidates: Vec<(u64, PathBuf)> = Vec::new();
@@ -259,8 +272,8 @@ fn newest_for_cwd(
             .iter()
             .find_map(|v| str_at(v, &["timestamp"]))
             .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.timestamp());
-        began.map_or(true, |b| b + 2 >= since as i64)
+            .map(|t| t.timestamp_millis());
+        began.map_or(true, |b| b >= began_after)
             && head
                 .iter()
                 .find_map(|v| str_at(v, &["cwd"]))
@@ -277,6 +290,51 @@ mod tests {
         assert_eq!(encode_cwd("/home/u/my.repo_x"), "-home-u-my-repo-x");
         assert_eq!(encode_cwd("/tmp/코드"), "-tmp---");
         assert_eq!(encode_cwd("/a/😀"), "-a---");
+    }
+
+    #[test]
+    fn a_transcript_that_began_before_the_process_is_a_neighbours() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let cwd = "/w/proj".to_string();
+        let folder = root.path().join("projects").join(encode_cwd(&cwd));
+        std::fs::create_dir_all(&folder).expect("mkdir");
+        // A neighbour's session: asked at .000, answered, cleared; this process started 1.5 s
+        // after its first prompt, within the second its transcript was last written.
+        let line = |ts: &str| format!(r#"{{"type":"user","cwd":"{cwd}","timestamp":"{ts}"}}"#);
+        std::fs::write(
+            folder.join("old.jsonl"),
+            line("2026-12-02T02:07:21.000Z") + "\n",
+        )
+        .expect("write");
+        let began = |ts: &str| {
+            chrono::DateTime::parse_from_rfc3339(ts)
+                .expect("time")
+                .timestamp_millis()
+        };
+        let since = 0; // its modification time is no help: it was written just now
+        let none = HashSet::new();
+        let started = began("2026-12-02T02:07:22.500Z") - PRECISE_SLACK_MS;
+        assert_eq!(
+            newest_for_cwd(root.path(), &[cwd.clone()], since, started, &none),
+            None
+        );
+        // Its own transcript, begun at its first prompt after it started, is found.
+        std::fs::write(
+            folder.join("new.jsonl"),
+            line("2026-12-02T02:07:30.000Z") + "\n",
+        )
+        .expect("write");
+        assert_eq!(
+            newest_for_cwd(root.path(), &[cwd.clone()], since, started, &none),
+            Some(folder.join("new.jsonl"))
+        );
+        // Known only to the second, a start 1.5 s after the old prompt cannot exclude it.
+        std::fs::remove_file(folder.join("new.jsonl")).expect("rm");
+        let coarse = began("2026-12-02T02:07:22.000Z") - COARSE_SLACK_MS;
+        assert_eq!(
+            newest_for_cwd(root.path(), &[cwd], since, coarse, &none),
+            Some(folder.join("old.jsonl"))
+        );
     }
 
     #[test]

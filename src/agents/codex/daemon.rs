@@ -116,25 +116,9 @@ pub fn cmdline(pid: u32) -> Vec<String> {
     procfs::cmdline(pid).unwrap_or_default()
 }
 
-/// When a process started, Unix milliseconds: its start ticks since boot on the wall clock
-/// of now (boot = now − uptime; both count suspended time), to ~10 ms. Whole seconds are too
-/// coarse: two panes opened within a second must still be told apart.
+/// When a process started, Unix milliseconds (see [`procfs::start_ms`]).
 pub fn start_ms(pid: u32) -> Option<u64> {
-    let ticks = procfs::start_ticks(pid)?;
-    // SAFETY: sysconf has no preconditions; it only reads a system constant.
-    let hz = u64::try_from(unsafe { libc::sysconf(libc::_SC_CLK_TCK) })
-        .ok()
-        .filter(|hz| *hz > 0)?;
-    let uptime = std::fs::read_to_string("/proc/uptime").ok()?;
-    let uptime_ms = (uptime.split_whitespace().next()?.parse::<f64>().ok()? * 1000.0) as u64;
-    let now_ms = u64::try_from(
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()?
-            .as_millis(),
-    )
-    .ok()?;
-    Some(now_ms.checked_sub(uptime_ms)? + ticks * 1000 / hz)
+    procfs::start_ms(pid)
 }
 
 /// Start times (ms) of the other Codex TUIs served by the daemon of `root`: processes
