@@ -296,6 +296,7 @@ mod tests {
     fn a_transcript_that_began_before_the_process_is_a_neighbours() {
         let root = tempfile::tempdir().expect("tempdir");
         let cwd = "/w/proj".to_string();
+        let cwds = [cwd.clone()];
         let folder = root.path().join("projects").join(encode_cwd(&cwd));
         std::fs::create_dir_all(&folder).expect("mkdir");
         // A neighbour's session: asked at .000, answered, cleared; this process started 1.5 s
@@ -315,7 +316,7 @@ mod tests {
         let none = HashSet::new();
         let started = began("2026-12-02T02:07:22.500Z") - PRECISE_SLACK_MS;
         assert_eq!(
-            newest_for_cwd(root.path(), &[cwd.clone()], since, started, &none),
+            newest_for_cwd(root.path(), &cwds, since, started, &none),
             None
         );
         // Its own transcript, begun at its first prompt after it started, is found.
@@ -325,14 +326,14 @@ mod tests {
         )
         .expect("write");
         assert_eq!(
-            newest_for_cwd(root.path(), &[cwd.clone()], since, started, &none),
+            newest_for_cwd(root.path(), &cwds, since, started, &none),
             Some(folder.join("new.jsonl"))
         );
         // Known only to the second, a start 1.5 s after the old prompt cannot exclude it.
         std::fs::remove_file(folder.join("new.jsonl")).expect("rm");
         let coarse = began("2026-12-02T02:07:22.000Z") - COARSE_SLACK_MS;
         assert_eq!(
-            newest_for_cwd(root.path(), &[cwd], since, coarse, &none),
+            newest_for_cwd(root.path(), &cwds, since, coarse, &none),
             Some(folder.join("old.jsonl"))
         );
     }
