@@ -184,6 +184,36 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         assert_eq!(per_state("your-turn"), 2, "{label}: {:?}", watch.alerts());
         assert_eq!(per_state("waiting"), 1, "{label}: {:?}", watch.alerts());
         assert_eq!(per_state("attention"), 1, "{label}: {:?}", watch.alerts());
+
+        // A spent quota: Gemini CLI asks "Keep trying / Stop" and logs nothing until it is
+        // answered, its title still saying working. The screen says it: attention, alerted.
+        // Stop keeps it attention, now from the log: a new record, so a pane no client looks
+        // at is alerted once more (a person who pressed Stop is looking, which acknowledges).
+        start::gemini_submit(&server, &pane, "ERR429 please");
+        real::wait_screen(&server, &pane, STEP, "the quota dialog", |s| {
+            s.contains("Keep trying")
+        });
+        let asking =
+            "quota exceeded: Usage limit reached for gemini-2.5-flash (Keep trying or Stop?)";
+        let r = wait_state(&server, &pane, "attention", Some(asking));
+        assert_eq!(r["source"], "pane", "{label}: {r:#}");
+        wait_for(STEP, "the quota alert", || {
+            (per_state("attention") == 2).then_some(())
+        });
+        let out = server.agentpane(&["route", &pane, &src]);
+        assert_eq!(out.code, 1, "{label}: {out:?}");
+        press(&server, &pane, "Down");
+        std::thread::sleep(Duration::from_millis(400));
+        press(&server, &pane, "Enter"); // Stop
+        let r = wait_state(&server, &pane, "attention", Some("quota exceeded"));
+        assert_eq!(r["source"], "transcript", "{label}: {r:#}");
+        let last = server.agentpane(&["last", &pane]);
+        assert_eq!(last.code, 1, "{label}: {last:?}");
+        wait_for(STEP, "the failed turn's alert", || {
+            (per_state("attention") == 3).then_some(())
+        });
+        std::thread::sleep(Duration::from_secs(2));
+        assert_eq!(per_state("attention"), 3, "{label}: {:?}", watch.alerts());
     }
 }
 

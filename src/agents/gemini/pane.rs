@@ -64,6 +64,32 @@ pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
     approves.then_some(tool)
 }
 
+/// How long an open turn stays quiet in the log before the screen is checked for the
+/// spent-quota dialog (the log holds only the prompt while it is up).
+pub const QUOTA_LOOK: std::time::Duration = std::time::Duration::from_secs(3);
+
+/// The spent-quota dialog on screen, if any: its first line (`Usage limit reached for
+/// gemini-2.5-flash.`), above the `Keep trying` / `Stop` choice.
+pub fn quota_dialog(screen: &str) -> Option<String> {
+    let lines: Vec<&str> = screen
+        .lines()
+        .map(|l| l.trim().trim_matches(['│', '╭', '╰', '╮', '╯']).trim())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &lines[lines.len().saturating_sub(20)..];
+    let at = tail
+        .iter()
+        .rposition(|l| l.starts_with("Usage limit reached for "))?;
+    let choice = |word: &str| {
+        tail[at + 1..].iter().any(|l| {
+            l.trim_start_matches(['●', '○', '❯', '›', '>', ' '])
+                .split_once(". ")
+                .is_some_and(|(n, rest)| n.parse::<u8>().is_ok() && rest == word)
+        })
+    };
+    (choice("Keep trying") && choice("Stop")).then(|| tail[at].trim_end_matches('.').to_string())
+}
+
 /// True when Gemini CLI's input box still holds text (a prompt not submitted). The box is the
 /// `> ` line under the last rule (`────`); empty, it shows `Type your message…`.
 pub fn input_pending(screen: &str) -> bool {
@@ -108,6 +134,16 @@ pub fn refine(
             (s, Source::Pane)
         }
         Title::Working => {
+            // A spent quota: Gemini CLI asks whether to keep trying; the log shows only the
+            // prompt until the human answers, and the title still says working.
+            if s.state == State::Working && s.turn_open && age(now, s.last_activity) >= QUOTA_LOOK {
+                if let Some(line) = screen().as_deref().and_then(quota_dialog) {
+                    s.state = State::Attention;
+                    s.reason = Some(format!("quota exceeded: {line} (Keep trying or Stop?)"));
+                    s.seen = false;
+                    return (s, Source::Pane);
+                }
+            }
             if matches!(s.state, State::Working | State::Waiting) {
                 return (s, source);
             }
@@ -230,6 +266,53 @@ mod tests {
         assert_eq!(s.state, State::Waiting);
         assert_eq!(s.reason.as_deref(), Some("permission: Shell"));
         assert_eq!(src, Source::Pane);
+    }
+
+    const QUOTA: &str =
+        include_str!("../../../fixtures/real-clients/gemini-0.61.0/quota-dialog.txt");
+
+    #[test]
+    fn the_quota_dialog_is_read_from_the_screen() {
+        assert_eq!(
+            quota_dialog(QUOTA).as_deref(),
+            Some("Usage limit reached for gemini-2.5-flash")
+        );
+        // Answered, the dialog is gone; its words in history are no dialog.
+        let answered = QUOTA.replace("1. Keep trying", "");
+        assert_eq!(quota_dialog(&answered), None);
+        assert_eq!(quota_dialog(DIALOG), None);
+        assert_eq!(quota_dialog(""), None);
+    }
+
+    #[test]
+    fn a_quiet_working_turn_with_the_quota_dialog_needs_attention() {
+        let now = chrono::Utc::now();
+        let working_title = |s: Status, screen: &dyn Fn() -> Option<String>| {
+            refine(
+                s,
+                Source::Transcript,
+                Some("✦  Working… (p)"),
+                screen,
+                now,
+                &Windows::default(),
+            )
+        };
+        let mut quiet = working();
+        quiet.reason = None;
+        quiet.last_activity = Some(now - chrono::Duration::seconds(5));
+        let (s, src) = working_title(quiet.clone(), &|| Some(QUOTA.into()));
+        assert_eq!(s.state, State::Attention);
+        assert_eq!(
+            s.reason.as_deref(),
+            Some("quota exceeded: Usage limit reached for gemini-2.5-flash (Keep trying or Stop?)")
+        );
+        assert_eq!(src, Source::Pane);
+        // A turn that wrote moments ago is not looked at: the screen is not even captured.
+        let (s, _) = working_title(working(), &|| panic!("captured a busy pane"));
+        assert_eq!(s.state, State::Working);
+        // Quiet, but no dialog (a long tool run): still working.
+        let (s, _) = working_title(quiet, &|| Some(DIALOG.into()));
+        assert_eq!(s.state, State::Working);
     }
 
     #[test]
