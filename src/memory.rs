@@ -76,7 +76,10 @@ impl Observed {
             (Some(seen), Some(last)) => *seen >= last,
             _ => false,
         };
-        Observation { seen_working }
+        Observation {
+            seen_working,
+            ..Observation::default()
+        }
     }
 
     /// Records the working threads of a scan at `now`. Returns true when something new was

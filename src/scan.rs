@@ -270,14 +270,22 @@ pub fn resolve_target(tmux: &Tmux, target: &str, now: Time) -> Result<Option<Res
 pub fn report(resolved: Resolved, now: Time) -> PaneReport {
     let agent = resolved.agent.as_ref().map(|a| a.kind);
     let classified = resolved.transcript.as_deref().and_then(|path| {
-        crate::transcript::classify_file(
-            path,
-            agent,
-            now,
-            &Windows::default(),
-            Observation::default(),
-        )
-        .ok()
+        let classify =
+            |obs| crate::transcript::classify_file(path, agent, now, &Windows::default(), obs).ok();
+        let first = classify(Observation::default())?;
+        // A Claude turn whose transcript is quiet may have a subagent at work: its own
+        // transcript's writes keep the turn alive (looked at only for an open turn).
+        let (_, status) = &first;
+        if agent == Some(crate::events::AgentKind::Claude) && status.turn_open {
+            let life = crate::agents::claude::subagent_life(path);
+            if life.is_some_and(|l| Some(l) > status.last_activity) {
+                return classify(Observation {
+                    subagent_life: life,
+                    ..Observation::default()
+                });
+            }
+        }
+        Some(first)
     });
     let (status, source) = match classified {
         Some((_, status)) => (status, Source::Transcript),

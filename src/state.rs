@@ -82,11 +82,15 @@ impl Default for Windows {
     }
 }
 
-/// What a monitor remembers about a session between scans (empty for one-shot `classify`).
+/// What a monitor knows about a session besides its transcript (empty for one-shot
+/// `classify`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Observation {
     /// The monitor saw this turn `working` (turn key matched).
     pub seen_working: bool,
+    /// The newest write to the session's subagent transcripts: an open turn whose own
+    /// transcript is quiet is alive while a subagent it started still writes.
+    pub subagent_life: Option<Time>,
 }
 
 /// The classification of one session.
@@ -451,7 +455,7 @@ fn open(
     let mut s = base(ev, State::Working);
     s.turn_open = true;
     s.reason = reason;
-    s.last_activity = max_time(ev.at, life);
+    s.last_activity = max_time(max_time(ev.at, life), obs.subagent_life);
     let quiet = age(now, s.last_activity);
     if quiet > windows.open_turn {
         if obs.seen_working && quiet <= windows.stalled {

@@ -290,7 +290,10 @@ fn quiet_open_turn_seen_working_is_stalled_then_idle() {
         AgentKind::Claude,
         &[prompt(0, "go"), tool_use(5, "m1", "t1", "Bash")],
     );
-    let seen = Observation { seen_working: true };
+    let seen = Observation {
+        seen_working: true,
+        ..Observation::default()
+    };
     let w = Windows::default();
     assert_eq!(classify(&lines, t(6 * 60), &w, seen).state, State::Stalled);
     assert_eq!(classify(&lines, t(16 * 60), &w, seen).state, State::Idle);

@@ -103,7 +103,7 @@ proptest! {
             .with_timezone(&chrono::Utc) + chrono::Duration::seconds(now_offset);
         for agent in [AgentKind::Claude, AgentKind::Codex] {
             let events = parse_all(agent, &lines);
-            let s = classify(&events, now, &Windows::default(), Observation { seen_working: seen });
+            let s = classify(&events, now, &Windows::default(), Observation { seen_working: seen, ..Observation::default() });
             prop_assert_ne!(s.state, State::None);
             prop_assert_ne!(s.state, State::Waiting, "transcripts alone never claim a permission wait");
         }

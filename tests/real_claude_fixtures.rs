@@ -54,6 +54,39 @@ fn a_turn_that_ended_while_its_background_agent_runs_is_still_working() {
 }
 
 #[test]
+fn a_background_agent_still_writing_keeps_a_long_quiet_turn_working() {
+    for v in VERSIONS {
+        let path = fixture(v, "background-agent-running.jsonl");
+        let now = last_time(&path) + chrono::Duration::minutes(12);
+        let classify = |obs| {
+            classify_file(&path, None, now, &Windows::default(), obs)
+                .unwrap()
+                .1
+        };
+        // Twelve minutes without a main-thread record: quiet.
+        let quiet = classify(Observation::default());
+        assert_ne!(quiet.state, State::Working, "{v}: {quiet:?}");
+        // Its subagent wrote a minute ago: the turn is alive, still the background agent's.
+        let alive = classify(Observation {
+            subagent_life: Some(now - chrono::Duration::minutes(1)),
+            ..Observation::default()
+        });
+        assert_eq!(alive.state, State::Working, "{v}: {alive:?}");
+        assert_eq!(
+            alive.reason.as_deref(),
+            Some("background agent: Sub research"),
+            "{v}"
+        );
+        // A subagent quiet for as long proves nothing.
+        let stale = classify(Observation {
+            subagent_life: Some(now - chrono::Duration::minutes(11)),
+            ..Observation::default()
+        });
+        assert_eq!(stale.state, quiet.state, "{v}: {stale:?}");
+    }
+}
+
+#[test]
 fn the_turn_a_task_notification_starts_is_the_one_that_ends_the_session_s_work() {
     for v in VERSIONS {
         let path = fixture(v, "background-agent-done.jsonl");

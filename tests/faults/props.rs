@@ -159,7 +159,10 @@ proptest! {
         );
         let now = time_of(&all) + chrono::Duration::seconds(later_secs);
         for seen_working in [false, true] {
-            let obs = Observation { seen_working };
+            let obs = Observation {
+                seen_working,
+                ..Observation::default()
+            };
             let mut from_tail = classify(&tail.events, now, &Windows::default(), obs);
             let mut from_all = classify(&all, now, &Windows::default(), obs);
             // The pending-tool list in `reason` differs on whole histories (see

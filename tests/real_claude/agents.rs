@@ -21,10 +21,17 @@ fn background_agent(client: &Client) {
     rig.ask(&a, "Please start an AGENT");
     let end = Instant::now() + STEP * 2;
     let mut seen: Vec<String> = Vec::new();
+    // Where agentpane looks for the subagent's own writes (proof of life for a long quiet
+    // turn) must be where the client puts them.
+    let mut subagent_writes = false;
     loop {
         let row = rig.report(&a);
         let state = row["state"].as_str().unwrap_or_default().to_string();
         let reason = row["reason"].as_str().unwrap_or_default().to_string();
+        if reason.starts_with("background agent") {
+            let transcript = std::path::Path::new(row["transcript"].as_str().unwrap_or_default());
+            subagent_writes |= agentpane::agents::claude::subagent_life(transcript).is_some();
+        }
         let reading = format!("{state} ({reason})");
         if seen.last() != Some(&reading) {
             seen.push(reading);
@@ -59,6 +66,10 @@ fn background_agent(client: &Client) {
     assert!(
         seen.iter().any(|r| r.starts_with("working")),
         "{label}: {seen:?}"
+    );
+    assert!(
+        subagent_writes,
+        "{label}: no subagent transcript beside the session's while its agent ran"
     );
     let last = rig.agentpane(&["last", &a]);
     assert_eq!(
