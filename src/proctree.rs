@@ -626,6 +626,16 @@ mod tests {
     }
 
     #[test]
+    fn start_ms_is_near_now_for_this_process() {
+        let now = chrono::Utc::now().timestamp_millis() as u64;
+        let mine = procfs::start_ms(std::process::id()).expect("readable");
+        assert!(
+            mine <= now + 1000 && mine + 3_600_000 > now,
+            "{mine} vs {now}"
+        );
+    }
+
+    #[test]
     fn stat_start_ticks_survive_odd_command_names() {
         let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 10";
         assert_eq!(procfs::parse_start_ticks(stat), Some(98765));

@@ -116,11 +116,6 @@ pub fn cmdline(pid: u32) -> Vec<String> {
     procfs::cmdline(pid).unwrap_or_default()
 }
 
-/// When a process started, Unix milliseconds (see [`procfs::start_ms`]).
-pub fn start_ms(pid: u32) -> Option<u64> {
-    procfs::start_ms(pid)
-}
-
 /// Start times (ms) of the other Codex TUIs served by the daemon of `root`: processes
 /// named `codex` that are no app server, whose `CODEX_HOME` is `root`, and that hold no
 /// threads of their own.
@@ -131,7 +126,7 @@ pub fn client_starts(root: &Path, table: &ProcTable, me: u32, fallback_home: &Pa
         .filter(|p| !cmdline(p.pid).iter().any(|a| a == "app-server"))
         .filter(|p| super::locate::codex_home(p.pid, fallback_home).0 == root)
         .filter(|p| !holds_threads(root, &procfs::open_files(p.pid)))
-        .map(|p| start_ms(p.pid).unwrap_or(p.start.saturating_mul(1000)))
+        .map(|p| procfs::start_ms(p.pid).unwrap_or(p.start.saturating_mul(1000)))
         .collect()
 }
 
@@ -238,16 +233,6 @@ fn augment(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn start_ms_is_near_now_for_this_process() {
-        let now = chrono::Utc::now().timestamp_millis() as u64;
-        let mine = start_ms(std::process::id()).expect("readable");
-        assert!(
-            mine <= now + 1000 && mine + 3_600_000 > now,
-            "{mine} vs {now}"
-        );
-    }
 
     #[test]
     fn uuid7_carries_its_creation_time() {

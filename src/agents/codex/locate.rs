@@ -130,7 +130,7 @@ fn from_daemon(
     steps: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
-    let mut starts = vec![daemon::start_ms(t.pid).unwrap_or(t.start.saturating_mul(1000))];
+    let mut starts = vec![procfs::start_ms(t.pid).unwrap_or(t.start.saturating_mul(1000))];
     starts.extend(daemon::client_starts(t.root, table, t.pid, home));
     // Subagent threads are the daemon's own work, never a TUI's.
     let threads: Vec<&daemon::Thread> = d
