@@ -30,8 +30,8 @@ pub fn title_state(title: &str) -> Option<Title> {
     }
 }
 
-/// The approval dialog on screen, if any, and the tool it asks about.
-pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
+/// The last `n` non-empty lines of a screen, without the dialog box's borders.
+fn dialog_lines(screen: &str, n: usize) -> Vec<&str> {
     let lines: Vec<&str> = screen
         .lines()
         .map(|l| {
@@ -42,7 +42,17 @@ pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
         })
         .filter(|l| !l.is_empty())
         .collect();
-    let tail = &lines[lines.len().saturating_sub(40)..];
+    lines[lines.len().saturating_sub(n)..].to_vec()
+}
+
+/// A dialog option without the selection marker: `1. Allow once`.
+fn option(line: &str) -> &str {
+    line.trim_start_matches(['●', '○', '❯', '›', '>', ' '])
+}
+
+/// The approval dialog on screen, if any, and the tool it asks about.
+pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
+    let tail = dialog_lines(screen, 40);
     let (at, tool) = tail.iter().enumerate().rev().find_map(|(i, l)| {
         let tool = if let Some(rest) = l.strip_prefix("Allow execution of MCP tool \"") {
             Some(rest.split('"').next().unwrap_or_default().to_string())
@@ -57,10 +67,10 @@ pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
         };
         Some((i, tool.filter(|t| !t.is_empty())))
     })?;
-    let approves = tail[at + 1..].iter().any(|l| {
-        let l = l.trim_start_matches(['●', '○', '❯', '›', '>', ' ']);
-        l.starts_with("1. Allow") || l.starts_with("1. Yes")
-    });
+    let approves = tail[at + 1..]
+        .iter()
+        .map(|l| option(l))
+        .any(|l| l.starts_with("1. Allow") || l.starts_with("1. Yes"));
     approves.then_some(tool)
 }
 
@@ -71,18 +81,13 @@ pub const QUOTA_LOOK: std::time::Duration = std::time::Duration::from_secs(3);
 /// The spent-quota dialog on screen, if any: its first line (`Usage limit reached for
 /// gemini-2.5-flash.`), above the `Keep trying` / `Stop` choice.
 pub fn quota_dialog(screen: &str) -> Option<String> {
-    let lines: Vec<&str> = screen
-        .lines()
-        .map(|l| l.trim().trim_matches(['│', '╭', '╰', '╮', '╯']).trim())
-        .filter(|l| !l.is_empty())
-        .collect();
-    let tail = &lines[lines.len().saturating_sub(20)..];
+    let tail = dialog_lines(screen, 20);
     let at = tail
         .iter()
         .rposition(|l| l.starts_with("Usage limit reached for "))?;
     let choice = |word: &str| {
         tail[at + 1..].iter().any(|l| {
-            l.trim_start_matches(['●', '○', '❯', '›', '>', ' '])
+            option(l)
                 .split_once(". ")
                 .is_some_and(|(n, rest)| n.parse::<u8>().is_ok() && rest == word)
         })
