@@ -18,18 +18,11 @@ fn fixture(rel: &str) -> PathBuf {
 }
 
 fn all_fixtures() -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut stack = vec![fixture("")];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(dir).unwrap() {
-            let p = entry.unwrap().path();
-            if p.is_dir() {
-                stack.push(p);
-            } else if p.extension().is_some_and(|e| e == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
+    let mut out: Vec<PathBuf> = walkdir::WalkDir::new(fixture(""))
+        .into_iter()
+        .map(|e| e.unwrap().into_path())
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
     out.sort();
     assert!(out.len() >= 12, "fixtures missing: {out:?}");
     out

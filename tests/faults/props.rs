@@ -8,18 +8,12 @@ use super::*;
 // CRLF, NULs, junk.
 
 fn real_fixtures() -> Vec<(PathBuf, Vec<u8>)> {
-    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
-        for entry in std::fs::read_dir(dir).unwrap().filter_map(Result::ok) {
-            let p = entry.path();
-            if p.is_dir() {
-                walk(&p, out);
-            } else if p.extension().is_some_and(|e| e == "jsonl") {
-                out.push(p);
-            }
-        }
-    }
-    let mut files = Vec::new();
-    walk(&fixture(""), &mut files);
+    let mut files: Vec<PathBuf> = walkdir::WalkDir::new(fixture(""))
+        .into_iter()
+        .filter_map(Result::ok)
+        .map(walkdir::DirEntry::into_path)
+        .filter(|p| p.is_file() && p.extension().is_some_and(|e| e == "jsonl"))
+        .collect();
     files.sort();
     files
         .into_iter()
