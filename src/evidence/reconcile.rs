@@ -358,6 +358,15 @@ mod tests {
     const FRESH_RECORD: &[u8] =
         include_bytes!("../../fixtures/real-clients/claude-2.1.332/fresh-session-record.json");
 
+    /// A session record that went `idle` at `at`.
+    fn idle_record(at: Time) -> RecordStatus {
+        let json = format!(
+            r#"{{"status":"idle","statusUpdatedAt":{}}}"#,
+            at.timestamp_millis()
+        );
+        RecordStatus::parse(json.as_bytes()).unwrap()
+    }
+
     #[test]
     fn a_record_close_over_a_pending_tool_is_an_interruption_not_an_answer() {
         // 2.1.197 asked for Bash; the human pressed Escape; the record said idle before the
@@ -377,14 +386,7 @@ mod tests {
         let windows = Windows::default();
         let transcript = crate::state::classify(&tail.events, now, &windows, Default::default());
         assert_eq!(transcript.reason.as_deref(), Some("tool: Bash"));
-        let record = RecordStatus::parse(
-            format!(
-                r#"{{"status":"idle","statusUpdatedAt":{}}}"#,
-                (now - chrono::Duration::seconds(1)).timestamp_millis()
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+        let record = idle_record(now - chrono::Duration::seconds(1));
         let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
         assert_eq!(s.state, State::YourTurn, "{s:?}");
         assert_eq!(s.reason.as_deref(), Some("interrupted"));
@@ -413,14 +415,7 @@ mod tests {
             transcript.reason.as_deref(),
             Some("background agent: Sub research")
         );
-        let record = RecordStatus::parse(
-            format!(
-                r#"{{"status":"idle","statusUpdatedAt":{}}}"#,
-                (now - chrono::Duration::milliseconds(60)).timestamp_millis()
-            )
-            .as_bytes(),
-        )
-        .unwrap();
+        let record = idle_record(now - chrono::Duration::milliseconds(60));
         let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
         assert_eq!(s.state, State::Working, "{s:?}");
         assert_eq!(s.reason.as_deref(), Some("background agent: Sub research"));

@@ -1,7 +1,7 @@
 //! API failures need the human: HTTP 400 and a quota error read `attention` with a reason
 //! naming the error, are alerted, and hand on no answer.
 
-use crate::common::{FakeAgent, Watch};
+use crate::common::Watch;
 use crate::real::{Client, STEP};
 use crate::rig::{each_client, Rig};
 
@@ -12,12 +12,7 @@ fn api_400_and_quota_need_attention_and_hand_on_no_answer() {
 
 fn errors(client: &Client) {
     let rig = Rig::new(client);
-    let dst = rig.tmux.spawn(
-        &FakeAgent::claude()
-            .fixture("claude/marot-spotter/short.jsonl")
-            .start_lines(10_000)
-            .in_dir("src"),
-    );
+    let dst = rig.answered_neighbour();
     let a = rig.start("proj");
     let watch = Watch::start(&rig.tmux, &[]);
     let label = client.label();

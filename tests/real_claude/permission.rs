@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::common::{FakeAgent, Watch};
+use crate::common::Watch;
 use crate::real::{Client, STEP};
 use crate::rig::{alerts_stay, each_client, Rig};
 
@@ -15,12 +15,7 @@ fn permission_wait_is_alerted_and_escape_interrupts_without_an_alert() {
 fn permission_then_interrupts(client: &Client) {
     let rig = Rig::new(client);
     // A neighbour with an answer to route (a fake agent replaying a real transcript).
-    let src = rig.tmux.spawn(
-        &FakeAgent::claude()
-            .fixture("claude/marot-spotter/short.jsonl")
-            .start_lines(10_000)
-            .in_dir("src"),
-    );
+    let src = rig.answered_neighbour();
     let a = rig.start("proj");
     let watch = Watch::start(&rig.tmux, &[]);
     let label = client.label();

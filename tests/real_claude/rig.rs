@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::common::{Run, TmuxServer};
+use crate::common::{FakeAgent, Run, TmuxServer};
 use crate::real::anthropic::Anthropic;
 use crate::real::{self, start, Client, STEP};
 
@@ -38,6 +38,17 @@ impl Rig {
     /// and waits for its empty prompt; the pane id.
     pub fn start(&self, folder: &str) -> String {
         start::claude(&self.tmux, &self.client, &self.api, folder)
+    }
+
+    /// A fake Claude Code in `work/src` replaying a real transcript: a neighbour with an
+    /// answer to route from, or a destination to route to; its pane id.
+    pub fn answered_neighbour(&self) -> String {
+        self.tmux.spawn(
+            &FakeAgent::claude()
+                .fixture("claude/marot-spotter/short.jsonl")
+                .start_lines(10_000)
+                .in_dir("src"),
+        )
     }
 
     /// Types a prompt as a person does.
