@@ -65,8 +65,7 @@ pub enum Command {
     /// Open a tmux menu of agent panes to route PANE's answer to.
     #[command(hide = true)]
     RouteMenu(RouteMenuArgs),
-    /// List the routing queue, or deliver what can be delivered now.
-    #[command(hide = true)]
+    /// The routing queue: what waits, what was held and why; show, re-issue or drop a message.
     RouteQueue(RouteQueueArgs),
     /// A typed file mailbox between agents.
     #[command(subcommand)]
@@ -279,12 +278,26 @@ pub struct PickArgs {
     pub popup: bool,
 }
 
-/// `route-queue [--deliver]`: the routing queue (hidden; the watcher delivers it too).
+/// `route-queue [--deliver | --show ID | --requeue ID [--to PANE] | --drop ID]`: the routing
+/// queue. Without an action it lists waiting messages and held ones with the reason.
 #[derive(Debug, Args)]
 pub struct RouteQueueArgs {
-    /// Deliver queued messages whose destination is free now.
-    #[arg(long)]
+    /// Deliver queued messages whose destination is free now (the watcher does it too).
+    #[arg(long, conflicts_with_all = ["show", "requeue", "drop"])]
     pub deliver: bool,
+    /// Print the text of a queued or held message.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["requeue", "drop"])]
+    pub show: Option<String>,
+    /// Re-issue a held (or queued) message for the agent that runs in its pane now — or in
+    /// `--to PANE` — delivered at once when that agent is free, else queued for it.
+    #[arg(long, value_name = "ID", conflicts_with = "drop")]
+    pub requeue: Option<String>,
+    /// With `--requeue`: the pane to send it to instead.
+    #[arg(long, value_name = "PANE", requires = "requeue")]
+    pub to: Option<String>,
+    /// Delete a held (or queued) message for good.
+    #[arg(long, value_name = "ID")]
+    pub drop: Option<String>,
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

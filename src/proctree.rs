@@ -395,6 +395,68 @@ pub mod procfs {
         Some(now_ms.checked_sub(uptime_ms)? + ticks * 1000 / hz)
     }
 
+    /// What `/proc/PID/stat` says about a process's place on its terminal.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Stat {
+        /// `R`, `S`, `D`, `T` (stopped, e.g. by Ctrl-Z), `t` (traced), `Z`, …
+        pub state: char,
+        /// The process group.
+        pub pgrp: i32,
+        /// The controlling terminal's device number (0 without one), in the kernel's encoding.
+        pub tty_nr: u64,
+        /// The foreground process group of that terminal (-1 without one).
+        pub tpgid: i32,
+        /// Start time in clock ticks since boot.
+        pub start_ticks: u64,
+    }
+
+    impl Stat {
+        /// Stopped by a signal (Ctrl-Z, SIGSTOP, a background read) or a tracer.
+        pub fn stopped(&self) -> bool {
+            matches!(self.state, 'T' | 't')
+        }
+
+        /// Its group is the one its terminal sends input to.
+        pub fn in_foreground(&self) -> bool {
+            self.tty_nr != 0 && self.tpgid > 0 && self.pgrp == self.tpgid
+        }
+    }
+
+    /// The process's [`Stat`], when it exists.
+    pub fn stat(pid: u32) -> Option<Stat> {
+        parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+    }
+
+    /// Parses a `stat` line (fields 3, 5, 7, 8 and 22).
+    pub fn parse_stat(stat: &str) -> Option<Stat> {
+        let after = &stat[stat.rfind(')')? + 1..];
+        let f: Vec<&str> = after.split_whitespace().collect();
+        Some(Stat {
+            state: f.first()?.chars().next()?,
+            pgrp: f.get(2)?.parse().ok()?,
+            tty_nr: f.get(4)?.parse::<i64>().ok()? as u64,
+            tpgid: f.get(5)?.parse().ok()?,
+            start_ticks: f.get(19)?.parse().ok()?,
+        })
+    }
+
+    /// The device number of a terminal file (`/dev/pts/3`) in the encoding of `stat`'s
+    /// `tty_nr`, so the two compare.
+    pub fn tty_device(path: &std::path::Path) -> Option<u64> {
+        let st = rustix::fs::stat(path).ok()?;
+        let (major, minor) = (
+            u64::from(rustix::fs::major(st.st_rdev)),
+            u64::from(rustix::fs::minor(st.st_rdev)),
+        );
+        Some((minor & 0xff) | (major << 8) | ((minor & !0xff) << 12))
+    }
+
+    /// The command name (`comm`) of a process, e.g. `bash`.
+    pub fn comm(pid: u32) -> Option<String> {
+        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        Some(name.trim_end().to_string()).filter(|n| !n.is_empty())
+    }
+
     /// Field 22 of a `stat` line; the command name (field 2) may hold spaces and parentheses.
     pub fn parse_start_ticks(stat: &str) -> Option<u64> {
         let after = &stat[stat.rfind(')')? + 1..];
@@ -646,6 +708,34 @@ mod tests {
             Some("/x=y")
         );
         assert_eq!(env.len(), 2);
+    }
+
+    #[test]
+    fn stat_tells_stopped_and_foreground_groups() {
+        // A Ctrl-Z'd job: stopped, its group no longer the terminal's foreground group.
+        let z = "7542 (sleep) T 7538 7542 7538 34816 7538 1077936128 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0";
+        let s = procfs::parse_stat(z).unwrap();
+        assert_eq!((s.state, s.pgrp, s.tty_nr, s.tpgid), ('T', 7542, 34816, 7538));
+        assert_eq!(s.start_ticks, 555);
+        assert!(s.stopped() && !s.in_foreground());
+        let fg = "7542 (a) b) S 7538 7542 7538 34816 7542 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0";
+        let s = procfs::parse_stat(fg).unwrap();
+        assert!(!s.stopped() && s.in_foreground());
+        // No controlling terminal: never in a foreground.
+        let daemon = "9 (d) S 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0";
+        assert!(!procfs::parse_stat(daemon).unwrap().in_foreground());
+        assert_eq!(procfs::parse_stat("9 (d) S"), None);
+    }
+
+    #[test]
+    fn this_process_stat_and_its_terminal_agree() {
+        let me = procfs::stat(std::process::id()).unwrap();
+        assert_eq!(Some(me.start_ticks), procfs::start_ticks(std::process::id()));
+        if let Ok(tty) = std::fs::read_link("/proc/self/fd/0") {
+            if tty.starts_with("/dev/pts") {
+                assert_eq!(procfs::tty_device(&tty), Some(me.tty_nr));
+            }
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::extract::cache::AnswerCache;
 use crate::extract::capture;
 use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
 use crate::route::queue::{new_id, Outcome, Queued, Store};
+use crate::route::recipient::{self, Recipient, Refusal as Unsafe};
 use crate::route::relay::RelayState;
 use crate::route::relays::{outcome_name, End, Registration, Registry, Runner};
 use crate::route::sanitize::sanitize;
@@ -88,6 +89,26 @@ struct Refusal<'a> {
 
 /// A route that sends nothing: exit 1 with `message`, also as JSON under `--json`.
 fn refused(args: &RouteArgs, src: &str, dst: &str, message: String) -> Result<(i32, String)> {
+    refused_with(exit::NOTHING, args, src, dst, message)
+}
+
+/// A route refused for safety (exit 4): the destination is not the agent the text is for.
+fn unsafe_destination(
+    args: &RouteArgs,
+    src: &str,
+    dst: &str,
+    why: &Unsafe,
+) -> Result<(i32, String)> {
+    refused_with(exit::REFUSED, args, src, dst, format!("not delivered: {why}"))
+}
+
+fn refused_with(
+    code: i32,
+    args: &RouteArgs,
+    src: &str,
+    dst: &str,
+    message: String,
+) -> Result<(i32, String)> {
     if args.json && !args.notify {
         let out = Refusal {
             src,
@@ -98,7 +119,24 @@ fn refused(args: &RouteArgs, src: &str, dst: &str, message: String) -> Result<(i
         };
         println!("{}", serde_json::to_string(&out)?);
     }
-    Ok((exit::NOTHING, message))
+    Ok((code, message))
+}
+
+/// Whether `to` can take text in `dst` now: `Ok(None)` free, `Ok(Some(why))` busy (inside a
+/// turn, or something else has its terminal for now), `Err` gone for good.
+fn readiness(
+    tmux: &Tmux,
+    reports: &[PaneReport],
+    dst: &str,
+    to: &Recipient,
+) -> Result<Option<String>, Unsafe> {
+    match recipient::check(tmux, dst, to, reports) {
+        Err(r) if r.is_final() => return Err(r),
+        Err(r) => return Ok(Some(r.to_string())),
+        Ok(_) => {}
+    }
+    let (state, _) = checked_state_of(tmux, reports, dst);
+    Ok((!is_free(state)).then(|| state.to_string()))
 }
 
 /// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
@@ -132,6 +170,12 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
     let panes = tmux.list_panes()?;
     let src_pane = panes.iter().find(|p| p.pane_id == src).cloned();
     let mut reports = scan::scan(tmux, Utc::now())?;
+    // The destination first: nothing is extracted or transformed for a pane that would never
+    // receive it.
+    let to = match recipient::admit(tmux, &reports, &dst) {
+        Ok(to) => to,
+        Err(why) => return unsafe_destination(args, &src, &dst, &why),
+    };
     let (text, source) = routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?;
     let Some(text) = text else {
         let why = match report_of(&reports, &src).map(|r| &r.status) {
@@ -152,15 +196,19 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
         dst: dst.clone(),
         text,
         submit,
+        recipient: Some(to.clone()),
     };
     let store = Store::open_default()?;
     let transform = transform_name(args.transform);
-    let (mut state, mut agent) = checked_state_of(tmux, &reports, &dst);
-    if !is_free(state) {
+    let mut busy = match readiness(tmux, &reports, &dst, &to) {
+        Ok(busy) => busy,
+        Err(why) => return unsafe_destination(args, &src, &dst, &why),
+    };
+    if let Some(why) = busy.clone() {
         if args.queue {
             store.enqueue(&msg)?;
             let line = format!(
-                "{dst} is {state}: queued {} ({} bytes); the watcher delivers it when {dst} is free",
+                "{dst} is busy ({why}): queued {} ({} bytes) for {to}; the watcher delivers it when {dst} is free",
                 msg.id,
                 msg.text.len()
             );
@@ -184,18 +232,21 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
             wait.watch(&reports);
             loop {
                 reports = wait.scan(tmux)?;
-                (state, agent) = checked_state_of(tmux, &reports, &dst);
+                busy = match readiness(tmux, &reports, &dst, &to) {
+                    Ok(busy) => busy,
+                    Err(why) => return unsafe_destination(args, &src, &dst, &why),
+                };
                 let left = deadline.saturating_duration_since(Instant::now());
-                if is_free(state) || left.is_zero() {
+                if busy.is_none() || left.is_zero() {
                     break;
                 }
                 wait.sleep(left);
             }
         }
-        if !is_free(state) {
+        if let Some(why) = busy {
             let how = match args.wait {
-                Some(s) => format!("still {state} after waiting {s} s"),
-                None => format!("busy ({state})"),
+                Some(s) => format!("still busy ({why}) after waiting {s} s"),
+                None => format!("busy ({why})"),
             };
             return refused(
                 args,
@@ -205,7 +256,12 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
             );
         }
     }
-    let done = deliver_one(&store, tmux, &msg, agent);
+    let done = deliver_one(&store, tmux, &msg, &reports);
+    if done.outcome == Outcome::Undeliverable {
+        // The recipient left between the checks above and the paste: refused all the same.
+        let why = done.detail.unwrap_or_default();
+        return refused_with(exit::REFUSED, args, &src, &dst, why);
+    }
     let line = match done.outcome {
         Outcome::Delivered => format!(
             "routed {} bytes from {src} ({}) to {dst}{} in {} ms",
@@ -367,6 +423,18 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
         return Ok(exit::OK);
     }
     let template = args.template.as_deref().map(Template::load).transpose()?;
+    // Both sides must be agents now; the relay holds them to it (docs/design.md#delivery).
+    let reports = scan::scan(&tmux, Utc::now())?;
+    let agents = match (
+        recipient::admit(&tmux, &reports, &a),
+        recipient::admit(&tmux, &reports, &b),
+    ) {
+        (Ok(x), Ok(y)) => [x, y],
+        (Err(why), _) | (_, Err(why)) => {
+            eprintln!("agentpane: no relay: {why}");
+            return Ok(exit::REFUSED);
+        }
+    };
     if !args.foreground && crate::watch::running(&crate::paths::state_dir(), &server) {
         if let Some(r) = registry
             .list()
@@ -384,6 +452,7 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
             template: args.template.clone(),
             created: Utc::now(),
             sent: 0,
+            agents: Some(agents),
         };
         registry.save(&reg)?;
         eprintln!(
@@ -401,6 +470,7 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
         store: &store,
         server: &server,
         template: template.as_ref(),
+        agents: Some(&agents),
     };
     eprintln!(
         "agentpane: relaying between {a} and {b} (at most {} round trips); Ctrl-C stops",
@@ -611,10 +681,33 @@ fn state_label(state: State) -> &'static str {
 #[derive(Debug, Serialize)]
 struct QueueLine<'a> {
     id: &'a str,
+    /// `queued` (waits for its agent to be free) or `held` (for you: see `reason`).
+    status: &'static str,
     created: chrono::DateTime<Utc>,
     src: &'a str,
     dst: &'a str,
     bytes: usize,
+    /// The agent it is for, e.g. `claude (pid 4242)`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    recipient: Option<String>,
+    /// Why a held message was held (`undeliverable: …`, `dst-gone`, `expired`, `uncertain`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<String>,
+}
+
+impl<'a> QueueLine<'a> {
+    fn of(m: &'a Queued, status: &'static str, reason: Option<String>) -> QueueLine<'a> {
+        QueueLine {
+            id: &m.id,
+            status,
+            created: m.created,
+            src: &m.src,
+            dst: &m.dst,
+            bytes: m.text.len(),
+            recipient: m.recipient.as_ref().map(ToString::to_string),
+            reason,
+        }
+    }
 }
 
 pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
@@ -628,35 +721,184 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
                 println!("{}", serde_json::to_string(d)?);
             } else {
                 println!(
-                    "{} {} → {}: {}",
+                    "{} {} → {}: {}{}",
                     d.id,
                     d.src,
                     d.dst,
-                    outcome_name(d.outcome)
+                    outcome_name(d.outcome),
+                    d.detail
+                        .as_deref()
+                        .map(|x| format!(" ({x})"))
+                        .unwrap_or_default()
                 );
             }
         }
         let failed = done.iter().any(|d| d.outcome != Outcome::Delivered);
         return Ok(if failed { exit::NOTHING } else { exit::OK });
     }
-    for m in store.pending()? {
-        let line = QueueLine {
-            id: &m.id,
-            created: m.created,
-            src: &m.src,
-            dst: &m.dst,
-            bytes: m.text.len(),
+    if let Some(id) = &args.show {
+        let Some((msg, _)) = store.find(id)? else {
+            eprintln!("agentpane: no queued or held message `{id}`");
+            return Ok(exit::NOTHING);
         };
+        if args.json {
+            println!("{}", serde_json::to_string(&msg)?);
+        } else {
+            print!("{}", msg.text);
+            if !msg.text.ends_with('\n') {
+                println!();
+            }
+        }
+        return Ok(exit::OK);
+    }
+    if let Some(id) = &args.drop {
+        let dropped = store.drop_held(id)? || {
+            let queued = store.pending()?.iter().any(|m| &m.id == id);
+            if queued {
+                store.remove(id)?;
+            }
+            queued
+        };
+        if !dropped {
+            eprintln!("agentpane: no queued or held message `{id}`");
+            return Ok(exit::NOTHING);
+        }
+        eprintln!("agentpane: dropped {id}");
+        return Ok(exit::OK);
+    }
+    if let Some(id) = &args.requeue {
+        return requeue(&store, ctx, id, args.to.as_deref(), args.json);
+    }
+    let queued = store.pending()?;
+    let held = store.held()?;
+    let lines = queued
+        .iter()
+        .map(|m| QueueLine::of(m, "queued", None))
+        .chain(held.iter().map(|h| {
+            let outcome = h.outcome.map(outcome_name);
+            let reason = match (outcome, &h.reason) {
+                (Some(o), Some(r)) => format!("{o}: {r}"),
+                (Some(o), None) => o,
+                (None, Some(r)) => r.clone(),
+                (None, None) => "held".into(),
+            };
+            QueueLine::of(&h.msg, "held", Some(reason))
+        }));
+    for line in lines {
         if args.json {
             println!("{}", serde_json::to_string(&line)?);
         } else {
             println!(
-                "{} {} → {} {} bytes",
-                line.id, line.src, line.dst, line.bytes
+                "{} {} {} → {} {} bytes{}{}",
+                line.status,
+                line.id,
+                line.src,
+                line.dst,
+                line.bytes,
+                line.recipient
+                    .as_deref()
+                    .map(|r| format!(" for {r}"))
+                    .unwrap_or_default(),
+                line.reason
+                    .as_deref()
+                    .map(|r| format!(" — {r}"))
+                    .unwrap_or_default()
             );
         }
     }
     Ok(exit::OK)
+}
+
+/// `route-queue --requeue ID [--to PANE]`: the person decided to send a held message again,
+/// to the agent that runs in its pane now (or in `to`). Same rules as `route --queue`.
+fn requeue(store: &Store, ctx: &Context, id: &str, to: Option<&str>, json: bool) -> Result<i32> {
+    let Some((old, held)) = store.find(id)? else {
+        eprintln!("agentpane: no queued or held message `{id}`");
+        return Ok(exit::NOTHING);
+    };
+    let tmux = ctx.tmux();
+    let server = tmux.socket_path()?;
+    if old.server != server {
+        bail!(
+            "message {id} was queued on the tmux server at {}, not this one ({server})",
+            old.server
+        );
+    }
+    let dst = match to {
+        Some(t) => tmux.pane_id(t).with_context(|| format!("pane `{t}`"))?,
+        None => old.dst.clone(),
+    };
+    let reports = scan::scan(&tmux, Utc::now())?;
+    let recipient = match recipient::admit(&tmux, &reports, &dst) {
+        Ok(r) => r,
+        Err(why) => {
+            let line = format!("not re-issued: {why}");
+            print_requeued(json, id, &dst, "refused", &line)?;
+            return Ok(exit::REFUSED);
+        }
+    };
+    let msg = Queued {
+        id: new_id(),
+        created: Utc::now(),
+        dst: dst.clone(),
+        recipient: Some(recipient.clone()),
+        ..old
+    };
+    let ready = readiness(&tmux, &reports, &dst, &recipient);
+    // The old message goes once its replacement exists: never both, never neither.
+    let retire = |store: &Store| {
+        if held {
+            store.drop_held(id).map(|_| ())
+        } else {
+            store.remove(id)
+        }
+    };
+    match ready {
+        Ok(None) => {
+            retire(store)?;
+            let done = deliver_one(store, &tmux, &msg, &reports);
+            let line = format!(
+                "{id} re-issued as {} for {recipient}: {}{}",
+                msg.id,
+                outcome_name(done.outcome),
+                done.detail
+                    .as_deref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default()
+            );
+            print_requeued(json, &msg.id, &dst, &outcome_name(done.outcome), &line)?;
+            Ok(if done.outcome == Outcome::Delivered {
+                exit::OK
+            } else {
+                exit::NOTHING
+            })
+        }
+        Ok(Some(busy)) => {
+            store.enqueue(&msg)?;
+            retire(store)?;
+            let line = format!(
+                "{id} re-issued as {} for {recipient}; {dst} is busy ({busy}): queued",
+                msg.id
+            );
+            print_requeued(json, &msg.id, &dst, "queued", &line)?;
+            Ok(exit::OK)
+        }
+        Err(why) => {
+            let line = format!("not re-issued: {why}");
+            print_requeued(json, id, &dst, "refused", &line)?;
+            Ok(exit::REFUSED)
+        }
+    }
+}
+
+fn print_requeued(json: bool, id: &str, dst: &str, outcome: &str, line: &str) -> Result<()> {
+    if json {
+        let v = serde_json::json!({"id": id, "dst": dst, "outcome": outcome, "detail": line});
+        println!("{v}");
+    } else {
+        println!("{line}");
+    }
+    Ok(())
 }
 
 #[cfg(test)]

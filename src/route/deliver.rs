@@ -1,7 +1,9 @@
 //! Putting text into a pane (docs/design.md#delivery): a named buffer loaded from stdin, a
 //! bracketed paste, a check that the text arrived, then Enter as its own key press after a
-//! per-agent delay. Long text is never typed key by key. Also the watcher's side:
-//! [`deliver_queued`].
+//! per-agent delay. Long text is never typed key by key. The paste and every Enter go to
+//! nothing but the recorded [`Recipient`] while it has the pane's foreground: each is
+//! preceded by [`recipient::check`] and made conditional in tmux itself. Also the watcher's
+//! side: [`deliver_queued`].
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -10,6 +12,7 @@ use chrono::Utc;
 use serde::Serialize;
 
 use super::queue::{disposition, Disposition, Outcome, Queued, Store};
+use super::recipient::{self, Recipient, Refusal};
 use crate::events::AgentKind;
 use crate::scan::{PaneReport, Source};
 use crate::state::State;
@@ -41,11 +44,9 @@ const PANE_LOCK_WAIT: Duration = Duration::from_secs(30);
 
 /// True when a pane in `state` may receive text: its agent is not inside a turn. `waiting`
 /// (a permission dialog) and `stalled` are inside a turn; pasting there would answer a dialog.
+/// `none` (no agent) never receives anything.
 pub fn is_free(state: State) -> bool {
-    matches!(
-        state,
-        State::YourTurn | State::Idle | State::None | State::Attention
-    )
+    matches!(state, State::YourTurn | State::Idle | State::Attention)
 }
 
 /// The state of `pane_id` in a scan; a pane that is not in the scan runs no agent.
@@ -154,16 +155,25 @@ pub enum DeliverError {
     AfterPaste(TmuxError),
     #[error("the text did not appear in pane {pane} within {waited:?}; Enter was not pressed")]
     Unverified { pane: String, waited: Duration },
+    /// The recipient was not there to receive: nothing was pasted.
+    #[error("not delivered: {0}")]
+    Refused(Refusal),
+    /// Pasted into the recipient, which then left before Enter: Enter was not pressed.
+    #[error("pasted, but Enter was not pressed: {0}")]
+    NotSubmitted(Refusal),
 }
 
 /// Pastes `text` (already sanitised) into `pane` through the buffer `agentpane-<id>`, checks
-/// that it arrived, then presses Enter when `opts.submit`.
+/// that it arrived, then presses Enter when `opts.submit` — each write only while `to` has the
+/// pane's foreground (`reports`: a recent scan, for the session check).
 pub fn paste(
     tmux: &Tmux,
     pane: &str,
     id: &str,
     text: &str,
     opts: Options,
+    to: &Recipient,
+    reports: &[PaneReport],
 ) -> Result<Pasted, DeliverError> {
     use DeliverError::{AfterPaste, NotPasted};
     let started = Instant::now();
@@ -172,9 +182,19 @@ pub fn paste(
     let buffer = format!("agentpane-{id}");
     tmux.load_buffer(&buffer, text.as_bytes())
         .map_err(NotPasted)?;
-    if let Err(e) = tmux.paste_buffer(&buffer, pane) {
+    // The last look before the paste; tmux holds the pane to it in the paste command itself.
+    let pasted = recipient::check(tmux, pane, to, reports)
+        .map_err(DeliverError::Refused)
+        .and_then(|seen| match tmux.paste_buffer_if(&buffer, pane, &seen) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(DeliverError::Refused(Refusal::Away(format!(
+                "{pane}'s foreground changed just before the paste"
+            )))),
+            Err(e) => Err(NotPasted(e)),
+        });
+    if let Err(e) = pasted {
         tmux.delete_buffer(&buffer);
-        return Err(NotPasted(e));
+        return Err(e);
     }
     loop {
         let now = Seen::of(
@@ -194,7 +214,7 @@ pub fn paste(
     }
     if opts.submit {
         std::thread::sleep(opts.enter_delay);
-        tmux.send_enter(pane).map_err(AfterPaste)?;
+        enter(tmux, pane, to, reports)?;
         for _ in 0..3 {
             if !opts.resubmit {
                 break;
@@ -204,13 +224,30 @@ pub fn paste(
             if !crate::agents::gemini::pane::input_pending(&screen) {
                 break;
             }
-            tmux.send_enter(pane).map_err(AfterPaste)?;
+            enter(tmux, pane, to, reports)?;
         }
     }
     Ok(Pasted {
         submitted: opts.submit,
         elapsed_ms: started.elapsed().as_millis() as u64,
     })
+}
+
+/// One Enter, only into `to` while it has the pane's foreground.
+fn enter(
+    tmux: &Tmux,
+    pane: &str,
+    to: &Recipient,
+    reports: &[PaneReport],
+) -> Result<(), DeliverError> {
+    let seen = recipient::check(tmux, pane, to, reports).map_err(DeliverError::NotSubmitted)?;
+    match tmux.send_enter_if(pane, &seen) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(DeliverError::NotSubmitted(Refusal::Away(format!(
+            "{pane}'s foreground changed just before Enter"
+        )))),
+        Err(e) => Err(DeliverError::AfterPaste(e)),
+    }
 }
 
 /// A distinctive end of the text as a terminal shows it: the last non-empty line, after its
@@ -339,28 +376,48 @@ pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> 
         if served.contains(&msg.dst) {
             continue;
         }
-        let (state, agent) = checked_state_of(tmux, reports, &msg.dst);
+        // The agent it was queued for must still be the one there, whether or not it is busy:
+        // one that went away is reported now, not when the pane next looks free.
+        let Some(to) = &msg.recipient else {
+            out.push(done(Outcome::Undeliverable, Some(NO_RECIPIENT.into())));
+            let _ = store.hold(&msg.id);
+            continue;
+        };
+        match recipient::check(tmux, &msg.dst, to, reports) {
+            Err(r) if r.is_final() => {
+                out.push(done(Outcome::Undeliverable, Some(r.to_string())));
+                let _ = store.hold(&msg.id);
+                continue;
+            }
+            Err(_) => continue,
+            Ok(_) => {}
+        }
+        let (state, _) = checked_state_of(tmux, reports, &msg.dst);
         if !is_free(state) {
             continue;
         }
         served.insert(msg.dst.clone());
-        out.push(deliver_one(store, tmux, msg, agent));
+        out.push(deliver_one(store, tmux, msg, reports));
     }
     out
 }
 
-/// Delivers one message with the journal around it: `pasting` first (fsynced), then the
-/// outcome. The queue file goes once a paste was sent (delivered or not confirmed: never
-/// repeated); when nothing reached the pane it stays queued for the next try.
-pub fn deliver_one(
-    store: &Store,
-    tmux: &Tmux,
-    msg: &Queued,
-    agent: Option<AgentKind>,
-) -> Delivered {
+/// Why a queued message without a recorded recipient is held.
+const NO_RECIPIENT: &str =
+    "queued without the agent it was meant for (an older agentpane); re-issue it with `agentpane route-queue --requeue ID`";
+
+/// Delivers one message to its recorded recipient with the journal around it: `pasting`
+/// first (fsynced), then the outcome. The queue file goes once a paste was sent (delivered or
+/// not confirmed: never repeated); when nothing reached the pane it stays queued for the next
+/// try, unless its recipient is gone for good: then it is held as `undeliverable`.
+pub fn deliver_one(store: &Store, tmux: &Tmux, msg: &Queued, reports: &[PaneReport]) -> Delivered {
     let report = |outcome: Outcome, detail: Option<String>| {
         let _ = store.record(msg, outcome, detail.clone());
         Delivered::of(msg, outcome, detail)
+    };
+    let Some(to) = &msg.recipient else {
+        let _ = store.hold(&msg.id);
+        return report(Outcome::Undeliverable, Some(NO_RECIPIENT.into()));
     };
     // One delivery at a time per pane: another route's paste and Enter must not interleave.
     let _pane_lock = match store.pane_lock(&msg.server, &msg.dst, PANE_LOCK_WAIT) {
@@ -378,10 +435,16 @@ pub fn deliver_one(
         // Without the journal line a crash could repeat the paste: do not paste.
         return Delivered::of(msg, Outcome::Failed, Some(format!("{e:#}")));
     }
-    let opts = Options::for_agent(agent, msg.submit);
-    let delivered = match paste(tmux, &msg.dst, &msg.id, &msg.text, opts) {
+    let opts = Options::for_agent(Some(to.kind), msg.submit);
+    let delivered = match paste(tmux, &msg.dst, &msg.id, &msg.text, opts, to, reports) {
         Ok(p) => report(Outcome::Delivered, Some(format!("{} ms", p.elapsed_ms))),
-        Err(e @ DeliverError::NotPasted(_)) => return report(Outcome::Failed, Some(e.to_string())),
+        Err(DeliverError::Refused(r)) if r.is_final() => {
+            let _ = store.hold(&msg.id);
+            return report(Outcome::Undeliverable, Some(r.to_string()));
+        }
+        Err(e @ (DeliverError::NotPasted(_) | DeliverError::Refused(_))) => {
+            return report(Outcome::Failed, Some(e.to_string()))
+        }
         Err(e) => report(Outcome::Unverified, Some(e.to_string())),
     };
     let _ = store.remove(&msg.id);
@@ -389,6 +452,28 @@ pub fn deliver_one(
 }
 
 impl Delivered {
+    /// What to tell the person about a message held for them (not delivered, kept with its
+    /// reason); `None` for any other outcome.
+    pub fn held_notice(&self) -> Option<String> {
+        let what = match self.outcome {
+            Outcome::Undeliverable => "not delivered",
+            Outcome::DstGone => "not delivered: the pane is gone",
+            Outcome::Expired => "not delivered: older than 24 h",
+            Outcome::Uncertain => "held: a paste may have started before a crash",
+            _ => return None,
+        };
+        Some(format!(
+            "agentpane: route {} → {} {what}{}; kept — `agentpane route-queue` lists it",
+            self.src,
+            self.dst,
+            self.detail
+                .as_deref()
+                .filter(|_| self.outcome == Outcome::Undeliverable)
+                .map(|x| format!(": {x}"))
+                .unwrap_or_default()
+        ))
+    }
+
     fn of(msg: &Queued, outcome: Outcome, detail: Option<String>) -> Delivered {
         Delivered {
             id: msg.id.clone(),
@@ -439,6 +524,7 @@ mod tests {
                         stdin.map(|b| String::from_utf8_lossy(b).into_owned());
                     Ok(Vec::new())
                 }
+                "display-message" => Ok(b"4242\x1f/dev/pts/99\x1f0\x1fclaude\n".to_vec()),
                 "capture-pane" => {
                     let calls = self.calls.lock().unwrap();
                     let pasted = calls.iter().any(|c| c.starts_with("paste-buffer"));
@@ -463,37 +549,76 @@ mod tests {
             dst: "%2".into(),
             text: "line one\nthe end".into(),
             submit: true,
+            recipient: Some(Recipient {
+                kind: AgentKind::Codex,
+                pid: std::process::id(),
+                start_ticks: 0,
+                session: None,
+            }),
         }
     }
 
+    /// A pid no process has now.
+    fn dead_pid() -> u32 {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id();
+        child.wait().unwrap();
+        pid
+    }
+
     #[test]
-    fn paste_is_buffer_on_stdin_bracketed_paste_then_enter() {
+    fn a_message_for_an_agent_that_exited_is_held_and_nothing_is_pasted() {
         let fake = FakeTmux::default();
         let tmux = Tmux::with_runner(Box::new(fake.clone()));
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(dir.path()).unwrap();
-        let m = msg();
+        let m = Queued {
+            recipient: Some(Recipient {
+                kind: AgentKind::Claude,
+                pid: dead_pid(),
+                start_ticks: 1,
+                session: None,
+            }),
+            ..msg()
+        };
         store.enqueue(&m).unwrap();
-        let d = deliver_one(&store, &tmux, &m, None);
-        assert_eq!(d.outcome, Outcome::Delivered, "{d:?}");
+        let d = deliver_one(&store, &tmux, &m, &[]);
+        assert_eq!(d.outcome, Outcome::Undeliverable, "{d:?}");
+        assert!(d.detail.as_deref().unwrap().contains("has exited"), "{d:?}");
         let calls = fake.calls.lock().unwrap().clone();
         let id = &m.id;
         assert_eq!(calls[0], "capture-pane -p -J -S -200 -t %2");
         assert_eq!(calls[1], format!("load-buffer -b agentpane-{id} -"));
-        assert_eq!(
-            calls[2],
-            format!("paste-buffer -p -d -b agentpane-{id} -t %2")
-        );
-        assert_eq!(calls.last().unwrap(), "send-keys -t %2 Enter");
+        assert!(calls[2].starts_with("display-message -p -t %2 "), "{calls:?}");
+        assert_eq!(calls[3], format!("delete-buffer -b agentpane-{id}"));
+        assert_eq!(calls.len(), 4, "no paste, no Enter: {calls:?}");
         assert!(
             calls.iter().all(|c| !c.contains("the end")),
             "text only on stdin"
         );
-        assert_eq!(
-            fake.pasted.lock().unwrap().as_deref(),
-            Some("line one\nthe end")
-        );
-        assert!(store.pending().unwrap().is_empty());
+        assert!(store.pending().unwrap().is_empty(), "held, not queued");
+        let held = store.held().unwrap();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].msg.text, m.text, "the text is kept");
+        assert_eq!(held[0].outcome, Some(Outcome::Undeliverable));
+    }
+
+    #[test]
+    fn a_message_without_a_recipient_is_held_untouched() {
+        let fake = FakeTmux::default();
+        let tmux = Tmux::with_runner(Box::new(fake.clone()));
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = Queued {
+            recipient: None,
+            ..msg()
+        };
+        store.enqueue(&m).unwrap();
+        let d = deliver_one(&store, &tmux, &m, &[]);
+        assert_eq!(d.outcome, Outcome::Undeliverable);
+        assert!(fake.calls.lock().unwrap().is_empty(), "tmux never called");
+        assert_eq!(store.held().unwrap().len(), 1);
+        assert!(d.held_notice().unwrap().contains("route-queue"));
     }
 
     #[test]
@@ -508,33 +633,13 @@ mod tests {
         let m = msg();
         store.enqueue(&m).unwrap();
         assert_eq!(
-            deliver_one(&store, &tmux, &m, None).outcome,
+            deliver_one(&store, &tmux, &m, &[]).outcome,
             Outcome::Failed
         );
         assert_eq!(store.pending().unwrap().len(), 1, "still queued");
         assert_eq!(
             disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
             Disposition::Deliver
-        );
-    }
-
-    #[test]
-    fn a_failure_after_the_paste_is_never_repeated() {
-        let fake = FakeTmux {
-            fail: Some("send-keys"),
-            ..FakeTmux::default()
-        };
-        let tmux = Tmux::with_runner(Box::new(fake));
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(dir.path()).unwrap();
-        let m = msg();
-        store.enqueue(&m).unwrap();
-        let d = deliver_one(&store, &tmux, &m, None);
-        assert_eq!(d.outcome, Outcome::Unverified, "{d:?}");
-        assert!(store.pending().unwrap().is_empty());
-        assert_eq!(
-            disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
-            Disposition::AlreadyDone
         );
     }
 
@@ -574,7 +679,8 @@ mod tests {
 
     #[test]
     fn free_states_exclude_turns_and_dialogs() {
-        assert!(is_free(State::YourTurn) && is_free(State::Idle) && is_free(State::None));
+        assert!(is_free(State::YourTurn) && is_free(State::Idle) && is_free(State::Attention));
         assert!(!is_free(State::Working) && !is_free(State::Waiting) && !is_free(State::Stalled));
+        assert!(!is_free(State::None), "a pane without an agent never receives");
     }
 }

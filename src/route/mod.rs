@@ -6,6 +6,7 @@
 pub mod ack;
 pub mod deliver;
 pub mod queue;
+pub mod recipient;
 pub mod relay;
 pub mod relays;
 pub mod sanitize;
@@ -16,5 +17,6 @@ pub mod transform;
 pub use ack::is_acknowledgement;
 pub use deliver::{deliver_queued, is_free, Delivered};
 pub use queue::{Outcome, Queued, Store};
+pub use recipient::{Recipient, Refusal};
 pub use relay::{Action, RelayState, Turn};
 pub use sanitize::sanitize;

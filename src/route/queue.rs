@@ -14,6 +14,7 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 
+use super::recipient::Recipient;
 use crate::events::Time;
 use crate::paths;
 
@@ -32,6 +33,11 @@ pub struct Queued {
     pub text: String,
     /// Press Enter after the paste.
     pub submit: bool,
+    /// The agent process the text is for, recorded when the route was accepted; delivery
+    /// checks it is still that process in the pane's foreground (docs/design.md#delivery).
+    /// A message without one (queued by an older agentpane) is held, never delivered.
+    #[serde(default)]
+    pub recipient: Option<Recipient>,
 }
 
 /// What happened to one delivery.
@@ -56,6 +62,9 @@ pub enum Outcome {
     Escalated,
     /// Nothing reached the pane (a tmux error before the paste); tried again later.
     Failed,
+    /// Not delivered, never will be: the agent it was meant for went away (exited, suspended,
+    /// replaced by another program or another session). Held with the reason for the human.
+    Undeliverable,
 }
 
 /// One line of `journal.jsonl`.
@@ -188,6 +197,59 @@ impl Store {
         }
     }
 
+    /// Messages held for the human, oldest first, each with the journal's last word on it
+    /// (why it was held). Unreadable files are skipped.
+    pub fn held(&self) -> Result<Vec<Held>> {
+        let dir = self.held_dir();
+        let mut out = Vec::new();
+        let entries =
+            fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        let journal = self.journal()?;
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("json") {
+                continue;
+            }
+            let Ok(bytes) = fs::read(&path) else { continue };
+            let Ok(msg) = serde_json::from_slice::<Queued>(&bytes) else {
+                continue;
+            };
+            let last = journal
+                .iter()
+                .rev()
+                .find(|e| e.id == msg.id && e.outcome != Outcome::Queued);
+            out.push(Held {
+                outcome: last.map(|e| e.outcome),
+                reason: last.and_then(|e| e.detail.clone()),
+                msg,
+            });
+        }
+        out.sort_by(|a, b| (a.msg.created, &a.msg.id).cmp(&(b.msg.created, &b.msg.id)));
+        Ok(out)
+    }
+
+    /// One message by id, queued or held (`true` when held).
+    pub fn find(&self, id: &str) -> Result<Option<(Queued, bool)>> {
+        if let Some(m) = self.pending()?.into_iter().find(|m| m.id == id) {
+            return Ok(Some((m, false)));
+        }
+        Ok(self
+            .held()?
+            .into_iter()
+            .find(|h| h.msg.id == id)
+            .map(|h| (h.msg, true)))
+    }
+
+    /// Deletes a held message for good; `false` when there was none.
+    pub fn drop_held(&self, id: &str) -> Result<bool> {
+        let path = self.held_dir().join(format!("{id}.json"));
+        match fs::remove_file(&path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+        }
+    }
+
     /// Appends one journal line and fsyncs it.
     pub fn record(&self, msg: &Queued, outcome: Outcome, detail: Option<String>) -> Result<()> {
         let entry = JournalEntry {
@@ -245,6 +307,15 @@ impl Store {
     }
 }
 
+/// A message held for the human, with why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Held {
+    pub msg: Queued,
+    /// The outcome that held it (`undeliverable`, `dst-gone`, `expired`, `uncertain`).
+    pub outcome: Option<Outcome>,
+    pub reason: Option<String>,
+}
+
 /// What to do with a queued message given its journal history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Disposition {
@@ -262,6 +333,7 @@ pub fn disposition(last: Option<Outcome>) -> Disposition {
         None | Some(Outcome::Queued) | Some(Outcome::Failed) => Disposition::Deliver,
         Some(Outcome::Delivered) | Some(Outcome::Unverified) => Disposition::AlreadyDone,
         Some(Outcome::DstGone)
+        | Some(Outcome::Undeliverable)
         | Some(Outcome::Expired)
         | Some(Outcome::Uncertain)
         | Some(Outcome::Escalated) => Disposition::AlreadyDone,
@@ -295,6 +367,7 @@ mod tests {
             dst: "%2".into(),
             text: "hello\nworld".into(),
             submit: true,
+            recipient: None,
         }
     }
 
@@ -333,6 +406,32 @@ mod tests {
         f.write_all(b"{\"id\":\"half").unwrap();
         assert_eq!(store.pending().unwrap().len(), 1);
         assert_eq!(store.journal().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn held_messages_keep_their_text_and_reason_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg("h1");
+        store.enqueue(&m).unwrap();
+        store
+            .record(&m, Outcome::Undeliverable, Some("the claude exited".into()))
+            .unwrap();
+        store.hold(&m.id).unwrap();
+        assert!(store.pending().unwrap().is_empty());
+        let held = store.held().unwrap();
+        assert_eq!(held.len(), 1);
+        assert_eq!(held[0].msg, m);
+        assert_eq!(held[0].outcome, Some(Outcome::Undeliverable));
+        assert_eq!(held[0].reason.as_deref(), Some("the claude exited"));
+        assert_eq!(store.find("h1").unwrap(), Some((m, true)));
+        assert_eq!(
+            disposition(Some(Outcome::Undeliverable)),
+            Disposition::AlreadyDone
+        );
+        assert!(store.drop_held("h1").unwrap());
+        assert!(!store.drop_held("h1").unwrap());
+        assert_eq!(store.find("h1").unwrap(), None);
     }
 
     #[test]

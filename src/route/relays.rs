@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::deliver::{checked_state_of, deliver_one, is_free};
 use super::queue::{new_id, JournalEntry, Outcome, Queued, Store};
+use super::recipient::{self, Recipient};
 use super::relay::{Action, RelayState};
 use super::sanitize::sanitize;
 use super::template::{Template, Vars};
@@ -34,6 +35,9 @@ pub struct Runner<'a> {
     /// The tmux server's socket path (queued messages are bound to it).
     pub server: &'a str,
     pub template: Option<&'a Template>,
+    /// The agents of sides A and B the relay started with; when either stops being that
+    /// agent (exits, is suspended or replaced), the relay escalates instead of sending.
+    pub agents: Option<&'a [Recipient; 2]>,
 }
 
 impl Runner<'_> {
@@ -47,6 +51,9 @@ impl Runner<'_> {
         reports: &[PaneReport],
     ) -> (Vec<String>, Option<End>) {
         let mut log = Vec::new();
+        if let Some(reason) = self.agent_left(relay, reports) {
+            return self.escalate(relay, reason, log);
+        }
         for action in actions {
             match action {
                 Action::Route {
@@ -60,25 +67,47 @@ impl Runner<'_> {
                     log.push(format!("relay finished: {reason}"));
                     return (log, Some(End::Finished(reason)));
                 }
-                Action::Escalate { reason } => {
-                    let _ = self.store.record_entry(&JournalEntry {
-                        id: new_id(),
-                        src: relay.a.clone(),
-                        dst: relay.b.clone(),
-                        bytes: 0,
-                        at: Utc::now(),
-                        outcome: Outcome::Escalated,
-                        detail: Some(reason.clone()),
-                    });
-                    let _ = self
-                        .tmux
-                        .display_message(None, &format!("agentpane: {reason}"));
-                    log.push(reason.clone());
-                    return (log, Some(End::Escalated(reason)));
-                }
+                Action::Escalate { reason } => return self.escalate(relay, reason, log),
             }
         }
         (log, None)
+    }
+
+    /// Why the relay must stop: a side is no longer the agent it started with.
+    fn agent_left(&self, relay: &RelayState, reports: &[PaneReport]) -> Option<String> {
+        let agents = self.agents?;
+        [(&relay.a, &agents[0]), (&relay.b, &agents[1])]
+            .into_iter()
+            .find_map(|(pane, agent)| match recipient::check(self.tmux, pane, agent, reports) {
+                Err(why) if why.is_final() => Some(format!(
+                    "ESCALATED: the relay between {} and {} stopped: {why}; over to you",
+                    relay.a, relay.b
+                )),
+                _ => None,
+            })
+    }
+
+    /// Journals and shows an escalation; the relay ends.
+    fn escalate(
+        &self,
+        relay: &RelayState,
+        reason: String,
+        mut log: Vec<String>,
+    ) -> (Vec<String>, Option<End>) {
+        let _ = self.store.record_entry(&JournalEntry {
+            id: new_id(),
+            src: relay.a.clone(),
+            dst: relay.b.clone(),
+            bytes: 0,
+            at: Utc::now(),
+            outcome: Outcome::Escalated,
+            detail: Some(reason.clone()),
+        });
+        let _ = self
+            .tmux
+            .display_message(None, &format!("agentpane: {reason}"));
+        log.push(reason.clone());
+        (log, Some(End::Escalated(reason)))
     }
 
     fn route(
@@ -101,6 +130,10 @@ impl Runner<'_> {
             Some(Err(e)) => return format!("round {round}: {src} → {dst}: template failed: {e:#}"),
             None => text.to_string(),
         };
+        let to = match recipient::admit(self.tmux, reports, dst) {
+            Ok(to) => to,
+            Err(why) => return format!("round {round}: {src} → {dst}: not delivered: {why}"),
+        };
         let msg = Queued {
             id: new_id(),
             created: Utc::now(),
@@ -109,10 +142,11 @@ impl Runner<'_> {
             dst: dst.to_string(),
             text: sanitize(&body),
             submit: true,
+            recipient: Some(to),
         };
-        let (state, agent) = checked_state_of(self.tmux, reports, dst);
+        let (state, _) = checked_state_of(self.tmux, reports, dst);
         if is_free(state) {
-            let done = deliver_one(self.store, self.tmux, &msg, agent);
+            let done = deliver_one(self.store, self.tmux, &msg, reports);
             format!(
                 "round {round}: {src} → {dst}: {}",
                 outcome_name(done.outcome)
@@ -150,6 +184,10 @@ pub struct Registration {
     /// Routes sent so far (kept across watcher restarts, so the round limit holds).
     #[serde(default)]
     pub sent: u32,
+    /// The agents of A and B when the relay was started (see [`Runner::agents`]). A
+    /// registration without them (an older agentpane) is dropped by the watcher.
+    #[serde(default)]
+    pub agents: Option<[Recipient; 2]>,
 }
 
 impl Registration {
@@ -228,6 +266,7 @@ mod tests {
             template: None,
             created: Utc::now(),
             sent,
+            agents: None,
         }
     }
 

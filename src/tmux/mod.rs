@@ -6,7 +6,7 @@ mod buffers;
 mod options;
 mod panes;
 
-pub use buffers::{escape_format, MAX_CAPTURE_LINES};
+pub use buffers::{escape_format, PaneNow, MAX_CAPTURE_LINES};
 pub use options::{OptionChange, Scope};
 pub use panes::{Pane, PANE_FORMAT};
 

@@ -16,6 +16,7 @@ use crate::events::Time;
 use crate::memory::AlertMemory;
 use crate::route::deliver::{is_free, state_of};
 use crate::route::queue::{new_id, Queued, Store};
+use crate::route::recipient;
 use crate::route::sanitize;
 use crate::scan::PaneReport;
 use crate::tmux::{OptionChange, Scope};
@@ -145,7 +146,7 @@ impl Mail {
             match Store::open_default() {
                 Ok(store) => {
                     for p in &plan.pastes {
-                        log.push(queue_paste(&store, p, server, now));
+                        log.push(queue_paste(&store, p, reports, server, now));
                     }
                 }
                 Err(e) => log.push(format!("routing queue unavailable: {e:#}")),
@@ -181,7 +182,23 @@ impl Mail {
     }
 }
 
-fn queue_paste(store: &Store, p: &Paste, server: &str, now: Time) -> String {
+fn queue_paste(
+    store: &Store,
+    p: &Paste,
+    reports: &[PaneReport],
+    server: &str,
+    now: Time,
+) -> String {
+    // For the agent the member's pane runs now, and no other (delivery checks it).
+    let recipient = match recipient::of_scan(reports, &p.pane) {
+        Ok(r) => r,
+        Err(e) => {
+            return format!(
+                "channel {} mail for {} not queued: {e}",
+                p.channel, p.member
+            )
+        }
+    };
     let msg = Queued {
         id: new_id(),
         created: now,
@@ -190,6 +207,7 @@ fn queue_paste(store: &Store, p: &Paste, server: &str, now: Time) -> String {
         dst: p.pane.clone(),
         text: p.text.clone(),
         submit: true,
+        recipient: Some(recipient),
     };
     // Queued first (fsynced), then the cursor: a crash in between can show a message twice
     // in the pane, never lose it.

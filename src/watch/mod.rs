@@ -265,8 +265,17 @@ impl Watcher {
                 d.src,
                 d.dst,
                 d.outcome,
-                d.detail.map(|x| format!(" ({x})")).unwrap_or_default()
+                d.detail
+                    .as_deref()
+                    .map(|x| format!(" ({x})"))
+                    .unwrap_or_default()
             ));
+            // A held message leaves the queue, so this is said once per message.
+            if let Some(text) = d.held_notice() {
+                if let Err(e) = self.tmux.display_message(None, &text) {
+                    log::line(&format!("held route not shown: {e}"));
+                }
+            }
         }
     }
 

@@ -53,6 +53,14 @@ impl Relays {
         };
         let Relays { states, answers } = self;
         for mut reg in regs {
+            if reg.agents.is_none() {
+                log.push(format!(
+                    "relay {} dropped: registered without its agents (an older agentpane); start it again",
+                    reg.id
+                ));
+                registry.remove(&reg.id);
+                continue;
+            }
             let template = match reg.template.as_deref().map(Template::load).transpose() {
                 Ok(t) => t,
                 Err(e) => {
@@ -74,6 +82,7 @@ impl Relays {
                 store: &store,
                 server,
                 template: template.as_ref(),
+                agents: reg.agents.as_ref(),
             };
             let (lines, end) = runner.apply(state, actions, reports);
             log.extend(lines.into_iter().map(|l| format!("relay {}: {l}", reg.id)));
