@@ -41,7 +41,7 @@ pub mod exit {
     pub const NO_TMUX: i32 = 3;
     /// Routed text refused for safety: the destination is not, or no longer, the agent the
     /// text is for (a shell, an exited, suspended or replaced agent). Nothing was pasted.
-    pub const REFUSED: i32 = 4;
+    pub const REFUSED: i32 = 6;
 }
 
 /// Runs the CLI with `args` and returns the process exit code. Re-entrant: tests call it.

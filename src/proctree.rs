@@ -713,9 +713,13 @@ mod tests {
     #[test]
     fn stat_tells_stopped_and_foreground_groups() {
         // A Ctrl-Z'd job: stopped, its group no longer the terminal's foreground group.
-        let z = "7542 (sleep) T 7538 7542 7538 34816 7538 1077936128 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0";
+        let z =
+            "7542 (sleep) T 7538 7542 7538 34816 7538 1077936128 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0";
         let s = procfs::parse_stat(z).unwrap();
-        assert_eq!((s.state, s.pgrp, s.tty_nr, s.tpgid), ('T', 7542, 34816, 7538));
+        assert_eq!(
+            (s.state, s.pgrp, s.tty_nr, s.tpgid),
+            ('T', 7542, 34816, 7538)
+        );
         assert_eq!(s.start_ticks, 555);
         assert!(s.stopped() && !s.in_foreground());
         let fg = "7542 (a) b) S 7538 7542 7538 34816 7542 0 0 0 0 0 0 0 0 0 20 0 1 0 555 0 0";
@@ -730,7 +734,10 @@ mod tests {
     #[test]
     fn this_process_stat_and_its_terminal_agree() {
         let me = procfs::stat(std::process::id()).unwrap();
-        assert_eq!(Some(me.start_ticks), procfs::start_ticks(std::process::id()));
+        assert_eq!(
+            Some(me.start_ticks),
+            procfs::start_ticks(std::process::id())
+        );
         if let Ok(tty) = std::fs::read_link("/proc/self/fd/0") {
             if tty.starts_with("/dev/pts") {
                 assert_eq!(procfs::tty_device(&tty), Some(me.tty_nr));

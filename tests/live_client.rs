@@ -253,7 +253,7 @@ fn picker_lists_urgent_first_reads_routes_jumps_and_refreshes() {
     // `r` into the busy codex: queued until its turn ends, not pasted into a working agent.
     live.keys(&["g", "j", "r"]);
     live.wait_screen("the queued route", |s| {
-        s.contains(&format!("{busy} is working: queued"))
+        s.contains(&format!("{busy} is busy (working): queued"))
     });
 
     // `p` on claude: the whole answer, scrollable; q goes back to the list.

@@ -193,13 +193,8 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
         let alerts = wait_alerts(&watch, &pane, 1);
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
 
-        // Routing out: the answer reaches a plain pane byte for byte.
-        let file = w.server.path().join("received.txt");
-        let sink = w.server.new_window(
-            &format!("exec cat > '{}'", file.display()),
-            &w.server.work("sink"),
-            &[],
-        );
+        // Routing out: the answer reaches another agent byte for byte.
+        let (sink, file) = w.server.inbox_agent("sink");
         let routed = w.server.agentpane(&["route", &pane, &sink]);
         assert_eq!(routed.code, 0, "{label}: {routed:?}");
         wait_for(STEP, "the routed answer in the sink", || {

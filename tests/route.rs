@@ -1,6 +1,7 @@
 //! Routing end to end on a private tmux server (`tmux -L agentpane-test-…`, killed on drop):
-//! a plain pane's screen routed into a pane running `cat`, injection neutralised, Enter
-//! submitted once; self-routes refused; the queue surviving a restart, delivered exactly once.
+//! a plain pane's screen routed into a fake agent that records what it receives, injection
+//! neutralised, Enter submitted once; self-routes refused; the queue surviving a restart,
+//! delivered exactly once. What is refused for safety (shells, agents gone): `route_safety.rs`.
 
 mod common;
 
@@ -19,12 +20,10 @@ fn plain(server: &TmuxServer, command: &str) -> String {
     server.new_window(command, &server.work("plain"), &[])
 }
 
-/// A pane whose submitted lines land in a file (cooked tty: a line reaches `cat` only on
-/// Enter, so the file proves what was submitted, and how often).
+/// An agent pane whose submitted lines land in a file (cooked tty: a line reaches the fake
+/// agent only on Enter, so the file proves what was submitted, and how often).
 fn sink(server: &TmuxServer) -> (String, std::path::PathBuf) {
-    let file = server.path().join("received.txt");
-    let pane = plain(server, &format!("exec cat > '{}'", file.display()));
-    (pane, file)
+    server.inbox_agent("sink")
 }
 
 fn capture(server: &TmuxServer, pane: &str) -> String {
@@ -52,15 +51,15 @@ fn outcomes(server: &TmuxServer) -> Vec<String> {
 }
 
 #[test]
-fn plain_screen_routes_into_cat_once_with_injection_neutralised() {
+fn plain_screen_routes_into_an_agent_once_with_injection_neutralised() {
     let server = TmuxServer::start();
     let src = plain(
         &server,
-        "printf 'hello from src\\nline two\\n'; exec sleep 600",
+        "printf 'hello from src\\nsecond row\\n'; exec sleep 600",
     );
     let (dst, file) = sink(&server);
     wait_for("the source text", DEADLINE, || {
-        capture(&server, &src).contains("line two")
+        capture(&server, &src).contains("second row")
     });
     let template = server.path().join("evil.tmpl");
     std::fs::write(
@@ -84,12 +83,16 @@ fn plain_screen_routes_into_cat_once_with_injection_neutralised() {
     assert_eq!(report["submitted"], true);
     assert_eq!(report["source"], "pane");
     eprintln!(
-        "routing latency, plain pane (command start → Enter): {} ms",
+        "routing latency, plain pane into a fake agent (command start → Enter): {} ms",
         report["latency_ms"]
     );
 
-    let expected = "Q: hello from src\nline two\nEND[201~INJECT2J\ntail-marker-xyz\n";
-    wait_for("the submitted text", DEADLINE, || read(&file) == expected);
+    let expected = "Q: hello from src\nsecond row\nEND[201~INJECT2J\ntail-marker-xyz\n";
+    wait_for(
+        &format!("the submitted text (got {:?})", read(&file)),
+        DEADLINE,
+        || read(&file) == expected,
+    );
     std::thread::sleep(Duration::from_millis(300));
     assert_eq!(
         read(&file),
@@ -243,7 +246,7 @@ fn busy_agent_is_refused_then_queued_and_delivered_when_free() {
     ]);
     assert_eq!(waited.code, 1, "{waited:?}");
     assert!(
-        waited.stderr.contains("still working after waiting"),
+        waited.stderr.contains("still busy (working) after waiting"),
         "{waited:?}"
     );
 
@@ -296,6 +299,7 @@ fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
         dst: dst.clone(),
         text: "queued hello".into(),
         submit: true,
+        recipient: Some(server.recipient(&dst)),
     };
     store.enqueue(&msg).unwrap();
     // … and a paste that was started before a crash is never repeated.

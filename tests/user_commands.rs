@@ -77,12 +77,7 @@ fn ai_command_pipeline_gets_a_hostile_answer_on_stdin_and_never_runs_it() {
         &server.work("src"),
         &[],
     );
-    let received = server.path().join("received.txt");
-    let dst = server.new_window(
-        &format!("exec cat > '{}'", received.display()),
-        &server.work("dst"),
-        &[],
-    );
+    let (dst, received) = server.inbox_agent("dst");
     wait_until(DEADLINE, "the hostile text on screen", || {
         capture(&server, &src).contains("touch pwned3")
     });

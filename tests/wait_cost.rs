@@ -76,14 +76,8 @@ fn assert_sleeps(what: &str, child: &mut Child) {
 
 /// An agentpane command on `server`, quiet, not waited for.
 fn start(server: &TmuxServer, args: &[&str]) -> Reap {
-    let mut cmd = Command::new(agentpane_bin());
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in server.env() {
-        cmd.env(k, v);
-    }
-    cmd.args(["-L", &server.name])
-        .args(args)
-        .stdin(Stdio::null())
+    let mut cmd = server.agentpane_command(args);
+    cmd.stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null());
     Reap(cmd.spawn().expect("start agentpane"))

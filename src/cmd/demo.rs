@@ -34,7 +34,8 @@ struct Actor {
     screen: Option<(&'static str, &'static str)>,
 }
 
-/// The plain pane the first finished answer is routed into.
+/// The idle agent (a fake Claude Code with no conversation yet) the first finished answer
+/// is routed into: routed text only ever goes into an agent's input box.
 const NOTES: &str = "notes";
 /// The agent whose answer is routed there once its turn ends.
 const ROUTED_FROM: &str = "api";
@@ -305,19 +306,31 @@ impl World {
             .map(String::from)
             .to_vec();
         args.push(notes.to_string_lossy().into_owned());
-        args.push("cat".into());
+        args.extend(self.env_flags());
+        args.extend(["-e".into(), "AGENTPANE_FAKE_AGENT=none".into()]);
+        args.push(
+            self.root
+                .join("bin")
+                .join("claude")
+                .to_string_lossy()
+                .into_owned(),
+        );
         self.cmd(&args)
-            .context("cannot start the demo's notes pane")?;
+            .context("cannot start the demo's notes agent")?;
         Ok(())
     }
 
-    /// The first line the notes pane shows (what the routed text starts with).
+    /// The first line the notes agent received (what the routed text starts with).
     fn notes_head(&self) -> Option<String> {
         let text = self
             .tmux
             .cmd(&["capture-pane", "-p", "-J", "-t", &format!("demo:{NOTES}")])
             .ok()?;
-        let line = text.lines().map(str::trim).find(|l| !l.is_empty())?;
+        // Below the fake agent's own start line.
+        let line = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with("fake "))?;
         Some(line.chars().take(100).collect())
     }
 

@@ -99,7 +99,13 @@ fn unsafe_destination(
     dst: &str,
     why: &Unsafe,
 ) -> Result<(i32, String)> {
-    refused_with(exit::REFUSED, args, src, dst, format!("not delivered: {why}"))
+    refused_with(
+        exit::REFUSED,
+        args,
+        src,
+        dst,
+        format!("not delivered: {why}"),
+    )
 }
 
 fn refused_with(

@@ -20,6 +20,8 @@
 //!
 //! - `AGENTPANE_FAKE_SCREEN=FILE`: printed to the terminal after the start steps, so the pane
 //!   shows what the real agent would (a permission dialog, a busy footer).
+//! - `AGENTPANE_FAKE_INBOX=FILE`: every other stdin line (what reached the agent's input box,
+//!   e.g. a routed message) is appended to FILE, so tests see exactly what the agent got.
 //!
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 
@@ -42,6 +44,9 @@ pub const ENV: &str = "AGENTPANE_FAKE_AGENT";
 
 /// A file whose bytes the fake prints after its start lines (a recorded screen).
 pub const SCREEN_ENV: &str = "AGENTPANE_FAKE_SCREEN";
+
+/// A file the fake appends every non-command stdin line to (its input box).
+pub const INBOX_ENV: &str = "AGENTPANE_FAKE_INBOX";
 
 /// Which fake to run when the binary was started as an agent with [`ENV`] set.
 pub fn requested(argv0: &OsStr) -> Option<AgentKind> {
@@ -74,6 +79,8 @@ enum Command {
     All,
     Line(String),
     Quit,
+    /// Not a command: text typed or pasted into the agent.
+    Input(String),
 }
 
 fn parse_command(line: &str) -> Option<Command> {
@@ -157,6 +164,7 @@ fn run_inner(kind: AgentKind) -> Result<()> {
                 write_next(&mut sink, usize::MAX)?;
             }
             Ok(Command::Line(l)) => sink.append(&l)?,
+            Ok(Command::Input(text)) => received(&text)?,
             Ok(Command::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 write_next(&mut sink, 1)?;
@@ -180,12 +188,29 @@ fn spawn_stdin_reader() -> mpsc::Receiver<Command> {
                         break;
                     }
                 }
-                None if line.trim().is_empty() => {}
-                None => eprintln!("fake agent: unknown command `{}`", line.trim()),
+                None => {
+                    if tx.send(Command::Input(line)).is_err() {
+                        break;
+                    }
+                }
             }
         }
     });
     rx
+}
+
+/// Appends a line the agent received to its inbox file, when it has one.
+fn received(text: &str) -> Result<()> {
+    let Some(path) = std::env::var_os(INBOX_ENV) else {
+        return Ok(());
+    };
+    let mut f = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", Path::new(&path).display()))?;
+    writeln!(f, "{text}")?;
+    Ok(())
 }
 
 /// Where a fake agent leaves its traces.

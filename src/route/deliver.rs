@@ -589,7 +589,10 @@ mod tests {
         let id = &m.id;
         assert_eq!(calls[0], "capture-pane -p -J -S -200 -t %2");
         assert_eq!(calls[1], format!("load-buffer -b agentpane-{id} -"));
-        assert!(calls[2].starts_with("display-message -p -t %2 "), "{calls:?}");
+        assert!(
+            calls[2].starts_with("display-message -p -t %2 "),
+            "{calls:?}"
+        );
         assert_eq!(calls[3], format!("delete-buffer -b agentpane-{id}"));
         assert_eq!(calls.len(), 4, "no paste, no Enter: {calls:?}");
         assert!(
@@ -632,10 +635,7 @@ mod tests {
         let store = Store::open(dir.path()).unwrap();
         let m = msg();
         store.enqueue(&m).unwrap();
-        assert_eq!(
-            deliver_one(&store, &tmux, &m, &[]).outcome,
-            Outcome::Failed
-        );
+        assert_eq!(deliver_one(&store, &tmux, &m, &[]).outcome, Outcome::Failed);
         assert_eq!(store.pending().unwrap().len(), 1, "still queued");
         assert_eq!(
             disposition(store.last_outcomes().unwrap().get(&m.id).copied()),
@@ -681,6 +681,9 @@ mod tests {
     fn free_states_exclude_turns_and_dialogs() {
         assert!(is_free(State::YourTurn) && is_free(State::Idle) && is_free(State::Attention));
         assert!(!is_free(State::Working) && !is_free(State::Waiting) && !is_free(State::Stalled));
-        assert!(!is_free(State::None), "a pane without an agent never receives");
+        assert!(
+            !is_free(State::None),
+            "a pane without an agent never receives"
+        );
     }
 }

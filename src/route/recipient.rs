@@ -22,7 +22,7 @@ pub struct Recipient {
     pub pid: u32,
     /// Clock ticks since boot (`/proc/PID/stat` field 22): with the pid, one process.
     pub start_ticks: u64,
-    /// The agent's session (session id, else transcript path) when it had one: a new session
+    /// The agent's session (transcript, else session id) when it had one: a new session
     /// of the same agent in that pane never asked for the text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
@@ -38,7 +38,9 @@ impl std::fmt::Display for Recipient {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Refusal {
     /// The pane runs no coding agent: nothing is ever typed there.
-    #[error("{pane} runs {runs}, not a coding agent: agentpane types only into an agent's input box")]
+    #[error(
+        "{pane} runs {runs}, not a coding agent: agentpane types only into an agent's input box"
+    )]
     NotAnAgent { pane: String, runs: String },
     /// The agent the text was meant for is gone from the pane for good (exited, suspended,
     /// replaced, another session): queued text is held for the human, never re-aimed.
@@ -57,15 +59,15 @@ impl Refusal {
     }
 }
 
-/// The session a report's agent is in: its id, else its transcript.
+/// The session a report's agent is in: its transcript (a new conversation in the same
+/// process, like Claude Code's `/clear`, starts a new one), else its session id.
 fn session_of(report: &PaneReport) -> Option<String> {
-    report.resolved.session_id.clone().or_else(|| {
-        report
-            .resolved
-            .transcript
-            .as_ref()
-            .map(|p| p.to_string_lossy().into_owned())
-    })
+    report
+        .resolved
+        .transcript
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned())
+        .or_else(|| report.resolved.session_id.clone())
 }
 
 /// The report of `pane` in a scan, when an agent runs there.

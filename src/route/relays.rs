@@ -78,13 +78,15 @@ impl Runner<'_> {
         let agents = self.agents?;
         [(&relay.a, &agents[0]), (&relay.b, &agents[1])]
             .into_iter()
-            .find_map(|(pane, agent)| match recipient::check(self.tmux, pane, agent, reports) {
-                Err(why) if why.is_final() => Some(format!(
-                    "ESCALATED: the relay between {} and {} stopped: {why}; over to you",
-                    relay.a, relay.b
-                )),
-                _ => None,
-            })
+            .find_map(
+                |(pane, agent)| match recipient::check(self.tmux, pane, agent, reports) {
+                    Err(why) if why.is_final() => Some(format!(
+                        "ESCALATED: the relay between {} and {} stopped: {why}; over to you",
+                        relay.a, relay.b
+                    )),
+                    _ => None,
+                },
+            )
     }
 
     /// Journals and shows an escalation; the relay ends.

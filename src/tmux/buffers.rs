@@ -176,10 +176,7 @@ impl PaneNow {
                 self.pane_pid, self.command
             )
         } else {
-            format!(
-                "#{{==:#{{pane_pid}}/#{{pane_dead}},{}/0}}",
-                self.pane_pid
-            )
+            format!("#{{==:#{{pane_pid}}/#{{pane_dead}},{}/0}}", self.pane_pid)
         }
     }
 }

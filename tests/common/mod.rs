@@ -331,6 +331,32 @@ impl TmuxServer {
         });
     }
 
+    /// A fake Claude Code in its own folder `work/<name>` whose received lines (what reached
+    /// its input box: routed text, one line per Enter in its cooked terminal) land in
+    /// `<root>/<name>.txt`; (pane, file). The agent counterpart of a `cat > file` pane.
+    pub fn inbox_agent(&self, name: &str) -> (String, PathBuf) {
+        let file = self.path().join(format!("{name}.txt"));
+        let agent = FakeAgent::claude()
+            .in_dir(name)
+            .env("AGENTPANE_FAKE_INBOX", file.to_str().unwrap());
+        (self.spawn(&agent), file)
+    }
+
+    /// The recipient a route to `pane` records now: the agent process `resolve` finds there.
+    pub fn recipient(&self, pane: &str) -> agentpane::route::Recipient {
+        let run = self.agentpane(&["resolve", pane, "--json"]);
+        let doc = run.json();
+        let pid = doc["agent_pid"].as_u64().expect("an agent pid") as u32;
+        let kind = serde_json::from_value(doc["agent"].clone()).expect("an agent kind");
+        let stat = agentpane::proctree::procfs::stat(pid).expect("the agent's /proc/PID/stat");
+        agentpane::route::Recipient {
+            kind,
+            pid,
+            start_ticks: stat.start_ticks,
+            session: None,
+        }
+    }
+
     /// The pid of `pane`'s first process.
     pub fn pane_pid(&self, pane: &str) -> u32 {
         self.tmux(&["display-message", "-p", "-t", pane, "#{pane_pid}"])
@@ -351,16 +377,19 @@ impl TmuxServer {
 
     /// [`agentpane`](Self::agentpane) with extra environment (e.g. `TMUX_PANE`).
     pub fn agentpane_env(&self, env: &[(&str, &str)], args: &[&str]) -> Run {
-        let mut cmd = self.command(agentpane_bin());
+        let mut cmd = self.agentpane_command(args);
         for (k, v) in env {
             cmd.env(k, v);
         }
-        let out = cmd
-            .args(["-L", &self.name])
-            .args(args)
-            .output()
-            .expect("run agentpane");
-        Run::from(out)
+        Run::from(cmd.output().expect("run agentpane"))
+    }
+
+    /// `agentpane -L name ARGS` with the server's environment, not started: for a caller that
+    /// runs it in the background.
+    pub fn agentpane_command(&self, args: &[&str]) -> Command {
+        let mut cmd = self.command(agentpane_bin());
+        cmd.args(["-L", &self.name]).args(args);
+        cmd
     }
 }
 

@@ -5,15 +5,9 @@ use super::*;
 // ---------------------------------------------------------------------------------------------
 // Ten routes into one pane at once.
 
-/// A pane whose submitted lines land in a file (cooked tty: a line reaches `cat` on Enter).
+/// A fake agent whose submitted lines land in a file (cooked tty: a line reaches it on Enter).
 fn cat_sink(server: &TmuxServer) -> (String, PathBuf) {
-    let file = server.path().join("received.txt");
-    let pane = server.new_window(
-        &format!("exec cat > '{}'", file.display()),
-        &server.work("sink"),
-        &[],
-    );
-    (pane, file)
+    server.inbox_agent("sink")
 }
 
 /// Ten plain panes, each showing one unique marker line.
@@ -167,6 +161,7 @@ fn deliver_queue_concurrently(
 ) {
     use agentpane::route::queue::{new_id, Queued, Store};
     let (dst, file) = cat_sink(server);
+    let recipient = server.recipient(&dst);
     let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
     let store = Store::open(&server.state_dir()).unwrap();
     let markers: Vec<String> = (0..10).map(|k| format!("queued-message-{k}-end")).collect();
@@ -180,6 +175,7 @@ fn deliver_queue_concurrently(
                 dst: dst.clone(),
                 text: m.clone(),
                 submit: true,
+                recipient: Some(recipient.clone()),
             })
             .unwrap();
     }

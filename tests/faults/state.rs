@@ -29,6 +29,7 @@ fn agentpane_with_state(server: &TmuxServer, state: &Path, args: &[&str]) -> com
 fn a_state_folder_that_cannot_exist_degrades_status_and_fails_writers_clearly() {
     let server = TmuxServer::start();
     let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
+    let other = server.spawn(&FakeAgent::codex().in_dir("other"));
     let expected = server.agentpane(&["status"]);
     assert_eq!(expected.code, 0, "{expected:?}");
     let blocker = server.path().join("not-a-folder");
@@ -45,7 +46,7 @@ fn a_state_folder_that_cannot_exist_degrades_status_and_fails_writers_clearly() 
         &[
             "route",
             &pane,
-            "%0",
+            &other,
             "--transform",
             "full-output",
             "--queue",
