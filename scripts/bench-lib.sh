@@ -1,9 +1,13 @@
-# Shared by scripts/compare.sh and scripts/watcher-cost.sh (sourced, not run): tools, a release
-# build, and a private tmux server with fake agents in a temporary world.
+# Shared by the scripts/*-cost.sh, scripts/compare.sh and scripts/watcher-kinds.sh (sourced,
+# not run): tools, a release build, and a private tmux server with fake agents in a temporary
+# world.
 #
 # After `bench_world`: $ROOT, $BIN (release agentpane), $WORK (temp folder, removed on exit),
 # $SERVER (the private server's -L name, killed on exit), and HOME / AGENTPANE_STATE_DIR /
 # CLAUDE_CONFIG_DIR / CODEX_HOME exported into $WORK so nothing touches the real home.
+# $WORK/bin holds a fake of every agent kind: symlinks to the release build. $BENCH_BIN
+# replaces the agentpane measured (an older build, measured against today's fakes) and
+# $BENCH_FAKE_BIN the fakes' binary.
 
 bench_need() {
     command -v "$1" >/dev/null 2>&1 && return 0
@@ -15,7 +19,8 @@ bench_need() {
 bench_build() {
     echo "bench: release build" >&2
     cargo build --release --quiet
-    BIN=$ROOT/target/release/agentpane
+    BIN=${BENCH_BIN:-$ROOT/target/release/agentpane}
+    FAKE_BIN=${BENCH_FAKE_BIN:-$ROOT/target/release/agentpane}
 }
 
 bench_cleanup() {
@@ -38,8 +43,10 @@ bench_world() {
     export CLAUDE_CONFIG_DIR=$WORK/claude CODEX_HOME=$WORK/codex SHELL=/bin/sh
     unset TMUX TMUX_PANE
     mkdir -p "$HOME" "$AGENTPANE_STATE_DIR" "$CLAUDE_CONFIG_DIR" "$CODEX_HOME" "$WORK/bin"
-    ln -s "$BIN" "$WORK/bin/claude"
-    ln -s "$BIN" "$WORK/bin/codex"
+    local kind
+    for kind in claude codex gemini opencode amp aider; do
+        ln -s "${FAKE_BIN:-$BIN}" "$WORK/bin/$kind"
+    done
     T=(tmux -L "$SERVER" -f /dev/null)
     "${T[@]}" new-session -d -s main -x 200 -y 50 -c "$WORK"
     BENCH_SOCKET=$("${T[@]}" display-message -p '#{socket_path}')

@@ -60,6 +60,17 @@ pub fn ensure_private_dir(dir: &Path) -> Result<()> {
 /// Replaces `path` with `data` atomically: a private temp file in the same folder, fsync,
 /// rename, fsync of the folder. Readers see the old or the new content, never a mix.
 pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
+    write_via_temp(path, data, true)
+}
+
+/// [`write_atomic`] without waiting for the disk: for a file rebuilt whole at every change
+/// (the watcher's snapshot), which a crash may leave one version behind but never torn. The
+/// two fsyncs were most of what a watcher's wake cost when a pane's state kept changing.
+pub fn replace(path: &Path, data: &[u8]) -> Result<()> {
+    write_via_temp(path, data, false)
+}
+
+fn write_via_temp(path: &Path, data: &[u8], durable: bool) -> Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -82,11 +93,15 @@ pub fn write_atomic(path: &Path, data: &[u8]) -> Result<()> {
             .with_context(|| format!("cannot create {}", tmp.display()))?;
         f.write_all(data)
             .with_context(|| format!("cannot write {}", tmp.display()))?;
-        f.sync_all()
-            .with_context(|| format!("cannot sync {}", tmp.display()))?;
+        if durable {
+            f.sync_all()
+                .with_context(|| format!("cannot sync {}", tmp.display()))?;
+        }
         fs::rename(&tmp, path).with_context(|| format!("cannot replace {}", path.display()))?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
+        if durable {
+            if let Ok(d) = File::open(dir) {
+                let _ = d.sync_all();
+            }
         }
         Ok(())
     })();

@@ -129,6 +129,53 @@ pub struct AgentMatch {
     pub chain: Vec<u32>,
 }
 
+/// The first half of [`ProcTable::capture`], which needs no pane: every process's pid, ppid,
+/// name and start time. A one-shot scan takes it while tmux lists the panes.
+pub struct Skeleton {
+    table: ProcTable,
+}
+
+impl Skeleton {
+    /// Reads every process's pid, ppid, name and start time.
+    pub fn take() -> Skeleton {
+        use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
+        let mut sys = System::new();
+        sys.refresh_processes_specifics(
+            ProcessesToUpdate::All,
+            true,
+            ProcessRefreshKind::nothing().without_tasks(),
+        );
+        let table = ProcTable::from_procs(sys.processes().values().map(|p| ProcInfo {
+            pid: p.pid().as_u32(),
+            ppid: p.parent().map(|pp| pp.as_u32()),
+            name: os_lossy(p.name()),
+            argv: Vec::new(),
+            exe: None,
+            start: p.start_time(),
+        }));
+        Skeleton { table }
+    }
+
+    /// The table, with command line and executable of every descendant of `roots` (read
+    /// straight from `/proc/PID/cmdline` and `/proc/PID/exe`: a fuller refresh read two more
+    /// files a process). A root the skeleton does not know (a pane opened after it was taken)
+    /// takes it again.
+    pub fn finish(self, roots: &[u32]) -> ProcTable {
+        let mut table = if roots.iter().all(|r| self.table.procs.contains_key(r)) {
+            self.table
+        } else {
+            Skeleton::take().table
+        };
+        for pid in table.descendants(roots) {
+            if let Some(info) = table.procs.get_mut(&pid) {
+                info.argv = procfs::cmdline(pid).unwrap_or_default();
+                info.exe = procfs::exe(pid);
+            }
+        }
+        table
+    }
+}
+
 /// A snapshot of the process table.
 #[derive(Debug, Clone, Default)]
 pub struct ProcTable {
@@ -156,49 +203,8 @@ impl ProcTable {
     /// and start time; command line and executable are read only for the descendants of
     /// `roots` (the pane PIDs), which is all the walk looks at.
     pub fn capture(roots: &[u32]) -> ProcTable {
-        use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System, UpdateKind};
-        let mut sys = System::new();
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::All,
-            true,
-            ProcessRefreshKind::nothing().without_tasks(),
-        );
-        let skeleton = ProcTable::from_procs(sys.processes().values().map(|p| ProcInfo {
-            pid: p.pid().as_u32(),
-            ppid: p.parent().map(|pp| pp.as_u32()),
-            name: os_lossy(p.name()),
-            argv: Vec::new(),
-            exe: None,
-            start: p.start_time(),
-        }));
-        let wanted: Vec<sysinfo::Pid> = skeleton
-            .descendants(roots)
-            .into_iter()
-            .map(sysinfo::Pid::from_u32)
-            .collect();
-        if wanted.is_empty() {
-            return skeleton;
-        }
-        sys.refresh_processes_specifics(
-            ProcessesToUpdate::Some(&wanted),
-            true,
-            ProcessRefreshKind::nothing()
-                .without_tasks()
-                .with_cmd(UpdateKind::Always)
-                .with_exe(UpdateKind::Always),
-        );
-        let mut table = skeleton;
-        for pid in wanted {
-            let (Some(info), Some(p)) = (table.procs.get_mut(&pid.as_u32()), sys.process(pid))
-            else {
-                continue;
-            };
-            info.argv = p.cmd().iter().map(|a| os_lossy(a)).collect();
-            info.exe = p.exe().map(Path::to_path_buf);
-        }
-        table
+        Skeleton::take().finish(roots)
     }
-
     /// Every process of the snapshot, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = &ProcInfo> {
         self.procs.values()
@@ -333,6 +339,17 @@ pub mod procfs {
             .map(|a| String::from_utf8_lossy(a).into_owned())
             .collect();
         (!argv.is_empty()).then_some(argv)
+    }
+
+    /// The process's executable, when readable; without the ` (deleted)` the kernel adds once
+    /// the file was replaced (an upgrade while it runs).
+    pub fn exe(pid: u32) -> Option<PathBuf> {
+        let link = std::fs::read_link(format!("/proc/{pid}/exe")).ok()?;
+        let text = link.as_os_str().as_bytes();
+        Some(match text.strip_suffix(b" (deleted)") {
+            Some(kept) => PathBuf::from(std::ffi::OsStr::from_bytes(kept)),
+            None => link,
+        })
     }
 
     /// The process's environment, when readable.

@@ -18,7 +18,7 @@ pub use crate::agents::locate::{Target, TranscriptCache, Via};
 use crate::agents::opencode::locate as opencode;
 use crate::events::{AgentKind, Time};
 use crate::paths;
-use crate::proctree::{procfs, Matcher, ProcTable};
+use crate::proctree::{procfs, Matcher, ProcTable, Skeleton};
 use crate::tmux::Pane;
 
 /// The agent process found under a pane.
@@ -61,6 +61,8 @@ pub struct Resolver {
     cache: TranscriptCache,
     /// Per Claude config root: (pid, sessionId) of every live session record.
     claims: HashMap<PathBuf, Vec<(u32, String)>>,
+    /// What the opencode panes of this scan share (databases, the other opencode processes).
+    opencode: opencode::Shared,
 }
 
 impl Resolver {
@@ -73,19 +75,32 @@ impl Resolver {
             now,
             cache,
             claims: HashMap::new(),
+            opencode: opencode::Shared::default(),
         }
+    }
+
+    /// Reads opencode's databases through `dbs` (connections a caller keeps between scans).
+    pub fn with_databases(mut self, dbs: crate::agents::opencode::store::Databases) -> Resolver {
+        self.opencode.dbs = dbs;
+        self
     }
 
     /// One snapshot of the system covering `panes`, with the matcher from the environment and
     /// the on-disk cache.
     pub fn for_panes(panes: &[Pane], now: Time) -> Resolver {
+        Resolver::from_skeleton(panes, Skeleton::take(), now)
+    }
+
+    /// [`Resolver::for_panes`] completing a process skeleton taken earlier (while tmux listed
+    /// the panes).
+    pub fn from_skeleton(panes: &[Pane], skeleton: Skeleton, now: Time) -> Resolver {
         let roots: Vec<u32> = panes
             .iter()
             .filter(|p| !p.dead)
             .map(|p| p.pane_pid)
             .collect();
         Resolver::new(
-            ProcTable::capture(&roots),
+            skeleton.finish(&roots),
             Matcher::from_env(),
             TranscriptCache::load(),
             now,
@@ -97,9 +112,10 @@ impl Resolver {
         &self.table
     }
 
-    /// Saves what was learnt (the transcript cache).
-    pub fn finish(mut self) {
+    /// Saves what was learnt (the transcript cache); hands back the databases it read.
+    pub fn finish(mut self) -> crate::agents::opencode::store::Databases {
         self.cache.save();
+        self.opencode.dbs
     }
 
     /// The whole chain for one pane.
@@ -157,7 +173,7 @@ impl Resolver {
             AgentKind::Codex => codex::codex_home(m.pid, &self.home),
             AgentKind::Opencode => opencode::data_root(m.pid, &self.home),
             AgentKind::Gemini => gemini::gemini_dir(m.pid, &self.home),
-            other => {
+            other @ (AgentKind::Amp | AgentKind::Aider) => {
                 out.agent = Some(AgentProcess {
                     kind: other,
                     pid: m.pid,
@@ -202,7 +218,13 @@ impl Resolver {
             }
             AgentKind::Opencode => {
                 let argv = self.table.get(m.pid).map_or(&[][..], |p| &p.argv[..]);
-                opencode::locate(&target, &self.table, argv, &mut out.steps)
+                opencode::locate(
+                    &target,
+                    &self.table,
+                    argv,
+                    &mut self.opencode,
+                    &mut out.steps,
+                )
             }
             AgentKind::Gemini => gemini::locate(&target, &self.table, &mut out.steps),
             _ => claude::locate(&target, &mut self.cache, &mut out.steps),

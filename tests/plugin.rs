@@ -92,14 +92,21 @@ fn keys_can_be_turned_off() {
 }
 
 #[test]
-fn focus_hooks_wake_the_watcher() {
+fn focus_and_pane_hooks_wake_the_watcher() {
     let server = TmuxServer::start();
     setup(&server, "on");
-    let hooks = server.tmux(&["show-hooks", "-g"]);
+    // Pane hooks are window options in tmux 3.3 (`-w`).
+    let hooks = server.tmux(&["show-hooks", "-g"]) + "\n" + &server.tmux(&["show-hooks", "-gw"]);
     for hook in [
         "after-select-pane[4242]",
         "session-window-changed[4242]",
         "client-session-changed[4242]",
+        "after-new-window[4242]",
+        "after-split-window[4242]",
+        "after-kill-pane[4242]",
+        "pane-exited[4242]",
+        "window-unlinked[4242]",
+        "session-closed[4242]",
     ] {
         assert!(
             hooks
@@ -108,10 +115,13 @@ fn focus_hooks_wake_the_watcher() {
             "{hook} missing in:\n{hooks}"
         );
     }
-    // Switching panes runs the hook, which touches the nudge file the watcher watches.
+    // Opening and switching panes runs the hooks, which touch the nudge file the watcher
+    // watches.
     let nudge = server.state_dir().join("nudge");
     let _ = std::fs::remove_file(&nudge);
     server.tmux(&["split-window", "-d", "-t", "main:"]);
+    wait_until(DEADLINE, "the nudge of a new pane", || nudge.exists());
+    std::fs::remove_file(&nudge).unwrap();
     server.tmux(&["select-pane", "-t", "main:0.1"]);
     wait_until(DEADLINE, "the nudge", || nudge.exists());
 }

@@ -360,3 +360,43 @@ fn two_opencode_sessions_in_one_folder_never_show_a_neighbours() {
         }
     }
 }
+
+/// Issue 18: a real opencode idle after an answer kept the watcher at ~10 % of a core,
+/// ~30 wakes a second: its own reads of the database looked like news to its file watch.
+/// Now the watcher (default 5 s safety poll) beside it uses under 5 ms of CPU a second,
+/// itself and its tmux clients. `AGENTPANE_COST_SECS` (default 10) sets the window, and the
+/// measurement is printed (scripts/watcher-kinds.sh runs this with `--nocapture`).
+#[test]
+fn an_idle_opencode_leaves_the_watcher_asleep() {
+    use common::cost::{counters, cpu_ms, settle, start_watcher};
+    let secs: u64 = std::env::var("AGENTPANE_COST_SECS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10);
+    for client in real::clients("opencode") {
+        let label = client.label();
+        let w = World::new();
+        let pane = w.opencode(&client, "proj");
+        type_prompt(&w.server, &pane, "hello there");
+        w.wait_state(&pane, "your-turn", None);
+        let watch = start_watcher(&w.server, &[]);
+        settle(watch.0.id());
+        let (cpu0, c0) = (cpu_ms(watch.0.id()), counters(&w.server, &watch));
+        std::thread::sleep(Duration::from_secs(secs));
+        let (cpu1, c1) = (cpu_ms(watch.0.id()), counters(&w.server, &watch));
+        let used = cpu1 - cpu0;
+        println!(
+            "real {label} idle after an answer, watcher over {secs} s: {used} ms of CPU = {:.3} % \
+             of a core, {} wakes, {} tmux list-panes, {} transcript reads",
+            used as f64 / 10.0 / secs as f64,
+            c1.wakes - c0.wakes,
+            c1.lists - c0.lists,
+            c1.reads - c0.reads
+        );
+        assert!(
+            used < 5 * secs,
+            "{label}: the watcher used {used} ms of CPU in {secs} s beside an idle opencode"
+        );
+        assert_eq!(w.resolve(&pane)["state"], "your-turn", "{label}");
+    }
+}

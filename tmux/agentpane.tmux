@@ -128,10 +128,14 @@ main() {
 	fi
 
 	if [ "$watch" = "on" ]; then
-		# Switching to a pane acknowledges its alert: wake the watcher at once rather than at
-		# its next safety poll. Indexed hooks leave the user's own hooks alone.
+		# Switching to a pane acknowledges its alert, and a pane that opens or closes may hold
+		# an agent: wake the watcher at once rather than at its next safety poll (between
+		# these, a write to an agent's log is all it reads again; it asks tmux for the panes
+		# only then). Indexed hooks leave the user's own hooks alone.
 		local hook
-		for hook in after-select-pane session-window-changed client-session-changed; do
+		for hook in after-select-pane session-window-changed client-session-changed \
+			after-new-window after-split-window after-kill-pane \
+			pane-exited window-unlinked session-closed; do
 			tmux set-hook -g "${hook}[4242]" "run-shell -b \"$base nudge >/dev/null 2>&1 || true\""
 		done
 	fi

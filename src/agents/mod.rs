@@ -8,7 +8,57 @@ pub mod gemini;
 pub mod locate;
 pub mod opencode;
 
+use std::path::{Path, PathBuf};
+
 use crate::events::{AgentKind, Event};
+
+/// Whether agentpane reads this agent's own session log; without one, a pane of it is read
+/// from its screen alone.
+pub fn reads_log(kind: AgentKind) -> bool {
+    match kind {
+        AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini | AgentKind::Opencode => true,
+        AgentKind::Amp | AgentKind::Aider => false,
+    }
+}
+
+/// Whether a pane of this agent is read from its terminal title too (Gemini CLI keeps its
+/// status there), so reading its log again needs a fresh `list-panes`.
+pub fn reads_title(kind: AgentKind) -> bool {
+    match kind {
+        AgentKind::Gemini => true,
+        AgentKind::Claude
+        | AgentKind::Codex
+        | AgentKind::Opencode
+        | AgentKind::Amp
+        | AgentKind::Aider => false,
+    }
+}
+
+/// The folders a file watch should see for an agent (`root`: its config or data root) in
+/// folder `cwd`, besides its log's own folder: where a new session shows up before its log
+/// does.
+pub fn folders(kind: AgentKind, root: Option<&Path>, cwd: &str) -> Vec<PathBuf> {
+    let Some(root) = root else {
+        return Vec::new();
+    };
+    match kind {
+        // Session records (Claude Code) and rollouts (Codex) appear under `sessions/`.
+        AgentKind::Claude | AgentKind::Codex => vec![root.join("sessions")],
+        // The database folder: the first prompt creates the session there.
+        AgentKind::Opencode => vec![root.to_path_buf()],
+        // No session records: the first log appears in the project's `chats/`.
+        AgentKind::Gemini => gemini::locate::project_dir(root, cwd)
+            .map(|p| vec![p.join("chats")])
+            .unwrap_or_default(),
+        AgentKind::Amp | AgentKind::Aider => Vec::new(),
+    }
+}
+
+/// True for a file whose changes never mean that any agent's session changed, though it
+/// sits in a folder the watch sees (opencode's SQLite `-shm`, written by every reader).
+pub fn never_news(path: &Path) -> bool {
+    opencode::never_news(path)
+}
 
 /// Maps one transcript line to an event with the adapter for `agent`. `None` for lines that
 /// are not JSON objects or carry nothing the state engine uses.

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use chrono::Utc;
 
-use crate::scan::{PaneReport, ResolveCache};
+use crate::scan::{PaneReport, Scanner};
 use crate::tmux::{Tmux, TmuxError};
 use crate::watch::wake::{self, FsWatch, Wake};
 
@@ -38,9 +38,11 @@ pub struct PaneWait {
     /// Keeps the channel open when neither the file watch nor the signals hold a sender.
     _tx: Sender<Wake>,
     fs: Option<FsWatch>,
-    resolutions: ResolveCache,
+    resolutions: Scanner,
     state_dir: PathBuf,
     socket_path: PathBuf,
+    /// When the safety re-check asks tmux again, however many file events came meanwhile.
+    next_poll: Instant,
 }
 
 impl PaneWait {
@@ -65,9 +67,10 @@ impl PaneWait {
             rx,
             _tx: tx,
             fs,
-            resolutions: ResolveCache::default(),
+            resolutions: Scanner::default(),
             state_dir,
             socket_path,
+            next_poll: Instant::now() + SAFETY_POLL,
         })
     }
 
@@ -78,23 +81,35 @@ impl PaneWait {
         }
     }
 
-    /// Scans the server, reusing resolutions while they hold (as the watcher does), and
+    /// Scans the server, doing only what changed calls for (as the watcher does), and
     /// watches what the new reports point at.
     pub fn scan(&mut self, tmux: &Tmux) -> Result<Vec<PaneReport>, TmuxError> {
+        if Instant::now() >= self.next_poll {
+            self.resolutions.list_panes();
+        }
         let reports = self.resolutions.scan(tmux, Utc::now())?;
-        self.watch(&reports);
+        if self.resolutions.last_scan_listed() {
+            self.next_poll = Instant::now() + SAFETY_POLL;
+            self.watch(&reports);
+        }
         Ok(reports)
     }
 
     /// Sleeps until a watched file changes, a signal, `limit` or the safety re-check.
     pub fn sleep(&mut self, limit: Duration) -> Woke {
-        match self.rx.recv_timeout(limit.min(SAFETY_POLL)) {
-            Ok(Wake::Signal(_)) => Woke::Signal,
-            Ok(Wake::Files(paths)) => {
-                self.note(&paths);
-                self.settle()
-            }
-            Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Woke::Quiet,
+        let poll_in = self.next_poll.saturating_duration_since(Instant::now());
+        let deadline = Instant::now() + limit.min(poll_in);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            return match self.rx.recv_timeout(left) {
+                Ok(Wake::Signal(_)) => Woke::Signal,
+                Ok(Wake::Report) => continue,
+                Ok(Wake::Files(paths)) => {
+                    self.note(&paths);
+                    self.settle()
+                }
+                Err(RecvTimeoutError::Timeout | RecvTimeoutError::Disconnected) => Woke::Quiet,
+            };
         }
     }
 
@@ -105,17 +120,20 @@ impl PaneWait {
             let left = until.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
                 Ok(Wake::Signal(_)) => return Woke::Signal,
+                Ok(Wake::Report) => {}
                 Ok(Wake::Files(paths)) => self.note(&paths),
                 Err(_) => return Woke::News,
             }
         }
     }
 
-    /// Anything but a known transcript (a session record, a new transcript) may change which
-    /// transcript a pane reads: resolve afresh on the next scan.
+    /// What the file events mean for the next scan ([`wake::note`]).
     fn note(&mut self, paths: &[PathBuf]) {
-        if paths.iter().any(|p| !self.resolutions.knows(p)) {
-            self.resolutions.invalidate();
-        }
+        wake::note(
+            &mut self.resolutions,
+            paths,
+            &self.state_dir,
+            &self.socket_path,
+        );
     }
 }

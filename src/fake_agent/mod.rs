@@ -1,20 +1,24 @@
 //! A fake coding agent, for integration tests and `agentpane demo`.
 //!
-//! When the agentpane binary runs under the name `claude`, `codex`, `gemini` or `opencode` (a
-//! symlink or copy) with `AGENTPANE_FAKE_AGENT` set, [`crate::run`] calls [`run`] instead of
-//! the CLI. The fake then leaves the same traces on disk as the real agent, so the resolver
-//! finds it the real way: Claude Code's session record and transcript, Codex's rollout, Gemini
-//! CLI's chat log ([`jsonl`]), opencode's SQLite database, held open ([`opencode`]). Its
+//! When the agentpane binary runs under the name of an agent it knows (`claude`, `codex`,
+//! `gemini`, `opencode`, `amp`, `aider`: [`AgentKind::name`]; a symlink or copy) with
+//! `AGENTPANE_FAKE_AGENT` set, [`crate::run`] calls [`run`] instead of the CLI. The fake then
+//! leaves the same traces on disk as the real agent, so the resolver finds it the real way:
+//! Claude Code's session record and transcript, Codex's rollout, Gemini CLI's chat log
+//! ([`jsonl`]), opencode's SQLite database, held open ([`opencode`]); an agent whose log
+//! agentpane does not read (amp, aider) leaves nothing but its screen ([`ScreenOnly`]). Its
 //! process is matched like the real one: by the name it was started under (`argv[0]`; for
 //! opencode also the process name, which the symlink's name gives).
 //!
 //! Steps come from a fixture (the file named by `AGENTPANE_FAKE_AGENT`; `none` or empty for no
 //! fixture): a recorded JSONL log, one line a step, or for opencode a SQL dump, one `INSERT`
-//! row a step. Each step is made the fake's own as it is written (fresh times, its session id,
-//! its folder). Pacing:
+//! row a step; for a screen-only fake, one line printed a step. Each step is made the fake's
+//! own as it is written (fresh times, its session id, its folder). Pacing:
 //!
 //! - `AGENTPANE_FAKE_START=N|all`: steps written at start (default `all`, or `0` with a pace);
 //! - `AGENTPANE_FAKE_PACE_MS=MS`: then one more step every MS milliseconds;
+//! - `AGENTPANE_FAKE_REPEAT=1`: after the last step, the fixture again from its first step, as
+//!   new records (a writer that never runs out, for benchmarks);
 //! - stdin commands, one per line: `step [N]` (next N steps, default 1), `all`, `line TEXT`
 //!   (write this step), `quit`.
 //!
@@ -48,17 +52,13 @@ pub const SCREEN_ENV: &str = "AGENTPANE_FAKE_SCREEN";
 /// A file the fake appends every non-command stdin line to (its input box).
 pub const INBOX_ENV: &str = "AGENTPANE_FAKE_INBOX";
 
+/// A file to replay again from its first step once it ends.
+pub const REPEAT_ENV: &str = "AGENTPANE_FAKE_REPEAT";
+
 /// Which fake to run when the binary was started as an agent with [`ENV`] set.
 pub fn requested(argv0: &OsStr) -> Option<AgentKind> {
     std::env::var_os(ENV)?;
-    let name = Path::new(argv0).file_name()?.to_str()?;
-    match name {
-        "claude" => Some(AgentKind::Claude),
-        "codex" => Some(AgentKind::Codex),
-        "gemini" => Some(AgentKind::Gemini),
-        "opencode" => Some(AgentKind::Opencode),
-        _ => None,
-    }
+    AgentKind::from_name(Path::new(argv0).file_name()?.to_str()?)
 }
 
 /// Runs the fake agent to the end; returns the exit code.
@@ -124,15 +124,22 @@ fn run_inner(kind: AgentKind) -> Result<()> {
         None => lines.len(),
     };
     let hold = std::env::var("AGENTPANE_FAKE_HOLD").is_ok_and(|v| v == "1");
+    let repeat = std::env::var(REPEAT_ENV).is_ok_and(|v| v == "1");
     let mut sink = create_sink(kind, &lines, hold)?;
-    let mut queue = lines.into_iter().skip(sink.consumed());
-    let mut write_next = |sink: &mut Box<dyn Sink>, n: usize| -> Result<usize> {
-        let mut written = 0;
-        for line in queue.by_ref().take(n) {
-            sink.append(&line)?;
-            written += 1;
+    let mut steps = Steps::new(lines, sink.consumed(), repeat);
+    let mut write_next = |sink: &mut Box<dyn Sink>, n: usize| -> Result<()> {
+        for _ in 0..n {
+            match steps.next() {
+                Some((line, again)) => {
+                    if again {
+                        sink.restart();
+                    }
+                    sink.append(line)?;
+                }
+                None => break,
+            }
         }
-        Ok(written)
+        Ok(())
     };
     write_next(&mut sink, start)?;
     println!(
@@ -173,6 +180,42 @@ fn run_inner(kind: AgentKind) -> Result<()> {
     }
     sink.finish();
     Ok(())
+}
+
+/// The fixture's steps in order, from the first one not used up at creation; with `repeat`,
+/// the same steps again after the last.
+struct Steps {
+    lines: Vec<String>,
+    first: usize,
+    next: usize,
+    repeat: bool,
+}
+
+impl Steps {
+    fn new(lines: Vec<String>, consumed: usize, repeat: bool) -> Steps {
+        let first = consumed.min(lines.len());
+        Steps {
+            lines,
+            first,
+            next: first,
+            repeat,
+        }
+    }
+
+    /// The next step, and whether it starts the fixture over. `None` once done, and with
+    /// nothing to repeat: a `usize::MAX` step count with `repeat` must still end.
+    fn next(&mut self) -> Option<(&str, bool)> {
+        let mut again = false;
+        if self.next >= self.lines.len() {
+            if !self.repeat || self.first >= self.lines.len() || self.next == usize::MAX {
+                return None;
+            }
+            self.next = self.first;
+            again = true;
+        }
+        self.next += 1;
+        Some((&self.lines[self.next - 1], again))
+    }
 }
 
 /// Reads stdin commands on a thread; the channel closes at EOF or on `quit`.
@@ -221,6 +264,8 @@ trait Sink {
     fn consumed(&self) -> usize;
     /// Writes one fixture step, made the fake's own.
     fn append(&mut self, step: &str) -> Result<()>;
+    /// The fixture starts over (`AGENTPANE_FAKE_REPEAT`): what comes now is new records.
+    fn restart(&mut self) {}
     /// Cleans up on a clean exit.
     fn finish(self: Box<Self>);
 }
@@ -228,8 +273,37 @@ trait Sink {
 fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn Sink>> {
     Ok(match kind {
         AgentKind::Opencode => Box::new(opencode::Store::create()?),
-        _ => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
+        AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini => {
+            Box::new(jsonl::JsonlLog::create(kind, steps, hold)?)
+        }
+        AgentKind::Amp | AgentKind::Aider => Box::new(ScreenOnly::default()),
     })
+}
+
+/// An agent whose log agentpane does not read: each step is a line on its screen, the only
+/// trace the resolver and the scan can see.
+#[derive(Default)]
+struct ScreenOnly {
+    none: PathBuf,
+}
+
+impl Sink for ScreenOnly {
+    fn target(&self) -> &Path {
+        &self.none
+    }
+
+    fn consumed(&self) -> usize {
+        0
+    }
+
+    fn append(&mut self, step: &str) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "{step}")?;
+        out.flush()?;
+        Ok(())
+    }
+
+    fn finish(self: Box<Self>) {}
 }
 
 fn env_dir(name: &str) -> Option<PathBuf> {

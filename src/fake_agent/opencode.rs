@@ -107,6 +107,12 @@ impl Sink for Store {
             .with_context(|| format!("cannot write to {}", self.db.display()))
     }
 
+    /// The fixture again as new messages of the same session: fresh ids and times.
+    fn restart(&mut self) {
+        self.tail = id_tail(&random_uuid(), 14);
+        self.times.clear();
+    }
+
     fn finish(self: Box<Self>) {}
 }
 

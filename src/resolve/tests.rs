@@ -384,6 +384,7 @@ fn pane(id: &str, pid: u32, dead: bool) -> Pane {
         session_attached: 0,
         dead,
         current_command: "bash".into(),
+        activity: None,
         title: String::new(),
     }
 }

@@ -39,6 +39,7 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
                 session_attached: 0,
                 dead: false,
                 current_command: "claude".into(),
+                activity: None,
                 title: String::new(),
             },
             agent: Some(AgentProcess {

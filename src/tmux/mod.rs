@@ -10,7 +10,9 @@ pub use buffers::{escape_format, PaneNow, MAX_CAPTURE_LINES};
 pub use options::{OptionChange, Scope};
 pub use panes::{Pane, PANE_FORMAT};
 
+use std::collections::HashMap;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use crate::exec::{self, ExecError};
@@ -80,6 +82,24 @@ impl Runner for ProcessRunner {
     }
 }
 
+/// The captures in `out`, each ended by its pane's line of `marks`.
+fn split_captures(out: &str, ids: &[&str], marks: &[String]) -> HashMap<String, String> {
+    let mut found = HashMap::new();
+    let mut screen = String::new();
+    let mut next = ids.iter().zip(marks);
+    let mut expected = next.next();
+    for line in out.split_inclusive('\n') {
+        match expected {
+            Some((id, mark)) if line.trim_end_matches('\n') == mark => {
+                found.insert(id.to_string(), std::mem::take(&mut screen));
+                expected = next.next();
+            }
+            _ => screen.push_str(line),
+        }
+    }
+    found
+}
+
 fn classify_failure(socket: &Socket, stderr: String) -> TmuxError {
     let lower = stderr.to_ascii_lowercase();
     if lower.contains("no server running")
@@ -135,5 +155,73 @@ impl Tmux {
     pub fn list_panes(&self) -> Result<Vec<Pane>, TmuxError> {
         let out = self.cmd(&["list-panes", "-a", "-F", PANE_FORMAT])?;
         Ok(panes::parse_list(&out))
+    }
+
+    /// The visible part of each pane (`capture-pane -p -J`), all in one tmux call: each
+    /// capture is followed by a line only this call prints, which tells where it ends. A pane
+    /// that vanished is missing from the answer (tmux stops a command sequence at the first
+    /// failure, so then the rest are captured one by one).
+    pub fn capture_panes(&self, ids: &[&str]) -> HashMap<String, String> {
+        static CALLS: AtomicU64 = AtomicU64::new(0);
+        if ids.is_empty() {
+            return HashMap::new();
+        }
+        let nonce = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        let mark = format!(
+            "agentpane-capture-{}-{}-{nonce}",
+            std::process::id(),
+            CALLS.fetch_add(1, Ordering::Relaxed)
+        );
+        // Numbered, not named by pane: `display-message` runs its text through strftime, and
+        // `%3` is no pane id there.
+        let marks: Vec<String> = (0..ids.len()).map(|i| format!("{mark}-{i}")).collect();
+        let mut args: Vec<&str> = Vec::new();
+        for (id, m) in ids.iter().zip(&marks) {
+            if !args.is_empty() {
+                args.push(";");
+            }
+            args.extend([
+                "capture-pane",
+                "-p",
+                "-J",
+                "-t",
+                id,
+                ";",
+                "display-message",
+                "-p",
+                m,
+            ]);
+        }
+        match self.cmd(&args) {
+            Ok(out) => split_captures(&out, ids, &marks),
+            Err(_) => ids
+                .iter()
+                .filter_map(|id| {
+                    let screen = self.cmd(&["capture-pane", "-p", "-J", "-t", id]).ok()?;
+                    Some((id.to_string(), screen))
+                })
+                .collect(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn captures_split_at_their_marks_only() {
+        let marks = ["m-1-0".to_string(), "m-1-1".to_string()];
+        // The first screen ends in blank lines and holds a line that merely looks like a
+        // mark of another call; the second is empty.
+        let out = "one\nm-0-0\n\n\nm-1-0\nm-1-1\n";
+        let got = split_captures(out, &["%1", "%2"], &marks);
+        assert_eq!(got["%1"], "one\nm-0-0\n\n\n");
+        assert_eq!(got["%2"], "");
+        let cut = split_captures("one\nm-1-0\ntwo\n", &["%1", "%2"], &marks);
+        assert_eq!(cut.len(), 1, "a capture without its mark is missing");
     }
 }

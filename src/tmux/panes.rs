@@ -7,7 +7,7 @@ use serde::Serialize;
 const SEP: char = '\u{1f}';
 
 /// The `-F` format for `list-panes -a`, in the order [`parse_line`] expects.
-pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}\u{1f}#{pane_title}";
+pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}\u{1f}#{window_activity}\u{1f}#{pane_title}";
 
 /// One tmux pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +29,10 @@ pub struct Pane {
     pub session_attached: u32,
     pub dead: bool,
     pub current_command: String,
+    /// When the pane's window last had output, seconds since the epoch (`None` when tmux did
+    /// not say). It changes all the time, so it is no part of a pane's identity either.
+    #[serde(skip)]
+    pub activity: Option<i64>,
     /// The terminal title the pane's program set (Gemini CLI keeps its status there). It
     /// changes all the time, so it is no part of a pane's identity (see [`Pane::same_pane`]).
     #[serde(skip)]
@@ -46,10 +50,11 @@ impl Pane {
         format!("{}:{}", self.session, self.window_index)
     }
 
-    /// Equal but for the title: the same pane running the same thing.
+    /// Equal but for the title and the last output: the same pane running the same thing.
     pub fn same_pane(&self, other: &Pane) -> bool {
         let mut a = self.clone();
         a.title.clone_from(&other.title);
+        a.activity = other.activity;
         a == *other
     }
 
@@ -67,7 +72,7 @@ pub fn parse_list(out: &str) -> Vec<Pane> {
 /// Parses one line of [`PANE_FORMAT`].
 pub fn parse_line(line: &str) -> Option<Pane> {
     let f: Vec<&str> = line.split(SEP).collect();
-    if f.len() < 14 {
+    if f.len() < 15 {
         return None;
     }
     let flag = |s: &str| s == "1";
@@ -85,8 +90,9 @@ pub fn parse_line(line: &str) -> Option<Pane> {
         dead: flag(f[10]),
         window_id: f[11].to_string(),
         current_command: f[12].to_string(),
+        activity: f[13].parse().ok(),
         // The last field: whatever it holds is the title.
-        title: f[13..].join("\u{1f}"),
+        title: f[14..].join("\u{1f}"),
     })
 }
 
@@ -96,7 +102,7 @@ mod tests {
 
     #[test]
     fn names_with_spaces_hashes_and_unicode_survive() {
-        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}✦  Working… (a b) #1";
+        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}1796193805\u{1f}✦  Working… (a b) #1";
         let p = parse_line(line).unwrap();
         assert_eq!(p.pane_id, "%3");
         assert_eq!(p.pane_pid, 4242);
@@ -106,16 +112,19 @@ mod tests {
         assert_eq!(p.target(), "my work #1:2.0");
         assert!(p.pane_active && !p.window_active && !p.focused());
         assert_eq!(p.current_command, "claude");
+        assert_eq!(p.activity, Some(1796193805));
         assert_eq!(p.title, "✦  Working… (a b) #1");
         let sep = parse_line(&format!("{line}\u{1f}more")).unwrap();
         assert_eq!(sep.title, "✦  Working… (a b) #1\u{1f}more");
         assert_eq!(sep.current_command, "claude");
         assert!(p.same_pane(&sep) && p != sep);
+        let later = parse_line(&line.replace("1796193805", "1796193811")).unwrap();
+        assert!(p.same_pane(&later) && p != later, "new output, same pane");
     }
 
     #[test]
     fn a_line_without_a_title_field_is_skipped() {
-        let line = "%3\u{1f}4242\u{1f}s\u{1f}2\u{1f}w\u{1f}0\u{1f}/\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude";
+        let line = "%3\u{1f}4242\u{1f}s\u{1f}2\u{1f}w\u{1f}0\u{1f}/\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}1";
         assert!(parse_line(line).is_none());
         assert_eq!(parse_line(&format!("{line}\u{1f}")).unwrap().title, "");
     }

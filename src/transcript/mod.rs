@@ -3,6 +3,7 @@
 //! back the deciding event is, never on the file's size.
 
 pub mod follow;
+pub mod reader;
 pub mod reverse;
 
 use std::fs::File;
@@ -234,9 +235,25 @@ pub fn classify_file(
         let status = agents::opencode::classify(&session, now, windows, obs)?;
         return Ok((AgentKind::Opencode, status));
     }
+    let (kind, events) = file_events(path, agent)?;
+    Ok((kind, state::classify(&events, now, windows, obs)))
+}
+
+/// The events that decide the state of a log file (not an opencode session): the tail a
+/// backward read stops at, or Gemini CLI's chat log's.
+pub fn file_events(path: &Path, agent: Option<AgentKind>) -> Result<(AgentKind, Vec<Event>)> {
     if agent.map_or_else(|| agents::gemini::is_log(path), |a| a == AgentKind::Gemini) {
-        return agents::gemini::classify_file(path, now, windows, obs);
+        return Ok((AgentKind::Gemini, agents::gemini::state_events(path)?));
     }
     let tail = tail_events(path, agent, Budget::default())?;
-    Ok((tail.agent, state::classify(&tail.events, now, windows, obs)))
+    Ok((tail.agent, tail.events))
+}
+
+/// The files whose change can change what `transcript` reads: the log file itself, or an
+/// opencode session's database and write-ahead log.
+pub fn sources(transcript: &Path) -> Vec<std::path::PathBuf> {
+    match agents::opencode::SessionRef::parse(transcript) {
+        Some(session) => session.files().to_vec(),
+        None => vec![transcript.to_path_buf()],
+    }
 }

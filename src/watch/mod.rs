@@ -21,7 +21,7 @@ use crate::alert::{self, Action, Engine};
 use crate::events::Time;
 use crate::memory::{AlertMemory, Observed};
 use crate::paths;
-use crate::scan::PaneReport;
+use crate::scan::{PaneReport, Scanner};
 use crate::segment::{self, Icons};
 use crate::state::Windows;
 use crate::tmux::{Tmux, TmuxError};
@@ -73,6 +73,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     };
     let (tx, rx) = mpsc::channel();
     wake::forward_signals(tx.clone())?;
+    wake::forward_report_requests(tx.clone())?;
     let fs = FsWatch::start(tx, dir.clone(), PathBuf::from(&socket_path))?;
     log::line(&format!(
         "watching tmux server {socket_path} (lock {})",
@@ -94,7 +95,12 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         snapshot: None,
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
-        resolutions: crate::scan::ResolveCache::default(),
+        scanner: Scanner::default(),
+        wakes: Wakes::default(),
+        report_due: false,
+        watched_for: None,
+        folders_due: false,
+        folders_missing: false,
         socket_path: PathBuf::from(&socket_path),
         tmux,
         fs,
@@ -124,21 +130,48 @@ struct Watcher {
     snapshot: Option<Snapshot>,
     mail: mail::Mail,
     relays: relays::Relays,
-    resolutions: crate::scan::ResolveCache,
+    scanner: Scanner,
+    wakes: Wakes,
+    /// SIGUSR1 came while a wake was being settled: log the counters after its scan.
+    report_due: bool,
+    /// The resolution the watched folders were last worked out for.
+    watched_for: Option<u64>,
+    /// Something changed in the state folder (a new channel): work the folders out again.
+    folders_due: bool,
+    /// A folder an agent will write to did not exist when the folders were worked out.
+    folders_missing: bool,
+}
+
+/// Why the loop woke up, counted (logged on SIGUSR1 and at the end).
+#[derive(Debug, Default, Clone, Copy)]
+struct Wakes {
+    /// File events that were news.
+    files: u64,
+    /// The safety poll or a pending alert's time.
+    timer: u64,
 }
 
 impl Watcher {
     fn main_loop(&mut self, rx: &Receiver<Wake>) -> Exit {
         let started = Instant::now();
+        // The safety poll keeps its own time: file wakes come and go, the poll still asks
+        // tmux every `poll` (a busy agent writing all the time must not starve it).
+        let mut next_poll = Instant::now() + self.opts.poll;
         loop {
             match self.scan_once() {
                 Ok(()) => {}
                 Err(TmuxError::NoServer(_) | TmuxError::Missing) => return Exit::ServerGone,
                 Err(e) => log::line(&format!("scan failed: {e}")),
             }
+            if std::mem::take(&mut self.report_due) {
+                self.report();
+            }
             let last_scan = Instant::now();
+            if self.scanner.last_scan_listed() {
+                next_poll = last_scan + self.opts.poll;
+            }
             // Sleep until news, the safety poll, a pending alert or the deadline.
-            let mut timeout = self.opts.poll;
+            let mut timeout = next_poll.saturating_duration_since(last_scan);
             if let Some(due) = self.engine.next_due() {
                 let until = (due - chrono::Utc::now())
                     .to_std()
@@ -151,33 +184,60 @@ impl Watcher {
                     None => return Exit::Deadline,
                 }
             }
-            match rx.recv_timeout(timeout) {
-                Ok(Wake::Signal(sig)) => return Exit::Signal(sig),
-                Ok(Wake::Files(paths)) => {
-                    if self.server_gone(&paths) {
-                        return Exit::ServerGone;
+            let deadline = Instant::now() + timeout;
+            loop {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match rx.recv_timeout(left) {
+                    Ok(Wake::Signal(sig)) => return Exit::Signal(sig),
+                    Ok(Wake::Report) => {
+                        self.report();
+                        continue;
                     }
-                    self.note_files(&paths);
-                    if let Some(exit) = self.settle(rx, last_scan) {
-                        return exit;
+                    Ok(Wake::Files(paths)) => {
+                        if self.server_gone(&paths) {
+                            return Exit::ServerGone;
+                        }
+                        self.wakes.files += 1;
+                        self.note_files(&paths);
+                        if let Some(exit) = self.settle(rx, last_scan) {
+                            return exit;
+                        }
                     }
+                    Err(RecvTimeoutError::Timeout) => {
+                        if !server_alive(&self.socket_path) {
+                            return Exit::ServerGone;
+                        }
+                        self.wakes.timer += 1;
+                    }
+                    Err(RecvTimeoutError::Disconnected) => return Exit::Signal(0),
                 }
-                Err(RecvTimeoutError::Timeout) => {
-                    if !server_alive(&self.socket_path) {
-                        return Exit::ServerGone;
-                    }
-                }
-                Err(RecvTimeoutError::Disconnected) => return Exit::Signal(0),
+                break;
+            }
+            if Instant::now() >= next_poll {
+                self.scanner.list_panes();
             }
         }
     }
 
-    /// Anything but an append to a known transcript (a session record, a new transcript, a
-    /// hook's nudge) may change which transcript a pane reads: resolve afresh.
     fn note_files(&mut self, paths: &[PathBuf]) {
-        if paths.iter().any(|p| !self.resolutions.knows(p)) {
-            self.resolutions.invalidate();
-        }
+        wake::note(&mut self.scanner, paths, &self.dir, &self.socket_path);
+        self.folders_due |= paths.iter().any(|p| p.starts_with(&self.dir));
+    }
+
+    /// Logs what the loop has done: its wakes and the scans' work.
+    fn report(&self) {
+        let c = self.scanner.counters();
+        log::line(&format!(
+            "counters: wakes {} (files {}, timer {}), scans {}, tmux list-panes {}, \
+             resolutions {}, transcript reads {}",
+            self.wakes.files + self.wakes.timer,
+            self.wakes.files,
+            self.wakes.timer,
+            c.scans,
+            c.lists,
+            c.resolves,
+            c.reads
+        ));
     }
 
     /// Drains a burst of file events (debounce, and at most one scan per MIN_SCAN_GAP).
@@ -191,6 +251,8 @@ impl Watcher {
             }
             match rx.recv_timeout(left) {
                 Ok(Wake::Signal(sig)) => return Some(Exit::Signal(sig)),
+                // Counted after the scan this wake is for, never half way through it.
+                Ok(Wake::Report) => self.report_due = true,
                 Ok(Wake::Files(paths)) if self.server_gone(&paths) => {
                     return Some(Exit::ServerGone)
                 }
@@ -207,7 +269,7 @@ impl Watcher {
 
     fn scan_once(&mut self) -> Result<(), TmuxError> {
         let now = chrono::Utc::now();
-        let mut reports = self.resolutions.scan(&self.tmux, now)?;
+        let mut reports = self.scanner.scan(&self.tmux, now)?;
         self.observed.apply(&mut reports, now, &self.opts.windows);
         self.alerts.apply_seen(&mut reports);
         self.observed_dirty |= self.observed.observe(&reports, now);
@@ -226,8 +288,18 @@ impl Watcher {
         self.publish(&reports, now)?;
         self.remember(now, &before);
         self.write_snapshot(&reports, now);
-        self.fs
-            .update(wake::folders(&reports, &self.dir, &self.socket_path));
+        // What to watch follows the resolutions and the state folder's channels: worked
+        // out again when one of them changed, or at a safety poll while a folder an agent
+        // will write to does not exist yet; not at every wake.
+        let resolutions = self.scanner.counters().resolves;
+        let missing = self.folders_missing && self.scanner.last_scan_listed();
+        if self.folders_due || missing || self.watched_for != Some(resolutions) {
+            let (folders, missing) = wake::wanted_folders(&reports, &self.dir, &self.socket_path);
+            self.fs.update(folders);
+            self.watched_for = Some(resolutions);
+            self.folders_due = false;
+            self.folders_missing = missing;
+        }
         self.after_scan(&reports);
         Ok(())
     }
@@ -352,6 +424,7 @@ impl Watcher {
     /// Clears what this watcher published (a stale segment is worse than none), saves the
     /// memories and lets queued alerts finish.
     fn shutdown(mut self) {
+        self.report();
         let now = chrono::Utc::now();
         let _ = self.tmux.set_options(&publish::clear_all(&self.published));
         if self.observed_dirty {

@@ -73,8 +73,9 @@ pub fn desired<'a>(
 /// The changes that turn `old` into `new`: sets for new or changed values, unsets for gone ones.
 pub fn diff(old: &Options, new: &Options) -> Vec<OptionChange> {
     let mut changes = Vec::new();
-    for ((scope, name), value) in new {
-        if old.get(&(scope.clone(), name.clone())) != Some(value) {
+    for (key, value) in new {
+        if old.get(key) != Some(value) {
+            let (scope, name) = key;
             changes.push(OptionChange {
                 scope: scope.clone(),
                 name: name.clone(),
@@ -82,8 +83,8 @@ pub fn diff(old: &Options, new: &Options) -> Vec<OptionChange> {
             });
         }
     }
-    for (scope, name) in old.keys() {
-        if !new.contains_key(&(scope.clone(), name.clone())) {
+    for key @ (scope, name) in old.keys() {
+        if !new.contains_key(key) {
             changes.push(OptionChange {
                 scope: scope.clone(),
                 name: name.clone(),

@@ -36,9 +36,9 @@ impl Snapshot {
         self.status != other.status || self.panes != other.panes || self.alerts != other.alerts
     }
 
-    /// Writes atomically.
+    /// Replaces the file atomically (not durably: the next scan writes it again).
     pub fn write(&self, dir: &Path) -> Result<()> {
         let data = serde_json::to_vec_pretty(self)?;
-        paths::write_atomic(&Snapshot::path(dir), &data)
+        paths::replace(&Snapshot::path(dir), &data)
     }
 }

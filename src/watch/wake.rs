@@ -6,12 +6,13 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::Sender;
 
+use notify::event::ModifyKind;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
 use signal_hook::iterator::Signals;
 
 use super::log;
-use crate::scan::PaneReport;
+use crate::scan::{PaneReport, Scanner};
 
 /// The name of the file the `hook` command touches to wake the watcher.
 pub const NUDGE: &str = "nudge";
@@ -23,6 +24,8 @@ pub enum Wake {
     Files(Vec<PathBuf>),
     /// SIGTERM, SIGINT or SIGHUP.
     Signal(i32),
+    /// SIGUSR1: log what the loop has done so far.
+    Report,
 }
 
 /// Forwards SIGTERM/SIGINT/SIGHUP into the loop's channel.
@@ -36,15 +39,45 @@ pub fn forward_signals(tx: Sender<Wake>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Is this file event news? Reads (our own included) are not; in the state folder only the
-/// nudge file is; in the socket's folder (`/tmp/tmux-UID`, shared by every tmux server of
-/// the user, test servers included) only our own server's socket is.
+/// Forwards SIGUSR1 into the loop's channel as a request to log its counters.
+pub fn forward_report_requests(tx: Sender<Wake>) -> anyhow::Result<()> {
+    let mut signals = Signals::new([SIGUSR1])?;
+    std::thread::spawn(move || {
+        for _ in signals.forever() {
+            if tx.send(Wake::Report).is_err() {
+                break;
+            }
+        }
+    });
+    Ok(())
+}
+
+/// Is this file event news? Only a change someone made: a write (`IN_MODIFY`), a file
+/// created, moved or deleted, or a lost event queue. Opening, reading and closing are not,
+/// not even a close after opening for writing: every write already showed as a modify, and
+/// SQLite's read-only connection opens opencode's `-wal` and `-shm` read-write and closes
+/// them without writing. Nor is a change of attributes (SQLite running as root `fchown`s
+/// those files at every open; a `touch` writes nothing). So reading an agent's store never
+/// wakes the reader. Files no agent writes news to ([`crate::agents::never_news`]) never
+/// are; in the state folder only the nudge file is; in the socket's folder
+/// (`/tmp/tmux-UID`, shared by every tmux server of the user, test servers included) only
+/// our own server's socket is.
 pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path, socket: &Path) -> bool {
-    if matches!(kind, EventKind::Access(_)) {
+    let change = match kind {
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Create(_)
+        | EventKind::Remove(_)
+        | EventKind::Modify(_)
+        | EventKind::Any
+        | EventKind::Other => true,
+    };
+    if !change {
         return false;
     }
     paths.iter().any(|p| {
-        if p.parent() == Some(state_dir) {
+        if crate::agents::never_news(p) {
+            false
+        } else if p.parent() == Some(state_dir) {
             p.file_name().is_some_and(|n| n == NUDGE)
         } else if p.parent() == socket.parent() {
             p == socket
@@ -54,10 +87,40 @@ pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path, socket: &
     })
 }
 
-/// The folders worth watching for these reports: each transcript's folder, each Claude
-/// root's `sessions/` (live session records; the watcher's own default root too, so a new
-/// agent is noticed at once), the state folder (nudges) and the folder of the tmux socket.
+/// Tells `scanner` what a burst of file events means. The nudge (a tmux hook: focus or panes
+/// changed; an agent's hook) asks for the panes and a fresh resolution; the rest of the state
+/// folder (queued routes, relays, channel mail) and the tmux socket are read by the caller
+/// after its scan and change nothing a scan reads; anything else is for
+/// [`Scanner::note`]: a known transcript's file marks that transcript, any other file a
+/// fresh resolution.
+pub fn note(scanner: &mut Scanner, paths: &[PathBuf], state_dir: &Path, socket: &Path) {
+    for p in paths {
+        if p.parent() == Some(state_dir) && p.file_name().is_some_and(|n| n == NUDGE) {
+            scanner.invalidate();
+            scanner.list_panes();
+        } else if p != socket && !p.starts_with(state_dir) {
+            scanner.note(p);
+        }
+    }
+}
+
+/// The folders worth watching for these reports: each transcript's folder (for an opencode
+/// session, its database's), the folders where each agent's new sessions show up
+/// ([`crate::agents::folders`]; the watcher's own default Claude root's `sessions/` too, so a
+/// new agent is noticed at once), the state folder (nudges) and the folder of the tmux
+/// socket.
 pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> BTreeSet<PathBuf> {
+    wanted_folders(reports, state_dir, socket_path).0
+}
+
+/// [`folders`], and whether a folder an agent's next session or log will appear in does not
+/// exist yet (so the caller looks again at its next safety poll rather than only after the
+/// next resolution: nothing inside a folder that is not watched can wake it).
+pub fn wanted_folders(
+    reports: &[PaneReport],
+    state_dir: &Path,
+    socket_path: &Path,
+) -> (BTreeSet<PathBuf>, bool) {
     let mut out = BTreeSet::new();
     out.insert(state_dir.to_path_buf());
     // A route queued for a busy pane: worth a look at once (its target may be free by now).
@@ -73,41 +136,35 @@ pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> 
     if let Some(dir) = socket_path.parent() {
         out.insert(dir.to_path_buf());
     }
-    // A new Claude Code session announces itself in `sessions/` before any transcript.
+    // What agents write to: a new Claude Code session announces itself in `sessions/` before
+    // any transcript, and each agent's folders.
     let own_root = std::env::var_os("CLAUDE_CONFIG_DIR")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
         .unwrap_or_else(|| crate::paths::home_dir().join(".claude"));
-    out.insert(own_root.join("sessions"));
+    let mut agents = BTreeSet::from([own_root.join("sessions")]);
     for r in reports {
-        if let Some(dir) = r.resolved.transcript.as_deref().and_then(Path::parent) {
-            out.insert(dir.to_path_buf());
+        if let Some(t) = r.resolved.transcript.as_deref() {
+            let files = crate::transcript::sources(t);
+            agents.extend(
+                files
+                    .iter()
+                    .filter_map(|f| f.parent())
+                    .map(Path::to_path_buf),
+            );
         }
-        if let Some(agent) = r.resolved.agent.as_ref() {
-            if let Some(root) = agent.root.as_deref() {
-                out.insert(root.join("sessions"));
-                // opencode's database folder: its first prompt creates the session there.
-                if agent.kind == crate::events::AgentKind::Opencode {
-                    out.insert(root.to_path_buf());
-                }
-            }
-        }
-        // Gemini CLI has no session records: its first log appears in the project's `chats/`.
         if let Some(a) = r.resolved.agent.as_ref() {
-            if a.kind == crate::events::AgentKind::Gemini {
-                let cwd = &r.resolved.pane.cwd;
-                if let Some(p) = a
-                    .root
-                    .as_deref()
-                    .and_then(|root| crate::agents::gemini::locate::project_dir(root, cwd))
-                {
-                    out.insert(p.join("chats"));
-                }
-            }
+            agents.extend(crate::agents::folders(
+                a.kind,
+                a.root.as_deref(),
+                &r.resolved.pane.cwd,
+            ));
         }
     }
+    let missing = agents.iter().any(|d| !d.is_dir());
+    out.extend(agents);
     out.retain(|d| d.is_dir());
-    out
+    (out, missing)
 }
 
 /// The inotify side: keeps the set of watched folders in step with the reports.
@@ -187,6 +244,57 @@ mod tests {
         ));
         assert!(relevant(&modify, &["/s/nudge".into()], state, sock));
         assert!(relevant(&modify, &["/t/a.jsonl".into()], state, sock));
+    }
+
+    #[test]
+    fn reading_opencode_s_database_is_not_news_writing_it_is() {
+        use notify::event::{AccessMode, CreateKind, DataChange, MetadataKind, RemoveKind};
+        let state = Path::new("/s");
+        let sock = Path::new("/tmp/tmux-0/work");
+        let data = Path::new("/h/.local/share/opencode");
+        let (db, wal, shm) = (
+            data.join("opencode.db"),
+            data.join("opencode.db-wal"),
+            data.join("opencode.db-shm"),
+        );
+        // What one read-only open, read and close did (inotifywait, as root): opened,
+        // `fchown`ed, read and closed all three, "after writing" the -wal and -shm.
+        let read = [
+            EventKind::Access(AccessKind::Open(AccessMode::Any)),
+            EventKind::Access(AccessKind::Read),
+            EventKind::Access(AccessKind::Close(AccessMode::Write)),
+            EventKind::Access(AccessKind::Close(AccessMode::Read)),
+            EventKind::Modify(ModifyKind::Metadata(MetadataKind::Any)),
+        ];
+        for kind in &read {
+            for f in [&db, &wal, &shm] {
+                assert!(
+                    !relevant(kind, std::slice::from_ref(f), state, sock),
+                    "{kind:?} {f:?}"
+                );
+            }
+        }
+        // A commit: opencode writes the -wal (and, through SQLite's index, the -shm).
+        let write = EventKind::Modify(ModifyKind::Data(DataChange::Any));
+        assert!(relevant(&write, std::slice::from_ref(&wal), state, sock));
+        assert!(
+            relevant(&write, std::slice::from_ref(&db), state, sock),
+            "a checkpoint"
+        );
+        assert!(!relevant(&write, std::slice::from_ref(&shm), state, sock));
+        for kind in [
+            EventKind::Create(CreateKind::File),
+            EventKind::Remove(RemoveKind::File),
+        ] {
+            assert!(
+                relevant(&kind, std::slice::from_ref(&wal), state, sock),
+                "{kind:?}"
+            );
+            assert!(
+                !relevant(&kind, std::slice::from_ref(&shm), state, sock),
+                "{kind:?}"
+            );
+        }
     }
 
     #[test]

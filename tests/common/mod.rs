@@ -12,10 +12,14 @@
 
 #![allow(dead_code)]
 
+pub mod cost;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
+
+use agentpane::events::AgentKind;
 
 /// The agentpane binary under test.
 pub fn agentpane_bin() -> &'static str {
@@ -80,7 +84,9 @@ impl Run {
 /// A fake agent to start in a pane.
 #[derive(Debug, Clone)]
 pub struct FakeAgent {
-    /// `claude`, `codex`, `gemini` or `opencode`.
+    /// The agent's name (`claude`, `codex`, …: [`AgentKind::name`]).
+    ///
+    /// [`AgentKind::name`]: agentpane::events::AgentKind::name
     pub name: &'static str,
     pub env: Vec<(String, String)>,
     /// Working directory name under the server's `work/` folder.
@@ -108,6 +114,20 @@ impl FakeAgent {
     /// `HOME`'s `.local/share/opencode/opencode.db`.
     pub fn opencode() -> FakeAgent {
         FakeAgent::new("opencode")
+    }
+
+    /// A fake of `kind` that has finished a turn and sits idle: a recorded session of the
+    /// released client where there is one, else the screen alone (agentpane reads no log of
+    /// that agent).
+    pub fn idle(kind: AgentKind) -> FakeAgent {
+        let fake = FakeAgent::new(kind.name());
+        match kind {
+            AgentKind::Claude => fake.fixture("claude/marot-spotter/short.jsonl"),
+            AgentKind::Codex => fake.fixture("codex/kvsankar-agent-history/session-01.jsonl"),
+            AgentKind::Gemini => fake.real_client_fixture("gemini-0.61.0/session.jsonl"),
+            AgentKind::Opencode => fake.real_client_fixture("opencode-1.18.33/replay.sql"),
+            AgentKind::Amp | AgentKind::Aider => fake,
+        }
     }
 
     fn new(name: &'static str) -> FakeAgent {
@@ -180,8 +200,8 @@ impl TmuxServer {
         for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
             std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
         }
-        for agent in ["claude", "codex", "gemini", "opencode"] {
-            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(agent))
+        for kind in agentpane::events::AgentKind::ALL {
+            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(kind.name()))
                 .expect("symlink fake agent");
         }
         let work = server.work("proj");
@@ -313,7 +333,8 @@ impl TmuxServer {
     }
 
     /// Waits until the fake agent in `pane` has written its start lines (it says so on its
-    /// screen) and is resolvable (its session files exist).
+    /// screen) and is resolvable (its session files exist; for an agent whose log agentpane
+    /// does not read, its process).
     pub fn wait_for_agent(&self, pane: &str) {
         wait_until(
             DEADLINE,
@@ -327,7 +348,15 @@ impl TmuxServer {
         );
         wait_until(DEADLINE, &format!("an agent transcript in {pane}"), || {
             let run = self.agentpane(&["resolve", pane, "--json"]);
-            run.code == 0 && run.json()["transcript"].is_string()
+            if run.code != 0 {
+                return false;
+            }
+            let doc = run.json();
+            match serde_json::from_value::<AgentKind>(doc["agent"].clone()) {
+                Ok(kind) if !agentpane::agents::reads_log(kind) => true,
+                Ok(_) => doc["transcript"].is_string(),
+                Err(_) => false,
+            }
         });
     }
 

@@ -348,3 +348,45 @@ fn panes_while_panes_close_always_prints_whole_json() {
     let last = server.agentpane(&["panes", "--json"]);
     assert_eq!(last.json(), serde_json::json!([]), "{counts:?}");
 }
+
+/// Every screen a scan needs comes back from one tmux call, each cut at its own mark, also
+/// for pane ids `display-message`'s strftime would pad (`%5`, `%12`: a mark holding the pane
+/// id came back as `   %5` and matched nothing, so no screen was seen); a pane that closed
+/// just before leaves the others alone.
+#[test]
+fn many_screens_come_back_from_one_call() {
+    let server = TmuxServer::start();
+    let panes: Vec<String> = (0..13)
+        .map(|i| {
+            server.new_window(
+                &format!("printf 'screen-{i}\\n'; exec sleep 600"),
+                &server.work("plain"),
+                &[],
+            )
+        })
+        .collect();
+    for (i, pane) in panes.iter().enumerate() {
+        wait_until(DEADLINE, "the pane's text", || {
+            server
+                .tmux(&["capture-pane", "-p", "-t", pane])
+                .contains(&format!("screen-{i}"))
+        });
+    }
+    let tmux = agentpane::tmux::Tmux::new(agentpane::tmux::Socket::Name(server.name.clone()));
+    let ids: Vec<&str> = panes.iter().map(String::as_str).collect();
+    let got = tmux.capture_panes(&ids);
+    for (i, pane) in panes.iter().enumerate() {
+        let screen = got
+            .get(pane)
+            .unwrap_or_else(|| panic!("no screen for {pane}"));
+        assert!(
+            screen.contains(&format!("screen-{i}\n")),
+            "{pane}: {screen}"
+        );
+        assert!(!screen.contains("agentpane-capture"), "{pane}: {screen}");
+    }
+    server.tmux(&["kill-pane", "-t", &panes[3]]);
+    let got = tmux.capture_panes(&ids);
+    assert!(!got.contains_key(&panes[3]));
+    assert_eq!(got.len(), panes.len() - 1, "the rest one by one");
+}

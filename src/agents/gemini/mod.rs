@@ -13,7 +13,7 @@ use anyhow::{Context, Result};
 
 use crate::events::{AgentKind, ApiError, Event, EventKind};
 use crate::extract::Answer;
-use crate::state::{self, Observation, Status, Windows};
+use crate::state;
 use crate::transcript::Budget;
 use records::{Kind, Live, Message};
 
@@ -171,20 +171,11 @@ pub fn tail_events_from<R: Read + Seek>(src: R, budget: Budget) -> std::io::Resu
     Ok(events)
 }
 
-/// The state of a Gemini CLI chat log at `now`.
-pub fn classify_file(
-    path: &Path,
-    now: crate::events::Time,
-    windows: &Windows,
-    obs: Observation,
-) -> Result<(AgentKind, Status)> {
+/// The events of a chat log that decide its state (see [`tail_events_from`]).
+pub fn state_events(path: &Path) -> Result<Vec<Event>> {
     let file = crate::transcript::open_regular(path)?;
-    let events = tail_events_from(file, Budget::default())
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    Ok((
-        AgentKind::Gemini,
-        state::classify(&events, now, windows, obs),
-    ))
+    tail_events_from(file, Budget::default())
+        .with_context(|| format!("cannot read {}", path.display()))
 }
 
 /// The last answer: the text of the newest live reply that made no tool call. `None` when

@@ -113,6 +113,20 @@ pub fn input_pending(screen: &str) -> bool {
         .is_some_and(|rest| !rest.is_empty() && !rest.starts_with("Type your message"))
 }
 
+/// Whether [`refine`] will look at the screen: an approval the title announces, or a quiet
+/// working turn that may be the spent-quota dialog.
+pub fn wants_screen(status: &Status, title: &str, now: crate::events::Time) -> bool {
+    match title_state(title) {
+        Some(Title::ActionRequired) => true,
+        Some(Title::Working) => {
+            status.state == State::Working
+                && status.turn_open
+                && age(now, status.last_activity) >= QUOTA_LOOK
+        }
+        Some(Title::Ready) | None => false,
+    }
+}
+
 /// Folds the pane title (and, for an approval, the screen) onto the log's reading.
 pub fn refine(
     status: Status,

@@ -3,7 +3,7 @@
 //! Escape mid-stream, Escape on a pending approval. Each prefix is the log at one moment.
 
 use super::*;
-use crate::state::State;
+use crate::state::{Observation, State, Status, Windows};
 
 fn log() -> Vec<String> {
     let path = concat!(

@@ -17,8 +17,24 @@ use std::path::{Path, PathBuf};
 use crate::agents::locate::{Found, Target, Via};
 use crate::proctree::{procfs, ProcTable};
 
-use super::store::{self, SessionRow};
+use super::store::{self, Databases, SessionRow};
 use super::SessionRef;
+
+/// What locating the sessions of several opencode panes in one scan shares: each database,
+/// opened once, and the live opencode processes, read from `/proc` once (not once per pane).
+#[derive(Debug, Default)]
+pub struct Shared {
+    pub dbs: Databases,
+    peers: Option<Vec<Peer>>,
+}
+
+/// A live opencode process: how it picks its session, its folder, its database.
+#[derive(Debug, Clone)]
+struct Peer {
+    process: Process,
+    cwd: Option<PathBuf>,
+    db: Option<PathBuf>,
+}
 
 /// The data folder of an opencode process: `<its XDG_DATA_HOME or HOME/.local/share>/opencode`.
 pub fn data_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
@@ -147,28 +163,34 @@ pub fn pick<'a>(
     Err(mine.into_iter().filter(|s| shared(s)).collect())
 }
 
-/// The other live opencode processes in `table`, with their folder.
-fn peers(t: &Target, table: &ProcTable) -> Vec<(Process, Option<PathBuf>, Option<PathBuf>)> {
+/// Every live opencode process in `table`.
+fn peers(table: &ProcTable) -> Vec<Peer> {
     table
         .iter()
-        .filter(|p| p.pid != t.pid && p.name == "opencode")
+        .filter(|p| p.name == "opencode")
         .map(|p| {
             let args = procfs::cmdline(p.pid).unwrap_or_default();
-            (
-                Process {
+            Peer {
+                process: Process {
                     pid: p.pid,
                     start: p.start,
                     start_mode: Start::from_args(args.get(1..).unwrap_or_default()),
                 },
-                procfs::cwd(p.pid),
-                database(p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
-            )
+                cwd: procfs::cwd(p.pid),
+                db: database(p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
+            }
         })
         .collect()
 }
 
 /// Finds the session of the opencode process `t`.
-pub fn locate(t: &Target, table: &ProcTable, argv: &[String], steps: &mut Vec<String>) -> Found {
+pub fn locate(
+    t: &Target,
+    table: &ProcTable,
+    argv: &[String],
+    shared: &mut Shared,
+    steps: &mut Vec<String>,
+) -> Found {
     let mut found = Found::default();
     let Some((db, db_via)) = database(t.pid, t.root) else {
         steps.push(format!(
@@ -186,9 +208,14 @@ pub fn locate(t: &Target, table: &ProcTable, argv: &[String], steps: &mut Vec<St
             "default location"
         }
     ));
-    let sessions = match store::sessions_in(&db, t.cwds) {
+    let sessions = match shared
+        .dbs
+        .get(&db)
+        .and_then(|d| store::sessions_in_db(d, t.cwds))
+    {
         Ok(s) => s,
         Err(e) => {
+            shared.dbs.forget(&db);
             steps.push(format!("sessions: cannot read: {e:#}"));
             return found;
         }
@@ -198,16 +225,20 @@ pub fn locate(t: &Target, table: &ProcTable, argv: &[String], steps: &mut Vec<St
         start: t.start,
         start_mode: Start::from_args(argv.get(1..).unwrap_or_default()),
     };
-    let others: Vec<Process> = peers(t, table)
-        .into_iter()
-        .filter(|(_, cwd, other_db)| {
-            let same_dir = cwd
+    let others: Vec<Process> = shared
+        .peers
+        .get_or_insert_with(|| peers(table))
+        .iter()
+        .filter(|o| o.process.pid != t.pid)
+        .filter(|o| {
+            let same_dir = o
+                .cwd
                 .as_ref()
                 .and_then(|c| c.to_str())
                 .is_some_and(|c| crate::agents::locate::cwd_matches(c, t.cwds));
-            same_dir && other_db.as_deref().map_or(true, |d| d == db)
+            same_dir && o.db.as_deref().map_or(true, |d| d == db)
         })
-        .map(|(p, _, _)| p)
+        .map(|o| o.process.clone())
         .collect();
     match pick(&me, &others, &sessions) {
         Ok(Some(s)) => {

@@ -8,6 +8,7 @@
 pub mod answer;
 pub mod locate;
 pub mod parse;
+pub mod reader;
 pub mod store;
 
 use std::path::{Path, PathBuf};
@@ -18,7 +19,7 @@ use crate::events::Time;
 use crate::state::{Observation, Status, Windows};
 
 /// One opencode session: the database that holds it and its id.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct SessionRef {
     pub db: PathBuf,
     pub session: String,
@@ -50,12 +51,22 @@ impl SessionRef {
         PathBuf::from(s)
     }
 
-    /// The files whose change can change the session: the database and its write-ahead log.
+    /// The files whose change can change the session: the database and its write-ahead log
+    /// (opencode commits into the log; a checkpoint moves pages into the database).
     pub fn files(&self) -> [PathBuf; 2] {
         let mut wal = self.db.clone().into_os_string();
         wal.push("-wal");
         [self.db.clone(), PathBuf::from(wal)]
     }
+}
+
+/// True for a file in opencode's data folder whose changes never mean a session changed:
+/// SQLite's shared-memory index (`-shm`), which every reader of the database writes to,
+/// agentpane's own read-only connection included.
+pub fn never_news(path: &Path) -> bool {
+    path.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db-shm"))
 }
 
 /// The opencode session `path` names; an error when the caller said the transcript is

@@ -1,11 +1,20 @@
 //! Reading opencode's database without disturbing the agent: read-only connections (no
 //! checkpoint on close, no write lock ever), a short busy timeout, every read of one session
 //! inside one transaction (a WAL snapshot: rows updated in place are never seen half
-//! written), nothing held between scans. Only the fields agentpane uses are pulled out of the
-//! JSON `data` columns by SQLite itself, so a huge tool output never crosses into agentpane,
-//! and only the latest rows of a session are read.
+//! written). Only the fields agentpane uses are pulled out of the JSON `data` columns by
+//! SQLite itself, so a huge tool output never crosses into agentpane, and only the latest rows
+//! of a session are read.
+//!
+//! A connection ([`Db`]) is opened once per scan for every pane on that database, and a
+//! long-running caller (the watcher) keeps it between scans ([`Databases`]): opening is most
+//! of a read's cost, and every open touches the `-wal` and `-shm` files (as root SQLite even
+//! `fchown`s them), which a file watch on the folder sees. Kept open, the connection tells
+//! whether anyone committed since it last looked (`PRAGMA data_version`) without reading a
+//! row, and [`fingerprints`] which sessions changed without loading a JSON column.
 
-use std::path::Path;
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -80,25 +89,112 @@ pub struct PartRow {
     pub hidden: bool,
 }
 
-/// Opens `db` read-only for one scan.
-pub fn open(db: &Path) -> Result<Connection> {
-    let conn = Connection::open_with_flags(
-        db,
-        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )
-    .with_context(|| format!("cannot open {} read-only", db.display()))?;
-    conn.busy_timeout(BUSY_TIMEOUT)
-        .with_context(|| format!("cannot read {}", db.display()))?;
-    Ok(conn)
+/// One read-only connection to an opencode database.
+#[derive(Debug)]
+pub struct Db {
+    path: PathBuf,
+    conn: Connection,
+    /// Device and inode of the file opened: a database replaced under the same name (deleted
+    /// and created again) is opened again.
+    file: (u64, u64),
+}
+
+impl Db {
+    /// Opens `db` read-only.
+    pub fn open(db: &Path) -> Result<Db> {
+        let file = identity(db).with_context(|| format!("cannot open {}", db.display()))?;
+        let conn = Connection::open_with_flags(
+            db,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )
+        .with_context(|| format!("cannot open {} read-only", db.display()))?;
+        conn.busy_timeout(BUSY_TIMEOUT)
+            .with_context(|| format!("cannot read {}", db.display()))?;
+        Ok(Db {
+            path: db.to_path_buf(),
+            conn,
+            file,
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// `PRAGMA data_version`: it moves whenever another connection commits. Taken before a
+    /// read, a commit in between makes the next comparison say "changed" once more, never
+    /// "unchanged" too early.
+    pub fn data_version(&self) -> Result<i64> {
+        self.conn
+            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .with_context(|| format!("cannot read {}", self.path.display()))
+    }
+
+    /// Runs `f` in one read transaction: everything it reads comes from one snapshot.
+    pub fn read<T>(&mut self, f: impl FnOnce(&Connection, &Path) -> Result<T>) -> Result<T> {
+        let tx = self
+            .conn
+            .transaction()
+            .with_context(|| format!("cannot read {}", self.path.display()))?;
+        let out = f(&tx, &self.path)?;
+        tx.finish()?;
+        Ok(out)
+    }
+}
+
+fn identity(path: &Path) -> std::io::Result<(u64, u64)> {
+    let meta = std::fs::metadata(path)?;
+    Ok((meta.dev(), meta.ino()))
+}
+
+/// The databases a scan reads, each opened once; a long-running caller keeps them between
+/// scans.
+#[derive(Debug, Default)]
+pub struct Databases {
+    open: HashMap<PathBuf, Db>,
+    /// Connections opened, for tests and the watcher's counters.
+    pub opened: u64,
+}
+
+impl Databases {
+    /// The connection to `db`, opened if it is not open yet or the file was replaced.
+    pub fn get(&mut self, db: &Path) -> Result<&mut Db> {
+        let current = identity(db).ok();
+        let kept = self.open.get(db).is_some_and(|d| Some(d.file) == current);
+        if !kept {
+            self.open.remove(db);
+            let fresh = Db::open(db)?;
+            self.opened += 1;
+            self.open.insert(db.to_path_buf(), fresh);
+        }
+        Ok(self.open.get_mut(db).expect("inserted above"))
+    }
+
+    /// Closes the connections to databases `keep` says no to.
+    pub fn retain(&mut self, keep: impl Fn(&Path) -> bool) {
+        self.open.retain(|p, _| keep(p));
+    }
+
+    /// Closes a connection that failed: the next read opens it again.
+    pub fn forget(&mut self, db: &Path) {
+        self.open.remove(db);
+    }
 }
 
 /// Top-level, unarchived sessions whose directory is one of `dirs`, newest activity first (at
 /// most 50).
 pub fn sessions_in(db: &Path, dirs: &[String]) -> Result<Vec<SessionRow>> {
-    let conn = open(db)?;
+    let db = Db::open(db)?;
+    sessions_in_db(&db, dirs)
+}
+
+/// [`sessions_in`] on an open database.
+pub fn sessions_in_db(db: &Db, dirs: &[String]) -> Result<Vec<SessionRow>> {
+    let (conn, db) = (&db.conn, db.path.as_path());
     let mut out = Vec::new();
     let mut stmt = conn
-        .prepare(
+        .prepare_cached(
             "SELECT id, directory, title, time_created, time_updated FROM session \
              WHERE directory = ?1 AND parent_id IS NULL AND time_archived IS NULL \
              ORDER BY time_updated DESC LIMIT 50",
@@ -149,10 +245,16 @@ fn message_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<MessageRow> {
 /// The newest `limit` messages of `session` with their parts, oldest first, read in one
 /// transaction. `Ok(None)` when the session does not exist (deleted).
 pub fn latest_messages(db: &Path, session: &str, limit: usize) -> Result<Option<Vec<MessageRow>>> {
-    let mut conn = open(db)?;
-    let tx = conn
-        .transaction()
-        .with_context(|| format!("cannot read {}", db.display()))?;
+    Db::open(db)?.read(|tx, db| latest_in(tx, db, session, limit))
+}
+
+/// [`latest_messages`] inside a read of `db` ([`Db::read`]).
+pub fn latest_in(
+    tx: &Connection,
+    db: &Path,
+    session: &str,
+    limit: usize,
+) -> Result<Option<Vec<MessageRow>>> {
     let exists = tx
         .query_row("SELECT 1 FROM session WHERE id = ?1", [session], |_| Ok(()))
         .optional()
@@ -160,44 +262,72 @@ pub fn latest_messages(db: &Path, session: &str, limit: usize) -> Result<Option<
     if exists.is_none() {
         return Ok(None);
     }
+    // Limits are written into the SQL: a bound `LIMIT ?` kept SQLite from stopping early
+    // on the index (nine times as slow, measured on a busy database).
     let mut messages: Vec<MessageRow> = tx
-        .prepare(&format!(
+        .prepare_cached(&format!(
             "SELECT {MESSAGE_COLUMNS} FROM message WHERE session_id = ?1 \
-             ORDER BY time_created DESC, id DESC LIMIT ?2"
+             ORDER BY time_created DESC, id DESC LIMIT {limit}"
         ))?
-        .query_map(rusqlite::params![session, limit as i64], message_row)?
+        .query_map([session], message_row)?
         .collect::<rusqlite::Result<_>>()?;
     messages.reverse();
-    {
-        let mut parts = tx.prepare(PART_QUERY)?;
-        for m in &mut messages {
-            m.parts = parts
-                .query_map([&m.id], part_row)?
-                .collect::<rusqlite::Result<_>>()?;
-        }
+    let mut parts = tx.prepare_cached(PART_QUERY)?;
+    for m in &mut messages {
+        m.parts = parts
+            .query_map([&m.id], part_row)?
+            .collect::<rusqlite::Result<_>>()?;
     }
-    tx.finish()?;
     Ok(Some(messages))
+}
+
+/// A token per session that changes whenever one of its newest `limit` messages, or a part
+/// of one of them, is written, added or removed (with [`STATE_MESSAGES`], what
+/// [`latest_in`] reads): their ids, write times and sizes. SQLite reads them from the
+/// indexes and the rows' headers: `octet_length` does not load the JSON. One indexed
+/// statement per session; a session without messages, or none at all, has the empty token.
+pub fn fingerprints(
+    tx: &Connection,
+    db: &Path,
+    sessions: &[&str],
+    limit: usize,
+) -> Result<HashMap<String, String>> {
+    let mut stmt = tx
+        .prepare_cached(&format!(
+            "SELECT group_concat(m.id || '.' || m.time_updated || '.' || octet_length(m.data) \
+               || ':' || (SELECT count(*) || '.' || max(p.time_updated) || '.' \
+                          || total(octet_length(p.data)) FROM part p WHERE p.message_id = m.id), \
+               ' ') \
+             FROM (SELECT id, time_updated, data FROM message WHERE session_id = ?1 \
+                   ORDER BY time_created DESC, id DESC LIMIT {limit}) AS m"
+        ))
+        .with_context(|| format!("{} is not an opencode database", db.display()))?;
+    let mut out = HashMap::new();
+    for session in sessions {
+        let print: Option<String> = stmt.query_row([session], |r| r.get(0))?;
+        out.insert(session.to_string(), print.unwrap_or_default());
+    }
+    Ok(out)
 }
 
 /// The newest assistant message of `session` that ended its turn one way or another (an
 /// answer, an error, an abort), with its parts; steps that only called tools are passed over.
 pub fn last_turn_end(db: &Path, session: &str) -> Result<Option<MessageRow>> {
-    let mut conn = open(db)?;
-    let tx = conn
-        .transaction()
-        .with_context(|| format!("cannot read {}", db.display()))?;
+    Db::open(db)?.read(|tx, db| last_turn_end_in(tx, db, session))
+}
+
+fn last_turn_end_in(tx: &Connection, db: &Path, session: &str) -> Result<Option<MessageRow>> {
     let found = tx
         .query_row(
             &format!(
                 "SELECT {MESSAGE_COLUMNS} FROM (SELECT * FROM message WHERE session_id = ?1 \
-                 ORDER BY time_created DESC, id DESC LIMIT ?2) \
+                 ORDER BY time_created DESC, id DESC LIMIT {ANSWER_MESSAGES}) \
                  WHERE json_extract(data, '$.role') = 'assistant' \
                  AND json_extract(data, '$.time.completed') IS NOT NULL \
                  AND coalesce(json_extract(data, '$.finish'), '') NOT IN ('tool-calls', 'unknown') \
                  ORDER BY time_created DESC, id DESC LIMIT 1"
             ),
-            rusqlite::params![session, ANSWER_MESSAGES as i64],
+            [session],
             message_row,
         )
         .optional()
@@ -206,10 +336,9 @@ pub fn last_turn_end(db: &Path, session: &str) -> Result<Option<MessageRow>> {
         return Ok(None);
     };
     m.parts = tx
-        .prepare(PART_QUERY)?
+        .prepare_cached(PART_QUERY)?
         .query_map([&m.id], part_row)?
         .collect::<rusqlite::Result<_>>()?;
-    tx.finish()?;
     Ok(Some(m))
 }
 

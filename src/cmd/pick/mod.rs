@@ -18,7 +18,7 @@ use crate::cli::PickArgs;
 use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::route::source::{pane_answer, report_of};
-use crate::scan::{PaneReport, ResolveCache};
+use crate::scan::{PaneReport, Scanner};
 use crate::segment::Icons;
 use crate::state::Windows;
 use crate::tmux::{escape_format, Tmux};
@@ -101,7 +101,7 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
 /// the same (as the watcher does), and answers through a cache keyed by transcript identity.
 struct Data {
     tmux: Tmux,
-    resolved: ResolveCache,
+    resolved: Scanner,
     answers: AnswerCache,
     icons: Icons,
     reports: Vec<PaneReport>,
@@ -111,7 +111,7 @@ impl Data {
     fn new(tmux: Tmux) -> Data {
         Data {
             tmux,
-            resolved: ResolveCache::default(),
+            resolved: Scanner::default(),
             answers: AnswerCache::new(64),
             icons: super::status::icons(None),
             reports: Vec::new(),
@@ -122,6 +122,8 @@ impl Data {
     /// transcript, unread channel mail.
     fn rows(&mut self) -> Result<Vec<Row>> {
         let now = Utc::now();
+        // The picker shows what tmux has now: every refresh asks for the panes.
+        self.resolved.list_panes();
         let mut reports = self.resolved.scan(&self.tmux, now)?;
         crate::memory::remember(&mut reports, now, &Windows::default());
         let mail = crate::channel::pane_members().unwrap_or_default();

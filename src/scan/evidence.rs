@@ -1,0 +1,192 @@
+//! The evidence beside a pane's transcript (docs/design.md#evidence-order): hooks, the
+//! session record, and the screen when it can change the answer.
+
+use std::path::Path;
+
+use super::screens::Screens;
+use super::{PaneReport, Source};
+use crate::events::{AgentKind, Time};
+use crate::evidence::{self, HookEvidence, PaneEvidence, RecordStatus};
+use crate::state::Windows;
+use crate::tmux::{Pane, Tmux};
+
+/// One pane's report on its way to its evidence: what was read before the screen.
+struct Gathered {
+    report: PaneReport,
+    hook: Option<HookEvidence>,
+    record: Option<RecordStatus>,
+    /// The screen can change the answer.
+    wants_screen: bool,
+    /// opencode retries a failed request (429, 5xx) and writes nothing of it: a quiet open
+    /// turn is worth a look at its footer.
+    opencode_quiet: bool,
+}
+
+/// Folds hook, session-record and pane evidence onto a transcript report
+/// (docs/design.md#evidence-order). The pane is captured only when its screen can change the
+/// answer: a pending tool call (a permission dialog may be up), a wait to confirm, or no
+/// transcript at all.
+pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Time) -> PaneReport {
+    let g = gather(report, state_dir, now);
+    let screen = g
+        .wants_screen
+        .then(|| capture(tmux, &g.report.resolved.pane.pane_id))
+        .flatten();
+    settle(g, screen, tmux, now)
+}
+
+/// [`with_evidence`] for many reports, with every screen that can matter captured (or kept
+/// in `screens`) in one tmux call.
+pub(super) fn evidence_all(
+    reports: Vec<PaneReport>,
+    tmux: &Tmux,
+    state_dir: &Path,
+    now: Time,
+    screens: &mut Screens,
+) -> Vec<PaneReport> {
+    let gathered: Vec<Gathered> = reports
+        .into_iter()
+        .map(|r| gather(r, state_dir, now))
+        .collect();
+    let wanted: Vec<&Pane> = gathered
+        .iter()
+        .filter(|g| g.wants_screen)
+        .map(|g| &g.report.resolved.pane)
+        .collect();
+    let mut got = screens.of(tmux, &wanted);
+    gathered
+        .into_iter()
+        .map(|g| {
+            let screen = got.remove(&g.report.resolved.pane.pane_id).flatten();
+            settle(g, screen, tmux, now)
+        })
+        .collect()
+}
+
+fn gather(report: PaneReport, state_dir: &Path, now: Time) -> Gathered {
+    let resolved = &report.resolved;
+    let status = &report.status;
+    let hook = resolved
+        .transcript
+        .as_deref()
+        .and_then(|t| evidence::hook::load_for_transcript(state_dir, t));
+    let record = resolved
+        .record
+        .as_ref()
+        .and_then(RecordStatus::from_session_record);
+    let pending_tool = status.turn_open
+        && status
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("tool"));
+    let waiting_elsewhere = hook
+        .as_ref()
+        .and_then(|h| h.latest_decisive())
+        .is_some_and(|h| h.kind == evidence::HookKind::PermissionPrompt)
+        || record
+            .as_ref()
+            .is_some_and(|r| r.state == evidence::RecordState::Waiting);
+    let no_transcript = report.source == Source::None;
+    let kind = resolved.agent.as_ref().map(|a| a.kind);
+    let opencode_quiet = kind == Some(AgentKind::Opencode)
+        && status.turn_open
+        && crate::state::age(now, status.last_activity) >= crate::agents::opencode::RETRY_LOOK;
+    let gemini_asks = kind == Some(AgentKind::Gemini)
+        && crate::agents::gemini::pane::wants_screen(status, &resolved.pane.title, now);
+    Gathered {
+        wants_screen: pending_tool
+            || waiting_elsewhere
+            || no_transcript
+            || opencode_quiet
+            || gemini_asks,
+        hook,
+        record,
+        opencode_quiet,
+        report,
+    }
+}
+
+fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneReport {
+    let Gathered {
+        report:
+            PaneReport {
+                resolved,
+                status,
+                source: _,
+            },
+        hook,
+        record,
+        opencode_quiet,
+        ..
+    } = g;
+    let pane_evidence = pane
+        .as_deref()
+        .map(|text| evidence::detect_prompt(text).unwrap_or(PaneEvidence::NoPrompt));
+    let (mut status, mut source) = evidence::reconcile(
+        &status,
+        hook.as_ref(),
+        record.as_ref(),
+        pane_evidence.as_ref(),
+        now,
+        &Windows::default(),
+    );
+    if opencode_quiet && status.turn_open && status.state != crate::state::State::Waiting {
+        if let Some(error) = pane.as_deref().and_then(crate::agents::opencode::retrying) {
+            status.state = crate::state::State::Attention;
+            status.reason = Some(format!("retrying: {error}"));
+            source = Source::Pane;
+        }
+    }
+    if resolved
+        .agent
+        .as_ref()
+        .is_some_and(|a| a.kind == crate::events::AgentKind::Gemini)
+    {
+        // Gemini CLI logs a tool call only once it is complete: its title (from the scan's
+        // one `list-panes`) says the rest.
+        let id = resolved.pane.pane_id.as_str();
+        (status, source) = crate::agents::gemini::pane::refine(
+            status,
+            source,
+            Some(resolved.pane.title.as_str()),
+            || pane.clone().or_else(|| capture(tmux, id)),
+            now,
+            &Windows::default(),
+        );
+    }
+    if source == Source::None {
+        if let Some(text) = pane.as_deref() {
+            // No log to read: the screen is all there is (marked `source: pane`).
+            if busy_footer(text) {
+                status.state = crate::state::State::Working;
+                status.turn_open = true;
+            }
+            source = Source::Pane;
+        }
+    }
+    PaneReport {
+        resolved,
+        status,
+        source,
+    }
+}
+
+/// The visible part of a pane, or `None` when it vanished.
+fn capture(tmux: &Tmux, pane_id: &str) -> Option<String> {
+    tmux.cmd(&["capture-pane", "-p", "-J", "-t", pane_id]).ok()
+}
+
+/// Claude Code, Codex and opencode show "esc (to) interrupt" while a turn runs.
+fn busy_footer(text: &str) -> bool {
+    let clean = strip_ansi_escapes::strip_str(text);
+    clean
+        .lines()
+        .rev()
+        .filter(|l| !l.trim().is_empty())
+        .take(8)
+        .any(|l| {
+            let l = l.to_ascii_lowercase();
+            // opencode 1.18 writes "esc interrupt" (then "esc again to interrupt").
+            l.contains("esc to interrupt") || l.contains("esc interrupt")
+        })
+}

@@ -1,0 +1,262 @@
+//! One scan: one `list-panes`, one process snapshot, each agent pane resolved and classified.
+//! Everything the outputs (segment, pane-status, watcher, routing) read comes from here.
+//!
+//! A one-shot caller scans afresh ([`scan`]); a long-running one keeps what it learnt between
+//! scans in a [`Scanner`] (`scanner.rs`), so a wake does only what changed calls for. The
+//! evidence beside the transcripts (hooks, session records, screens) is folded in
+//! `evidence.rs`, screens captured in one tmux call and kept while quiet in `screens.rs`.
+
+mod evidence;
+mod scanner;
+mod screens;
+
+use serde::Serialize;
+
+pub use crate::evidence::Source;
+pub use evidence::with_evidence;
+pub use scanner::{Counters, Scanner, RESOLVE_MAX_AGE};
+
+use crate::events::Time;
+use crate::proctree::Skeleton;
+use crate::resolve::{Resolved, Resolver};
+use crate::state::{Observation, Status, Windows};
+use crate::tmux::{Pane, Tmux, TmuxError};
+use crate::transcript::reader::{Depth, Reader};
+use evidence::evidence_all;
+use screens::Screens;
+
+/// One agent pane with its state.
+#[derive(Debug, Clone, Serialize)]
+pub struct PaneReport {
+    pub resolved: Resolved,
+    pub status: Status,
+    pub source: Source,
+}
+
+/// Scans the server: every pane that runs an agent, resolved and classified at `now` from
+/// all evidence (transcript, hooks, session record, and the pane when it can matter).
+pub fn scan(tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
+    // tmux takes a while to list the panes (their folders and commands come from /proc): the
+    // process table is read meanwhile.
+    let (panes, skeleton) = std::thread::scope(|s| {
+        let skeleton = s.spawn(Skeleton::take);
+        let panes = tmux.list_panes();
+        (panes, skeleton.join())
+    });
+    let panes = panes?;
+    let skeleton = skeleton.unwrap_or_else(|_| Skeleton::take());
+    let mut reader = Reader::default();
+    let resolved = resolve_with(&panes, Some(skeleton), now, &mut reader);
+    Ok(reports_of(
+        resolved,
+        tmux,
+        now,
+        &mut reader,
+        &mut Screens::default(),
+        Depth::Window,
+    ))
+}
+
+/// The agent panes among `resolved`, classified from all evidence: transcripts through
+/// `reader` (opencode's sessions in one pass per database, looked at to `depth`), the
+/// screens that can matter in one tmux call.
+fn reports_of(
+    resolved: impl IntoIterator<Item = Resolved>,
+    tmux: &Tmux,
+    now: Time,
+    reader: &mut Reader,
+    screens: &mut Screens,
+    depth: Depth,
+) -> Vec<PaneReport> {
+    let agents: Vec<Resolved> = resolved.into_iter().filter(|r| r.agent.is_some()).collect();
+    reader.prepare(agents.iter().filter_map(|r| r.transcript.as_deref()), depth);
+    let reports = agents
+        .into_iter()
+        .map(|r| report_with(r, now, reader))
+        .collect();
+    evidence_all(reports, tmux, &crate::paths::state_dir(), now, screens)
+}
+
+/// Every pane on the server resolved (agent or not), with one `list-panes` and one process
+/// snapshot.
+pub fn resolve_all(tmux: &Tmux, now: Time) -> Result<Vec<Resolved>, TmuxError> {
+    let panes = tmux.list_panes()?;
+    Ok(resolve_panes(&panes, now))
+}
+
+/// Resolves the given panes against one fresh process snapshot.
+pub fn resolve_panes(panes: &[Pane], now: Time) -> Vec<Resolved> {
+    resolve_with(panes, None, now, &mut Reader::default())
+}
+
+/// [`resolve_panes`] reading opencode's databases through the reader's connections, and
+/// completing `skeleton` when one was taken already.
+fn resolve_with(
+    panes: &[Pane],
+    skeleton: Option<Skeleton>,
+    now: Time,
+    reader: &mut Reader,
+) -> Vec<Resolved> {
+    let dbs = std::mem::take(reader.databases());
+    let resolver = match skeleton {
+        Some(s) => Resolver::from_skeleton(panes, s, now),
+        None => Resolver::for_panes(panes, now),
+    };
+    let mut resolver = resolver.with_databases(dbs);
+    let out = panes.iter().map(|p| resolver.resolve(p)).collect();
+    *reader.databases() = resolver.finish();
+    out
+}
+
+/// The pane a tmux target (`%3`, `work:2.1`, `=work:2`) names; `Ok(None)` when the server
+/// has no such pane.
+pub fn find_pane(tmux: &Tmux, target: &str) -> Result<Option<Pane>, TmuxError> {
+    let id = match tmux.cmd(&["display-message", "-p", "-t", target, "#{pane_id}"]) {
+        Ok(out) => out.trim().to_string(),
+        Err(TmuxError::Command(msg)) if msg.contains("can't find") => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    if id.is_empty() {
+        return Ok(None);
+    }
+    Ok(tmux.list_panes()?.into_iter().find(|p| p.pane_id == id))
+}
+
+/// One pane by target, resolved; `Ok(None)` when there is no such pane.
+pub fn resolve_target(tmux: &Tmux, target: &str, now: Time) -> Result<Option<Resolved>, TmuxError> {
+    let Some(pane) = find_pane(tmux, target)? else {
+        return Ok(None);
+    };
+    Ok(resolve_panes(std::slice::from_ref(&pane), now).pop())
+}
+
+/// Classifies a resolved pane's transcript at `now` (no observation memory). Without a
+/// transcript, or when it cannot be read (deleted mid-scan), the state is `idle` with
+/// source `none`.
+pub fn report(resolved: Resolved, now: Time) -> PaneReport {
+    report_with(resolved, now, &mut Reader::default())
+}
+
+/// [`report`] reading the transcript through `reader`.
+fn report_with(resolved: Resolved, now: Time, reader: &mut Reader) -> PaneReport {
+    let agent = resolved.agent.as_ref().map(|a| a.kind);
+    let classified = resolved.transcript.as_deref().and_then(|path| {
+        let mut classify = |obs| {
+            reader
+                .classify(path, agent, now, &Windows::default(), obs)
+                .ok()
+        };
+        let first = classify(Observation::default())?;
+        // A Claude turn whose transcript is quiet may have a subagent at work: its own
+        // transcript's writes keep the turn alive (looked at only for an open turn).
+        let (_, status) = &first;
+        if agent == Some(crate::events::AgentKind::Claude) && status.turn_open {
+            let life = crate::agents::claude::subagent_life(path);
+            if life.is_some_and(|l| Some(l) > status.last_activity) {
+                return classify(Observation {
+                    subagent_life: life,
+                    ..Observation::default()
+                });
+            }
+        }
+        Some(first)
+    });
+    let (status, source) = match classified {
+        Some((_, status)) => (status, Source::Transcript),
+        None => (Status::idle(), Source::None),
+    };
+    PaneReport {
+        resolved,
+        status,
+        source,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit {
+    /// One `list-panes` line for pane `%1` of process `pid`.
+    pub fn pane_line(pid: u32, command: &str, title: &str) -> String {
+        let f = [
+            "%1",
+            &pid.to_string(),
+            "main",
+            "0",
+            "w",
+            "0",
+            "/tmp",
+            "1",
+            "1",
+            "0",
+            "0",
+            "@1",
+            command,
+            "1796193805",
+            title,
+        ];
+        format!("{}\n", f.join("\u{1f}"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::pane_line;
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A tmux that lists one pane and records every command it is asked to run.
+    struct Counting {
+        listing: String,
+        calls: Arc<Mutex<Vec<String>>>,
+    }
+
+    impl crate::tmux::Runner for Counting {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            self.calls.lock().unwrap().push(args.join(" "));
+            match args.first().map(String::as_str) {
+                Some("list-panes") => Ok(self.listing.clone().into_bytes()),
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    #[test]
+    fn a_gemini_pane_is_read_from_the_one_list_panes_call() {
+        // A process that looks like Gemini CLI, with no chat log: its title alone decides.
+        let home = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new("bash")
+            .args(["-c", "exec -a gemini sleep 600"])
+            .env("HOME", home.path())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while !std::fs::read(format!("/proc/{pid}/cmdline"))
+            .is_ok_and(|c| c.starts_with(b"gemini\0"))
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the stand-in never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let tmux = Tmux::with_runner(Box::new(Counting {
+            listing: pane_line(pid, "gemini", "✦  Working… (tmp)"),
+            calls: Arc::clone(&calls),
+        }));
+        let reports = scan(&tmux, chrono::Utc::now()).unwrap();
+        let _ = child.kill();
+        let _ = child.wait();
+        assert_eq!(reports.len(), 1, "{reports:?}");
+        assert_eq!(reports[0].status.state, crate::state::State::Working);
+        let calls = calls.lock().unwrap();
+        assert!(
+            calls.iter().all(|c| !c.starts_with("display-message")),
+            "one tmux call per scan reads every title: {calls:?}"
+        );
+        assert_eq!(
+            calls.iter().filter(|c| c.starts_with("list-panes")).count(),
+            1
+        );
+    }
+}

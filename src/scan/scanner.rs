@@ -1,0 +1,317 @@
+//! What a long-running caller keeps between scans, and how a wake's work follows what
+//! changed (docs/design.md#watcher).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use super::screens::Screens;
+use super::{reports_of, resolve_with, PaneReport};
+use crate::events::Time;
+use crate::resolve::Resolved;
+use crate::tmux::{Pane, Tmux, TmuxError};
+use crate::transcript::reader::{Depth, Reader};
+
+/// What a long-running caller (the watcher, a wait, the picker) keeps between scans, so that
+/// each scan does only the work that what changed calls for:
+///
+/// - the resolutions (process snapshot, session records, open files: most of a scan's cost),
+///   redone only when the panes change (`list-panes` includes each pane's current command),
+///   an agent exits, a file that is no known transcript appears or changes, or
+///   [`RESOLVE_MAX_AGE`] passed;
+/// - the transcripts' events ([`Reader`]): a log is read again only once it changed, an
+///   opencode session once its rows did;
+/// - the screens captured, kept while their window shows no new output;
+/// - the last reports: after a write to known transcripts ([`Scanner::note`]) only their
+///   panes are read again, without asking tmux; tmux is asked (`list-panes`) at the safety
+///   poll, after a nudge (tmux hooks: focus and pane changes) and when something unknown
+///   changed ([`Scanner::list_panes`], [`Scanner::invalidate`]).
+#[derive(Debug, Default)]
+pub struct Scanner {
+    panes: Vec<Pane>,
+    resolved: Vec<Resolved>,
+    /// Each file a resolved transcript is read from → those transcripts.
+    sources: HashMap<PathBuf, Vec<PathBuf>>,
+    reports: Vec<PaneReport>,
+    at: Option<Instant>,
+    /// Resolve afresh at the next scan.
+    stale: bool,
+    /// Ask tmux for the panes at the next scan.
+    list: bool,
+    /// Transcripts written since the last scan.
+    touched: HashSet<PathBuf>,
+    reader: Reader,
+    screens: Screens,
+    counters: Counters,
+    last_full: bool,
+}
+
+/// What a [`Scanner`] did so far.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Counters {
+    /// Scans asked for.
+    pub scans: u64,
+    /// `tmux list-panes` calls.
+    pub lists: u64,
+    /// Resolutions of every pane.
+    pub resolves: u64,
+    /// Transcripts read from disk (log files, opencode sessions).
+    pub reads: u64,
+}
+
+/// A cached resolution is redone at least this often.
+pub const RESOLVE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60);
+
+impl Scanner {
+    /// The next scan resolves afresh (a session record or a new transcript appeared).
+    pub fn invalidate(&mut self) {
+        self.stale = true;
+    }
+
+    /// The next scan asks tmux for the panes (the safety poll, a nudge).
+    pub fn list_panes(&mut self) {
+        self.list = true;
+    }
+
+    /// A file in a watched folder changed: a file a known transcript is read from marks that
+    /// transcript for the next scan; anything else (a session record, a new transcript) may
+    /// change which transcript a pane reads, and the next scan resolves afresh. So does a
+    /// change to the database of an opencode pane still waiting for its first session.
+    pub fn note(&mut self, path: &Path) {
+        let waiting_here = || {
+            self.resolved.iter().any(|r| {
+                r.transcript.is_none()
+                    && r.agent.as_ref().is_some_and(|a| {
+                        crate::agents::reads_log(a.kind) && a.root.as_deref() == path.parent()
+                    })
+            })
+        };
+        match self.sources.get(path) {
+            Some(transcripts) if !waiting_here() => {
+                self.touched.extend(transcripts.iter().cloned())
+            }
+            _ => self.stale = true,
+        }
+    }
+
+    /// What was done so far.
+    pub fn counters(&self) -> Counters {
+        Counters {
+            reads: self.reader.reads(),
+            ..self.counters
+        }
+    }
+
+    /// True when the last scan asked tmux for the panes (the watched folders may change).
+    pub fn last_scan_listed(&self) -> bool {
+        self.last_full
+    }
+
+    /// [`scan`], doing only what changed since the last scan calls for.
+    pub fn scan(&mut self, tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
+        self.counters.scans += 1;
+        let young = self.at.is_some_and(|t| t.elapsed() < RESOLVE_MAX_AGE);
+        let awaited = self.resolved.iter().any(awaits_transcript);
+        let titles = self.touched_panes().any(|r| {
+            r.agent
+                .as_ref()
+                .is_some_and(|a| crate::agents::reads_title(a.kind))
+        });
+        self.last_full = self.list || self.stale || !young || awaited || titles;
+        if !self.last_full {
+            self.rescan_touched(tmux, now);
+            return Ok(self.reports.clone());
+        }
+        let panes = tmux.list_panes()?;
+        self.counters.lists += 1;
+        let alive = self
+            .resolved
+            .iter()
+            .filter_map(|r| r.agent.as_ref())
+            .all(|a| Path::new(&format!("/proc/{}", a.pid)).exists());
+        let same = panes.len() == self.panes.len()
+            && panes.iter().zip(&self.panes).all(|(a, b)| a.same_pane(b));
+        if self.stale || !young || !alive || !same || awaited {
+            self.resolved = resolve_with(&panes, None, now, &mut self.reader);
+            self.sources = sources_of(&self.resolved);
+            self.at = Some(Instant::now());
+            self.stale = false;
+            self.counters.resolves += 1;
+        } else {
+            // Titles and activity change without deciding anything the resolution holds.
+            for (r, p) in self.resolved.iter_mut().zip(&panes) {
+                r.pane.clone_from(p);
+            }
+        }
+        self.panes = panes;
+        self.list = false;
+        self.touched.clear();
+        let live: HashSet<&Path> = self
+            .resolved
+            .iter()
+            .filter_map(|r| r.transcript.as_deref())
+            .collect();
+        self.reader.retain(&live);
+        self.reports = reports_of(
+            self.resolved.iter().cloned(),
+            tmux,
+            now,
+            &mut self.reader,
+            &mut self.screens,
+            Depth::Window,
+        );
+        Ok(self.reports.clone())
+    }
+
+    fn touched_panes(&self) -> impl Iterator<Item = &Resolved> {
+        self.resolved.iter().filter(|r| {
+            r.transcript
+                .as_ref()
+                .is_some_and(|t| self.touched.contains(t))
+        })
+    }
+
+    /// Reads the panes of the transcripts written since the last scan again; the other
+    /// reports stay as they are.
+    fn rescan_touched(&mut self, tmux: &Tmux, now: Time) {
+        if self.touched.is_empty() {
+            return;
+        }
+        // tmux was not asked: the panes' last output is unknown, so no kept screen is
+        // trusted for them.
+        let touched: Vec<Resolved> = self
+            .touched_panes()
+            .cloned()
+            .map(|mut r| {
+                r.pane.activity = None;
+                r
+            })
+            .collect();
+        let fresh = reports_of(
+            touched,
+            tmux,
+            now,
+            &mut self.reader,
+            &mut self.screens,
+            Depth::Newest,
+        );
+        for new in fresh {
+            let id = &new.resolved.pane.pane_id;
+            if let Some(old) = self
+                .reports
+                .iter_mut()
+                .find(|r| &r.resolved.pane.pane_id == id)
+            {
+                *old = new;
+            }
+        }
+        self.touched.clear();
+    }
+}
+
+/// Each file the transcripts of `resolved` are read from, with those transcripts.
+fn sources_of(resolved: &[Resolved]) -> HashMap<PathBuf, Vec<PathBuf>> {
+    let mut out: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
+    for t in resolved.iter().filter_map(|r| r.transcript.as_deref()) {
+        for source in crate::transcript::sources(t) {
+            out.entry(source).or_default().push(t.to_path_buf());
+        }
+    }
+    out
+}
+
+/// A Claude Code pane resolved before its transcript existed. Claude Code writes the
+/// transcript at the first prompt, in a project folder the watcher did not watch (it may not
+/// even exist yet), and 2.1.197 can set its record to `waiting` for a permission prompt just
+/// before that: no later file event would tell the cache, which would then miss the wait
+/// until [`RESOLVE_MAX_AGE`]. Such a pane is resolved afresh at every scan until its
+/// transcript appears.
+fn awaits_transcript(r: &Resolved) -> bool {
+    r.transcript.is_none()
+        && r.agent
+            .as_ref()
+            .is_some_and(|a| a.kind == crate::events::AgentKind::Claude)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::testkit::pane_line;
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// A tmux that answers `list-panes` with whatever the test put in.
+    struct Panes(Arc<Mutex<String>>);
+
+    impl crate::tmux::Runner for Panes {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            match args.first().map(String::as_str) {
+                Some("list-panes") => Ok(self.0.lock().unwrap().clone().into_bytes()),
+                _ => Ok(Vec::new()),
+            }
+        }
+    }
+
+    fn line(command: &str) -> String {
+        pane_line(std::process::id(), command, "title")
+    }
+
+    #[test]
+    fn a_claude_pane_without_its_transcript_is_resolved_again() {
+        // The watcher's view of Claude Code 2.1.197 whose record said `waiting` (permission)
+        // just before its first transcript was written: reusing that resolution kept the pane
+        // `idle` in the watcher, unalerted, for up to a minute.
+        let mut r = crate::segment::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
+        assert!(!awaits_transcript(&r), "a transcript: reuse");
+        r.transcript = None;
+        assert!(awaits_transcript(&r), "no transcript yet: resolve again");
+        r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Gemini;
+        assert!(!awaits_transcript(&r), "Gemini CLI is read from its title");
+        r.agent = None;
+        assert!(!awaits_transcript(&r), "no agent: nothing to wait for");
+    }
+
+    #[test]
+    fn resolutions_are_reused_until_something_that_decides_them_changes() {
+        let out = Arc::new(Mutex::new(line("bash")));
+        let tmux = Tmux::with_runner(Box::new(Panes(Arc::clone(&out))));
+        let now = chrono::Utc::now();
+        let mut cache = Scanner::default();
+        let resolves = |c: &Scanner| c.counters().resolves;
+        cache.scan(&tmux, now).unwrap();
+        cache.list_panes();
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(resolves(&cache), 1, "same panes: reused");
+        cache.invalidate();
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(resolves(&cache), 2, "invalidated: resolved again");
+        *out.lock().unwrap() = line("claude");
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(resolves(&cache), 2, "tmux not asked: nothing known changed");
+        cache.list_panes();
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(
+            resolves(&cache),
+            3,
+            "the pane's command changed: resolved again"
+        );
+        cache.list_panes();
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(resolves(&cache), 3);
+        assert_eq!(cache.counters().lists, 5);
+    }
+
+    #[test]
+    fn a_file_that_is_no_known_transcript_resolves_afresh() {
+        let out = Arc::new(Mutex::new(line("bash")));
+        let tmux = Tmux::with_runner(Box::new(Panes(Arc::clone(&out))));
+        let now = chrono::Utc::now();
+        let mut cache = Scanner::default();
+        cache.scan(&tmux, now).unwrap();
+        cache.note(Path::new("/somewhere/new.jsonl"));
+        cache.scan(&tmux, now).unwrap();
+        let c = cache.counters();
+        assert_eq!((c.lists, c.resolves), (2, 2), "{c:?}");
+        cache.scan(&tmux, now).unwrap();
+        assert_eq!(cache.counters().lists, 2, "nothing new: tmux not asked");
+    }
+}

@@ -1,0 +1,214 @@
+//! Transcript reads kept between scans by a long-running caller (the watcher, a wait): a log
+//! file is read again only when its size, times or inode moved, an opencode session only when
+//! its rows did ([`agents::opencode::reader`]). The state is then computed afresh from the
+//! kept events at every scan: it depends on the clock, the events do not.
+
+use std::collections::{HashMap, HashSet};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+pub use crate::agents::opencode::reader::Depth;
+use crate::agents::opencode::{self, SessionRef};
+use crate::events::{AgentKind, Event, Time};
+use crate::state::{self, Observation, Status, Windows};
+
+/// What a log file looked like when it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    mtime_ns: i128,
+    ctime_ns: i128,
+}
+
+impl Stamp {
+    /// An error for anything but a regular file (a FIFO would block the read).
+    fn of(path: &Path) -> Result<Stamp> {
+        let m =
+            std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
+        if !m.is_file() {
+            anyhow::bail!("cannot read {}: not a regular file", path.display());
+        }
+        let ns = |s: i64, n: i64| i128::from(s) * 1_000_000_000 + i128::from(n);
+        Ok(Stamp {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            mtime_ns: ns(m.mtime(), m.mtime_nsec()),
+            ctime_ns: ns(m.ctime(), m.ctime_nsec()),
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Kept {
+    stamp: Stamp,
+    agent: AgentKind,
+    events: Vec<Event>,
+}
+
+/// The events of every transcript read so far.
+#[derive(Debug, Default)]
+pub struct Reader {
+    files: HashMap<PathBuf, Kept>,
+    opencode: opencode::reader::Reader,
+    /// Log files read (not taken from what was kept), for tests and counters.
+    file_reads: u64,
+}
+
+impl Reader {
+    /// Transcripts read from disk so far: log files and opencode sessions.
+    pub fn reads(&self) -> u64 {
+        self.file_reads + self.opencode.reads
+    }
+
+    /// opencode's database connections, for the locator to share within a scan.
+    pub fn databases(&mut self) -> &mut opencode::store::Databases {
+        self.opencode.databases()
+    }
+
+    /// Brings the opencode sessions among `transcripts` up to date in one pass per database,
+    /// looking for changes to `depth` (log files are checked one by one as they are
+    /// classified).
+    pub fn prepare<'a>(&mut self, transcripts: impl IntoIterator<Item = &'a Path>, depth: Depth) {
+        let sessions: Vec<SessionRef> = transcripts
+            .into_iter()
+            .filter_map(SessionRef::parse)
+            .collect();
+        if !sessions.is_empty() {
+            self.opencode.refresh(&sessions, depth);
+        }
+    }
+
+    /// The state of `path` at `now`, like [`super::classify_file`], from kept events when
+    /// the transcript has not changed since they were read.
+    pub fn classify(
+        &mut self,
+        path: &Path,
+        agent: Option<AgentKind>,
+        now: Time,
+        windows: &Windows,
+        obs: Observation,
+    ) -> Result<(AgentKind, Status)> {
+        if let Some(session) = opencode::session_of(path, agent)? {
+            if self.opencode.events(&session).is_none() {
+                self.opencode
+                    .refresh(std::slice::from_ref(&session), Depth::Window);
+            }
+            let events = self
+                .opencode
+                .events(&session)
+                .unwrap_or_else(|| Err(anyhow::anyhow!("{} was not read", path.display())))?;
+            return Ok((
+                AgentKind::Opencode,
+                state::classify(events, now, windows, obs),
+            ));
+        }
+        let stamp = Stamp::of(path)?;
+        let fresh = self.files.get(path).is_some_and(|k| k.stamp == stamp);
+        if !fresh {
+            self.files.remove(path);
+            let (kind, events) = super::file_events(path, agent)?;
+            self.file_reads += 1;
+            self.files.insert(
+                path.to_path_buf(),
+                Kept {
+                    stamp,
+                    agent: kind,
+                    events,
+                },
+            );
+        }
+        let kept = &self.files[path];
+        Ok((kept.agent, state::classify(&kept.events, now, windows, obs)))
+    }
+
+    /// Forgets every transcript but `live` (the panes' current ones).
+    pub fn retain(&mut self, live: &HashSet<&Path>) {
+        self.files.retain(|p, _| live.contains(p.as_path()));
+        self.opencode.retain(|s| {
+            live.iter()
+                .any(|p| SessionRef::parse(p).as_ref() == Some(s))
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    #[test]
+    fn a_log_is_read_again_only_after_it_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/real/claude/marot-spotter/short.jsonl"),
+        )
+        .unwrap();
+        let mut lines = fixture.lines();
+        let first = lines.next().unwrap();
+        std::fs::write(&path, format!("{first}\n")).unwrap();
+        let now = chrono::Utc::now();
+        let mut reader = Reader::default();
+        let classify = |r: &mut Reader| {
+            r.classify(
+                &path,
+                None,
+                now,
+                &Windows::default(),
+                Observation::default(),
+            )
+            .unwrap()
+        };
+        let once = classify(&mut reader);
+        assert_eq!(classify(&mut reader), once);
+        assert_eq!(reader.reads(), 1, "unchanged: kept");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        for line in lines {
+            writeln!(f, "{line}").unwrap();
+        }
+        drop(f);
+        let whole = classify(&mut reader);
+        assert_eq!(reader.reads(), 2, "appended: read again");
+        assert_eq!(
+            whole,
+            crate::transcript::classify_file(
+                &path,
+                None,
+                now,
+                &Windows::default(),
+                Observation::default()
+            )
+            .unwrap()
+        );
+        reader.retain(&HashSet::new());
+        classify(&mut reader);
+        assert_eq!(reader.reads(), 3, "forgotten: read again");
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_opening_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("f.jsonl");
+        let c = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: mkfifo on a path we own, with a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let mut reader = Reader::default();
+        let got = reader.classify(
+            &fifo,
+            None,
+            chrono::Utc::now(),
+            &Windows::default(),
+            Observation::default(),
+        );
+        assert!(got.is_err());
+    }
+}
