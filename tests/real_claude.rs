@@ -18,5 +18,7 @@ mod hooks;
 mod permission;
 #[path = "real_claude/rig.rs"]
 mod rig;
+#[path = "real_claude/safety.rs"]
+mod safety;
 #[path = "real_claude/turns.rs"]
 mod turns;
