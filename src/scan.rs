@@ -200,12 +200,25 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
             source = Source::Pane;
         }
     }
+    // Stopped by Ctrl-Z: whatever its log says, it does nothing and takes no input until the
+    // person brings it back (docs/design.md#delivery).
+    if resolved
+        .agent
+        .as_ref()
+        .and_then(|a| crate::proctree::procfs::stat(a.pid))
+        .is_some_and(|s| s.stopped())
+    {
+        status.reason = Some(SUSPENDED.to_string());
+    }
     PaneReport {
         resolved,
         status,
         source,
     }
 }
+
+/// The reason shown for an agent stopped by Ctrl-Z.
+pub const SUSPENDED: &str = "suspended (Ctrl-Z)";
 
 /// The visible part of a pane, or `None` when it vanished.
 fn capture(tmux: &Tmux, pane_id: &str) -> Option<String> {

@@ -239,6 +239,9 @@ fn a_suspended_agent_is_refused_and_its_shell_gets_nothing() {
         server.start_from_shell(&dst, "claude", &env);
         let pid = server.agent_pid(&dst);
         server.suspend(&dst, pid);
+        // `panes` says so, where it said `your-turn` and nothing else.
+        let row = server.agentpane(&["resolve", &dst, "--json"]).json();
+        assert_eq!(row["reason"], "suspended (Ctrl-Z)", "{name}: {row}");
         let run = src.route(&server, &dst, &["--json"]);
         assert_eq!(run.code, 6, "{name}: {run:?}");
         let doc = run.json();
