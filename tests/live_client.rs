@@ -333,8 +333,12 @@ fn menu_and_picker_never_type_into_a_suspended_agents_shell() {
     });
     live.server.suspend(&dst, pid);
     live.keys(&["1"]);
-    live.wait_screen("the refusal in the status line", |s| {
-        status_line(s).contains("suspended (Ctrl-Z)")
+    // In the status line (for tmux's display-time) and in the client's message log.
+    let client = live.client().expect("the client");
+    wait_until(DEADLINE, "the refusal in the client's messages", || {
+        live.server
+            .tmux(&["show-messages", "-t", &client])
+            .contains("suspended (Ctrl-Z)")
     });
 
     // The picker: `r` on that row.
@@ -346,7 +350,9 @@ fn menu_and_picker_never_type_into_a_suspended_agents_shell() {
     keys.extend(std::iter::repeat("j").take(sel - top));
     keys.push("r");
     live.keys(&keys);
-    live.wait_screen("the picker's refusal", |s| s.contains("suspended (Ctrl-Z)"));
+    live.wait_screen("the picker's refusal", |s| {
+        s.contains("not delivered") && s.contains("suspended (Ctrl-Z)")
+    });
     live.keys(&["q"]);
     live.wait_screen("the picker closed", |s| !s.contains("agent panes"));
 

@@ -92,6 +92,19 @@ impl Hostile {
     }
 }
 
+/// Waits until a spawned agentpane sleeps on file events (it holds an inotify descriptor,
+/// created only once the route or relay was accepted and found its destination busy).
+fn wait_until_watching(child: &std::process::Child, what: &str) {
+    let fds = format!("/proc/{}/fd", child.id());
+    wait_until(DEADLINE, what, || {
+        std::fs::read_dir(&fds).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"))
+            })
+        })
+    });
+}
+
 /// Waits for a spawned agentpane to exit; kills it and fails after `DEADLINE`, so a check that
 /// stopped working fails the test instead of hanging it.
 fn finish(mut child: std::process::Child, what: &str) -> (Option<i32>, String) {
@@ -289,7 +302,7 @@ fn a_route_waiting_for_an_agent_that_exits_is_refused() {
         ],
     );
     // The route is waiting (it sleeps on file events); the agent exits under it.
-    std::thread::sleep(Duration::from_millis(700));
+    wait_until_watching(&waiting, "the route to wait");
     quit(&server, &dst, pid);
     let (code, stderr) = finish(waiting, "the waiting route");
     assert_eq!(code, Some(6), "{stderr}");
@@ -435,7 +448,7 @@ fn a_relay_escalates_when_a_side_stops_being_its_agent() {
     assert!(refused.stderr.contains("not a coding agent"), "{refused:?}");
 
     let relay = spawn_agentpane(&server, &["relay", &a, &b, "--foreground"]);
-    std::thread::sleep(Duration::from_millis(700));
+    wait_until_watching(&relay, "the relay to run");
     let pid = server.agent_pid(&a);
     server.suspend(&a, pid);
     let (code, stderr) = finish(relay, "the relay");

@@ -178,7 +178,12 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>, limiting: bool) -> Reply
                 ],
             };
         }
-        return message(&model, vec![text_block("Recovered.")], "end_turn", Duration::ZERO);
+        return message(
+            &model,
+            vec![text_block("Recovered.")],
+            "end_turn",
+            Duration::ZERO,
+        );
     }
     if prompt.contains("SLOW") {
         let words: Vec<String> = (1..=60).map(|i| format!("word{i} ")).collect();
