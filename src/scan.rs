@@ -144,15 +144,15 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
             .as_ref()
             .is_some_and(|r| r.state == evidence::RecordState::Waiting);
     let no_transcript = source == Source::None;
-    // opencode retries a failed request (429, 5xx) and writes nothing of it: a quiet open turn
-    // is worth a look at its footer.
-    let opencode_quiet = resolved
-        .agent
-        .as_ref()
-        .is_some_and(|a| a.kind == crate::events::AgentKind::Opencode)
-        && status.turn_open
-        && crate::state::age(now, status.last_activity) >= crate::agents::opencode::RETRY_LOOK;
-    let pane = (pending_tool || waiting_elsewhere || no_transcript || opencode_quiet)
+    // Agents retry a failed request (429, 5xx) with little or nothing of it in their logs: a
+    // quiet open turn is worth a look at the screen (docs/design.md#evidence-order).
+    let quiet_turn = status.turn_open
+        && resolved
+            .agent
+            .as_ref()
+            .is_some_and(|a| crate::agents::shows_retries(a.kind))
+        && crate::state::age(now, status.last_activity) >= crate::agents::retry::RETRY_LOOK;
+    let pane = (pending_tool || waiting_elsewhere || no_transcript || quiet_turn)
         .then(|| capture(tmux, &resolved.pane.pane_id))
         .flatten();
     let pane_evidence = pane
@@ -166,10 +166,23 @@ pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Tim
         now,
         &Windows::default(),
     );
-    if opencode_quiet && status.turn_open && status.state != crate::state::State::Waiting {
-        if let Some(error) = pane.as_deref().and_then(crate::agents::opencode::retrying) {
+    if quiet_turn && status.turn_open && status.state != crate::state::State::Waiting {
+        let retry = resolved.agent.as_ref().and_then(|a| {
+            pane.as_deref()
+                .and_then(|screen| crate::agents::retrying(a.kind, screen))
+        });
+        if let Some(retry) = retry {
             status.state = crate::state::State::Attention;
-            status.reason = Some(format!("retrying: {error}"));
+            status.reason = Some(retry.reason());
+            status.resets_at = retry
+                .next_in
+                .and_then(|s| chrono::Duration::try_seconds(s as i64))
+                .map(|d| now + d);
+            status.retry = Some(crate::state::Retry {
+                attempt: retry.attempt,
+                limit: retry.limit,
+                next_at: status.resets_at,
+            });
             source = Source::Pane;
         }
     }

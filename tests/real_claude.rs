@@ -16,6 +16,8 @@ mod folders;
 mod hooks;
 #[path = "real_claude/permission.rs"]
 mod permission;
+#[path = "real_claude/retry.rs"]
+mod retry;
 #[path = "real_claude/rig.rs"]
 mod rig;
 #[path = "real_claude/safety.rs"]

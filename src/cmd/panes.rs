@@ -33,6 +33,9 @@ struct ResolveRow<'a> {
     source: Source,
     at: Option<Time>,
     steps: &'a [String],
+    /// While the agent retries a failed API call: `{attempt, limit, next_at}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<&'a crate::state::Retry>,
 }
 
 impl<'a> ResolveRow<'a> {
@@ -55,6 +58,7 @@ impl<'a> ResolveRow<'a> {
             source: report.source,
             at: report.status.at,
             steps: &r.steps,
+            retry: report.status.retry.as_ref(),
         }
     }
 }
@@ -78,6 +82,9 @@ struct PaneRow<'a> {
     turn_key: Option<&'a str>,
     /// First line of the last answer (bounded read), when there is one.
     answer_head: Option<String>,
+    /// While the agent retries a failed API call: `{attempt, limit, next_at}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<&'a crate::state::Retry>,
 }
 
 impl<'a> PaneRow<'a> {
@@ -99,6 +106,7 @@ impl<'a> PaneRow<'a> {
             at: report.status.at,
             turn_key: report.status.turn_key.as_deref(),
             answer_head: answer_head(report),
+            retry: report.status.retry.as_ref(),
         }
     }
 }
