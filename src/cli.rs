@@ -217,6 +217,10 @@ pub struct WatchArgs {
     /// Never paste channel mail into panes (unread counts are still shown).
     #[arg(long)]
     pub no_channel_delivery: bool,
+    /// End the watcher already serving this server and take over (the plugin, after it
+    /// rebuilt agentpane, so the new binary runs).
+    #[arg(long, hide = true)]
+    pub replace: bool,
 }
 
 /// How the routed text is made from the source pane.
