@@ -83,6 +83,15 @@ fn fix(topic: Topic, text: impl Into<String>, fix: impl Into<String>) -> Finding
     }
 }
 
+/// The tmux command line that reaches the server doctor looked at (as doctor was told).
+fn tmux(f: &Facts) -> String {
+    match &f.server {
+        Server::Name(n) => format!("tmux -L {n}"),
+        Server::Path(p) => format!("tmux -S {}", p.display()),
+        Server::Inside | Server::Default => "tmux".into(),
+    }
+}
+
 fn tmux_problem(problem: &TmuxProblem, server: &Server) -> Finding {
     match problem {
         TmuxProblem::Missing => fix(
@@ -184,8 +193,9 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
             topic,
             format!("the plugin's build of {dir} failed (log: {log})"),
             format!(
-                "read {log}, fix what it says, then press prefix + I (or `tmux run-shell \
-                 {dir}/agentpane.tmux`) to build again"
+                "read {log}, fix what it says, then press prefix + I (or `{} run-shell \
+                 {dir}/agentpane.tmux`) to build again",
+                tmux(f)
             ),
         ),
         _ => {
@@ -200,9 +210,10 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
                      and no cargo to build one"
                 ),
                 format!(
-                    "`tmux set -g @agentpane-bin {exe}` then `tmux run-shell \
+                    "`{tmux} set -g @agentpane-bin {exe}` then `{tmux} run-shell \
                      {dir}/agentpane.tmux`; or install Rust (https://rustup.rs) and press \
-                     prefix + I to build the plugin's checkout"
+                     prefix + I to build the plugin's checkout",
+                    tmux = tmux(f)
                 ),
             )
         }
@@ -324,7 +335,8 @@ fn watcher(w: &WatcherFacts, t: &TmuxFacts, f: &Facts) -> Finding {
         )
     } else {
         format!(
-            "`tmux run-shell {}/agentpane.tmux` starts it again",
+            "`{} run-shell {}/agentpane.tmux` starts it again",
+            tmux(f),
             tilde(&t.options.plugin, &f.home)
         )
     };
@@ -496,11 +508,7 @@ fn hooks(h: &HookFacts, f: &Facts) -> Vec<Finding> {
             h.settings.display()
         )
     };
-    let used_by = if h.panes.is_empty() {
-        String::new()
-    } else {
-        format!(" (Claude Code in {} uses it)", h.panes.join(", "))
-    };
+    let users = h.panes.join(", ");
     let found = match &h.found {
         Ok(found) => found,
         Err(e) => {
@@ -513,7 +521,11 @@ fn hooks(h: &HookFacts, f: &Facts) -> Vec<Finding> {
     };
     let mut out = Vec::new();
     if found.events.is_empty() {
-        let text = format!("no agentpane hooks in {file}{used_by}");
+        let text = if users.is_empty() {
+            format!("no agentpane hooks in {file}")
+        } else {
+            format!("no agentpane hooks in {file}, which Claude Code in {users} reads")
+        };
         let why = format!(
             "`{install}`: Claude Code's hooks tell permission waits apart from long tool runs"
         );
@@ -548,8 +560,13 @@ fn hooks(h: &HookFacts, f: &Facts) -> Vec<Finding> {
         out.push(ok(
             topic,
             format!(
-                "hooks installed in {file} ({} events){used_by}",
-                found.events.len()
+                "hooks installed in {file} ({} events{})",
+                found.events.len(),
+                if users.is_empty() {
+                    String::new()
+                } else {
+                    format!("; Claude Code in {users} reads it")
+                }
             ),
         ));
     }
