@@ -196,7 +196,7 @@ no_binary() {
 	else
 		tmux set-option -gqu @agentpane_build
 		hint "agentpane: no binary — prefix+~" \
-			"agentpane: no agentpane binary and no cargo on the tmux server's PATH. Either install Rust (https://rustup.rs) and press prefix + I to build $ROOT, or install agentpane (cargo install --git https://github.com/agentpane/agentpane) and set -g @agentpane-bin /path/to/agentpane, then prefix + I."
+			"agentpane: no agentpane binary and no cargo on the tmux server's PATH. Either install Rust (https://rustup.rs), give tmux the new PATH (tmux set-environment -g PATH \"\$PATH\" in a new shell) and press prefix + I to build $ROOT; or install agentpane (cargo install --git https://github.com/agentpane/agentpane) and set -g @agentpane-bin /path/to/agentpane, then prefix + I."
 	fi
 }
 

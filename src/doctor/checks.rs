@@ -211,7 +211,8 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
                 ),
                 format!(
                     "`{tmux} set -g @agentpane-bin {exe}` then `{tmux} run-shell \
-                     {dir}/agentpane.tmux`; or install Rust (https://rustup.rs) and press \
+                     {dir}/agentpane.tmux`; or install Rust (https://rustup.rs), give the \
+                     server its PATH (`{tmux} set-environment -g PATH \"$PATH\"`) and press \
                      prefix + I to build the plugin's checkout",
                     tmux = tmux(f)
                 ),
