@@ -202,8 +202,16 @@ fn a_fresh_clone_builds_itself_and_the_status_line_works_without_a_restart() {
     );
 
     // Run again with nothing changed (prefix + I): no build.
+    // (Without the go, a build started by mistake would stay `building`.)
+    std::fs::remove_file(tools.join("go")).unwrap();
     run_plugin(&live.server, &clone);
+    assert_eq!(
+        option(&live.server, "@agentpane_build"),
+        "",
+        "no build started"
+    );
     assert_eq!(cargo_calls(&tools).len(), 1);
+    std::fs::write(tools.join("go"), b"").unwrap();
 
     // An update (sources newer than the binary; here, a binary dated an hour back): a
     // rebuild, and the new binary's watcher takes over from the old one's.
