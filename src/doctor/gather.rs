@@ -145,7 +145,8 @@ fn pane(r: &Resolved, home: &Path) -> Option<PaneFacts> {
     let root_from = match resolve::config_root(agent.kind, agent.pid, home) {
         None => RootFrom::NotRead,
         Some(_) if env.is_none() => RootFrom::Unreadable,
-        Some((_, "agent's HOME")) => RootFrom::AgentHome,
+        // opencode's locator says the same words for its data folder.
+        Some((_, crate::agents::locate::FROM_AGENT_HOME)) => RootFrom::AgentHome,
         Some((_, from)) if from.starts_with("default") => RootFrom::Default,
         Some((_, var)) => RootFrom::Override(var.to_string()),
     };
