@@ -162,6 +162,8 @@ impl FakeAgent {
 pub struct TmuxServer {
     pub name: String,
     root: tempfile::TempDir,
+    /// Extra environment for the server (and so its panes and `run-shell`) and every run.
+    extra: Vec<(String, PathBuf)>,
     /// The server's socket file, removed on drop (tmux leaves it behind after kill-server).
     socket: Option<PathBuf>,
 }
@@ -169,25 +171,12 @@ pub struct TmuxServer {
 impl TmuxServer {
     /// Starts a server with one session `main` (window 0: a plain shell).
     pub fn start() -> TmuxServer {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "agentpane-test-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let root = tempfile::tempdir().expect("temp dir");
-        let mut server = TmuxServer {
-            name,
-            root,
-            socket: None,
-        };
-        for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
-            std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
-        }
-        for agent in ["claude", "codex", "gemini", "opencode"] {
-            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(agent))
-                .expect("symlink fake agent");
-        }
+        TmuxServer::start_with(&[])
+    }
+
+    /// [`start`](Self::start) with extra environment, e.g. a `PATH` of the test's choosing.
+    pub fn start_with(extra: &[(&str, &str)]) -> TmuxServer {
+        let mut server = TmuxServer::unstarted(extra);
         let work = server.work("proj");
         server.tmux(&[
             "new-session",
@@ -201,24 +190,67 @@ impl TmuxServer {
             "-c",
             work.to_str().unwrap(),
         ]);
-        server.socket = Some(PathBuf::from(server.tmux(&[
+        server.learn_socket();
+        server
+    }
+
+    /// The world of a server (folders, fake agents, its name) with no server yet: for a test
+    /// that starts it the way a person does (`tmux -f CONF new-session` in a terminal).
+    pub fn unstarted(extra: &[(&str, &str)]) -> TmuxServer {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "agentpane-test-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let root = tempfile::tempdir().expect("temp dir");
+        let server = TmuxServer {
+            name,
+            root,
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), PathBuf::from(v)))
+                .collect(),
+            socket: None,
+        };
+        for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
+            std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
+        }
+        for agent in ["claude", "codex", "gemini", "opencode"] {
+            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(agent))
+                .expect("symlink fake agent");
+        }
+        server
+    }
+
+    /// The pid of the watcher serving this server: the holder of its lock.
+    pub fn watcher_pid(&self) -> Option<u32> {
+        let socket = self.tmux(&["display-message", "-p", "#{socket_path}"]);
+        let lock = agentpane::watch::lock::lock_path(&self.state_dir(), &socket);
+        agentpane::paths::lock_holder(&lock)
+    }
+
+    /// Notes the running server's socket file, which drop removes.
+    pub fn learn_socket(&mut self) {
+        self.socket = Some(PathBuf::from(self.tmux(&[
             "display-message",
             "-p",
             "#{socket_path}",
         ])));
-        server
     }
 
     /// The environment every tmux client, pane and agentpane run gets.
     pub fn env(&self) -> Vec<(String, PathBuf)> {
-        vec![
+        let mut env = vec![
             ("HOME".into(), self.home()),
             ("AGENTPANE_STATE_DIR".into(), self.state_dir()),
             ("XDG_STATE_HOME".into(), self.state_dir()),
             ("CLAUDE_CONFIG_DIR".into(), self.claude_dir()),
             ("CODEX_HOME".into(), self.codex_dir()),
             ("SHELL".into(), PathBuf::from("/bin/sh")),
-        ]
+        ];
+        env.extend(self.extra.iter().cloned());
+        env
     }
 
     pub fn path(&self) -> &Path {
