@@ -382,7 +382,8 @@ fn a_retried_rate_limit_is_attention_once() {
                     .is_some_and(|s| s.contains("exceeded retry limit")))
             .then_some(r)
         });
-        // One alert for the turn: the retries and the final error are one attention.
+        // One alert for the turn: the retries and the final error are one attention (the
+        // watcher may alert it while it retries or at the final error).
         wait_alerts(&w, &watch, &pane, 1);
         std::thread::sleep(Duration::from_secs(3));
         let alerts = alerts_for(&watch, &pane);
