@@ -83,11 +83,20 @@ pub enum Command {
     /// Wake the watcher now (the plugin's focus hooks: acknowledge a looked-at pane at once).
     #[command(hide = true)]
     Nudge,
+    /// Check the setup — tmux, plugin, watcher, every agent pane, hooks — and say what to fix.
+    Doctor(DoctorArgs),
     /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(CompletionsArgs),
     /// The man page (roff) on stdout, for packagers: `agentpane man > agentpane.1`.
     #[command(hide = true)]
     Man,
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// Print one JSON object: `ok` and the findings.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -208,6 +217,10 @@ pub struct WatchArgs {
     /// Never paste channel mail into panes (unread counts are still shown).
     #[arg(long)]
     pub no_channel_delivery: bool,
+    /// End the watcher already serving this server and take over (the plugin, after it
+    /// rebuilt agentpane, so the new binary runs).
+    #[arg(long, hide = true)]
+    pub replace: bool,
 }
 
 /// How the routed text is made from the source pane.

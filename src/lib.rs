@@ -7,6 +7,7 @@ pub mod alert;
 pub mod channel;
 pub mod cli;
 pub mod cmd;
+pub mod doctor;
 pub mod events;
 pub mod evidence;
 pub mod exec;

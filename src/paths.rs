@@ -11,16 +11,31 @@ use anyhow::{bail, Context, Result};
 
 /// `$AGENTPANE_STATE_DIR`, else `$XDG_STATE_HOME/agentpane`, else `~/.local/state/agentpane`.
 pub fn state_dir() -> PathBuf {
-    if let Some(dir) = std::env::var_os("AGENTPANE_STATE_DIR").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir);
-    }
-    if let Some(dir) = std::env::var_os("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        return PathBuf::from(dir).join("agentpane");
+    let var = |k: &str| std::env::var_os(k).map(PathBuf::from);
+    if let Some(dir) = state_dir_override(var) {
+        return dir;
     }
     directories::BaseDirs::new()
         .and_then(|b| b.state_dir().map(Path::to_path_buf))
         .map(|d| d.join("agentpane"))
         .unwrap_or_else(|| home_dir().join(".local/state/agentpane"))
+}
+
+/// The state folder a process with environment `env` uses (e.g. an agent's, where its
+/// `agentpane hook` writes): the same rule as [`state_dir`]. `None` without a `HOME`.
+pub fn state_dir_in(env: &std::collections::HashMap<String, String>) -> Option<PathBuf> {
+    let var = |k: &str| env.get(k).map(PathBuf::from);
+    state_dir_override(var).or_else(|| {
+        var("HOME")
+            .filter(|h| !h.as_os_str().is_empty())
+            .map(|h| h.join(".local/state/agentpane"))
+    })
+}
+
+/// `$AGENTPANE_STATE_DIR`, else `$XDG_STATE_HOME/agentpane`, read through `var`.
+fn state_dir_override(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    let set = |k: &str| var(k).filter(|v| !v.as_os_str().is_empty());
+    set("AGENTPANE_STATE_DIR").or_else(|| set("XDG_STATE_HOME").map(|d| d.join("agentpane")))
 }
 
 /// `$XDG_CONFIG_HOME/agentpane` (or the platform equivalent).
@@ -233,6 +248,32 @@ impl FileLock {
     }
 }
 
+/// The pid of the process holding a `flock` on the file at `path`, from `/proc/locks`
+/// (read without taking the lock, so a watcher starting at that moment is never refused).
+pub fn lock_holder(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(path).ok()?;
+    let locks = fs::read_to_string("/proc/locks").ok()?;
+    holder_in_proc_locks(&locks, meta.dev(), meta.ino())
+}
+
+/// The `FLOCK` line of `/proc/locks` for device `dev`, inode `ino` (`1: FLOCK ADVISORY WRITE
+/// 4242 08:01:1234 0 EOF`; waiters, marked `->`, hold nothing).
+fn holder_in_proc_locks(locks: &str, dev: u64, ino: u64) -> Option<u32> {
+    let want = format!(
+        "{:02x}:{:02x}:{ino}",
+        rustix::fs::major(dev),
+        rustix::fs::minor(dev)
+    );
+    locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        match fields.as_slice() {
+            [_, "FLOCK", _, _, pid, id, ..] if *id == want => pid.parse().ok(),
+            _ => None,
+        }
+    })
+}
+
 /// The lock file itself: created 0600, never through a symlink.
 fn lock_file(path: &Path) -> Result<File> {
     OpenOptions::new()
@@ -248,6 +289,52 @@ fn lock_file(path: &Path) -> Result<File> {
 #[cfg(test)]
 mod lock_tests {
     use super::*;
+
+    #[test]
+    fn the_holder_of_a_lock_is_read_from_proc_locks() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x.lock");
+        let held = FileLock::acquire(&p).unwrap();
+        assert_eq!(lock_holder(&p), Some(std::process::id()));
+        drop(held);
+        assert_eq!(lock_holder(&p), None);
+    }
+
+    #[test]
+    fn proc_locks_lines_match_device_and_inode_and_skip_waiters() {
+        let locks = "1: POSIX  ADVISORY  WRITE 11 08:01:77 0 EOF\n\
+                     2: FLOCK  ADVISORY  WRITE 22 08:01:77 0 EOF\n\
+                     2: -> FLOCK  ADVISORY  WRITE 33 08:01:77 0 EOF\n";
+        let dev = rustix::fs::makedev(8, 1);
+        assert_eq!(holder_in_proc_locks(locks, dev, 77), Some(22));
+        assert_eq!(holder_in_proc_locks(locks, dev, 78), None);
+        assert_eq!(
+            holder_in_proc_locks(locks, rustix::fs::makedev(8, 2), 77),
+            None
+        );
+    }
+
+    #[test]
+    fn another_process_state_folder_follows_its_environment() {
+        let env = |kv: &[(&str, &str)]| -> std::collections::HashMap<String, String> {
+            kv.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        assert_eq!(
+            state_dir_in(&env(&[("HOME", "/h"), ("AGENTPANE_STATE_DIR", "/s")])),
+            Some(PathBuf::from("/s"))
+        );
+        assert_eq!(
+            state_dir_in(&env(&[("HOME", "/h"), ("XDG_STATE_HOME", "/x")])),
+            Some(PathBuf::from("/x/agentpane"))
+        );
+        assert_eq!(
+            state_dir_in(&env(&[("HOME", "/h"), ("XDG_STATE_HOME", "")])),
+            Some(PathBuf::from("/h/.local/state/agentpane"))
+        );
+        assert_eq!(state_dir_in(&env(&[])), None);
+    }
 
     #[test]
     fn a_held_lock_is_refused_until_dropped() {

@@ -52,6 +52,19 @@ pub struct Resolved {
     pub machine_driven: bool,
 }
 
+/// Where the agent `kind` running as `pid` keeps its sessions, read from its own environment
+/// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, its `HOME`, …), and which of those said so. `None` for
+/// agents whose transcripts agentpane does not read.
+pub fn config_root(kind: AgentKind, pid: u32, home: &Path) -> Option<(PathBuf, &'static str)> {
+    match kind {
+        AgentKind::Claude => Some(claude::config_root(pid, home)),
+        AgentKind::Codex => Some(codex::codex_home(pid, home)),
+        AgentKind::Opencode => Some(opencode::data_root(pid, home)),
+        AgentKind::Gemini => Some(gemini::gemini_dir(pid, home)),
+        AgentKind::Amp | AgentKind::Aider => None,
+    }
+}
+
 /// Resolves panes against one process snapshot.
 pub struct Resolver {
     table: ProcTable,
@@ -168,24 +181,19 @@ impl Resolver {
             command,
             chain.join(" → ")
         ));
-        let (root, root_from) = match m.kind {
-            AgentKind::Claude => claude::config_root(m.pid, &self.home),
-            AgentKind::Codex => codex::codex_home(m.pid, &self.home),
-            AgentKind::Opencode => opencode::data_root(m.pid, &self.home),
-            AgentKind::Gemini => gemini::gemini_dir(m.pid, &self.home),
-            other @ (AgentKind::Amp | AgentKind::Aider) => {
-                out.agent = Some(AgentProcess {
-                    kind: other,
-                    pid: m.pid,
-                    started: m.start,
-                    root: None,
-                    command,
-                });
-                out.steps.push(format!(
-                    "transcript: none (agentpane does not read {other} transcripts)"
-                ));
-                return out;
-            }
+        let Some((root, root_from)) = config_root(m.kind, m.pid, &self.home) else {
+            out.agent = Some(AgentProcess {
+                kind: m.kind,
+                pid: m.pid,
+                started: m.start,
+                root: None,
+                command,
+            });
+            out.steps.push(format!(
+                "transcript: none (agentpane does not read {} transcripts)",
+                m.kind
+            ));
+            return out;
         };
         out.steps
             .push(format!("config root: {} ({root_from})", root.display()));

@@ -111,6 +111,21 @@ pub struct Status {
     pub turn_open: bool,
     /// The human came back after the turn closed (only meaningful for `your-turn`).
     pub seen: bool,
+    /// The agent is retrying a failed API call (read from its screen): where the retries
+    /// stand.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub retry: Option<Retry>,
+}
+
+/// Where an agent's retries of a failed API call stand.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Retry {
+    /// The attempt being waited for, when the agent shows it.
+    pub attempt: Option<u32>,
+    /// How many attempts it makes in all, when it shows it.
+    pub limit: Option<u32>,
+    /// When the next attempt starts, when it says.
+    pub next_at: Option<Time>,
 }
 
 impl Status {
@@ -125,6 +140,7 @@ impl Status {
             resets_at: None,
             turn_open: false,
             seen: false,
+            retry: None,
         }
     }
 }
@@ -420,6 +436,7 @@ fn base(ev: &Event, state: State) -> Status {
         resets_at: None,
         turn_open: false,
         seen: false,
+        retry: None,
     }
 }
 

@@ -24,9 +24,32 @@ pub fn chars(text: &str, max: usize) -> String {
     out
 }
 
+/// `12s`, `5m`, `3h`, `2d`.
+pub fn age(now: crate::events::Time, at: crate::events::Time) -> String {
+    let secs = (now - at).num_seconds().max(0);
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m", s / 60),
+        s if s < 86_400 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+/// `path` with the home folder written `~`.
+pub fn tilde(cwd: &str, home: &std::path::Path) -> String {
+    let home = home.to_string_lossy();
+    match cwd.strip_prefix(home.as_ref()) {
+        Some(rest) if home.len() > 1 && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => cwd.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chrono::{TimeZone, Utc};
 
     #[test]
     fn bounded_cuts_on_char_boundaries_within_the_bound() {
@@ -40,5 +63,24 @@ mod tests {
     fn chars_counts_characters() {
         assert_eq!(chars("héllo", 5), "héllo");
         assert_eq!(chars("abcdef", 4), "abc…");
+    }
+
+    #[test]
+    fn ages_are_short() {
+        let now = Utc.timestamp_opt(1_000_000, 0).unwrap();
+        let ago = |s: i64| age(now, now - chrono::Duration::seconds(s));
+        assert_eq!(ago(5), "5s");
+        assert_eq!(ago(125), "2m");
+        assert_eq!(ago(7300), "2h");
+        assert_eq!(ago(200_000), "2d");
+        assert_eq!(age(now, now + chrono::Duration::seconds(9)), "0s");
+    }
+
+    #[test]
+    fn home_becomes_tilde() {
+        let home = std::path::Path::new("/home/u");
+        assert_eq!(tilde("/home/u/src", home), "~/src");
+        assert_eq!(tilde("/home/u", home), "~");
+        assert_eq!(tilde("/home/user2", home), "/home/user2");
     }
 }

@@ -308,3 +308,62 @@ fn picker_lists_urgent_first_reads_routes_jumps_and_refreshes() {
     live.assert_clean();
     assert_eq!(live.current_pane(), idle);
 }
+
+/// The menu and the picker, pointed at an agent that was suspended (Ctrl-Z) after it was
+/// listed: both say why nothing was sent, the shell that has the pane now gets nothing, and
+/// the answer's command never runs.
+#[test]
+fn menu_and_picker_never_type_into_a_suspended_agents_shell() {
+    let live = Live::start(&[]);
+    let (hostile, marker) = live.server.hostile_claude("src");
+    let dst = live.server.shell_pane("dash -i");
+    let env = vec![("AGENTPANE_FAKE_AGENT".to_string(), "none".to_string())];
+    live.server.start_from_shell(&dst, "codex", &env);
+    let pid = live.server.agent_pid(&dst);
+    live.focus(&hostile);
+    wait_until(DEADLINE, "the hostile answer", || {
+        live.server.agentpane(&["last", &hostile]).code == 0
+    });
+    let dst_target = target(&live, &dst);
+
+    // The menu lists the agent; it is suspended before the person picks it.
+    live.press("R");
+    live.wait_screen("the route menu", |s| {
+        s.contains(&format!("Route {hostile}'s answer to")) && s.contains(&dst_target)
+    });
+    live.server.suspend(&dst, pid);
+    live.keys(&["1"]);
+    // In the status line (for tmux's display-time) and in the client's message log.
+    let client = live.client().expect("the client");
+    wait_until(DEADLINE, "the refusal in the client's messages", || {
+        live.server
+            .tmux(&["show-messages", "-t", &client])
+            .contains("suspended (Ctrl-Z)")
+    });
+
+    // The picker: `r` on that row.
+    live.press("S");
+    let screen = live.wait_screen("the picker", |s| s.contains("agentpane · 2 agent panes"));
+    let sel = line_with(&screen, &format!(" {dst_target} ")).expect("the suspended agent's row");
+    let top = line_with(&screen, " TARGET ").expect("header") + 1;
+    let mut keys = vec!["g"];
+    keys.extend(std::iter::repeat("j").take(sel - top));
+    keys.push("r");
+    live.keys(&keys);
+    live.wait_screen("the picker's refusal", |s| {
+        s.contains("not delivered") && s.contains("suspended (Ctrl-Z)")
+    });
+    live.keys(&["q"]);
+    live.wait_screen("the picker closed", |s| !s.contains("agent panes"));
+
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(!marker.exists(), "the routed command ran");
+    let shell = live.server.tmux(&["capture-pane", "-p", "-J", "-t", &dst]);
+    assert!(!shell.contains("touch"), "typed into the shell:\n{shell}");
+    assert!(
+        !live.outcomes().iter().any(|o| o == "pasting"),
+        "{:?}",
+        live.outcomes()
+    );
+    live.assert_clean();
+}

@@ -16,7 +16,11 @@ mod folders;
 mod hooks;
 #[path = "real_claude/permission.rs"]
 mod permission;
+#[path = "real_claude/retry.rs"]
+mod retry;
 #[path = "real_claude/rig.rs"]
 mod rig;
+#[path = "real_claude/safety.rs"]
+mod safety;
 #[path = "real_claude/turns.rs"]
 mod turns;

@@ -343,3 +343,51 @@ fn codex_panes_started_together_never_show_a_neighbours_session() {
         }
     }
 }
+
+/// A rate limit Codex keeps retrying (it writes nothing to its rollout until it gives up)
+/// needs the human: `attention` with where the retries stand, from its status line, alerted
+/// once for the turn — also when the turn then fails for good.
+#[test]
+fn a_retried_rate_limit_is_attention_once() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        let label = client.label();
+        // Codex's own defaults retry; the suite's config turns retries off elsewhere.
+        let cfg = w.server.codex_dir().join("config.toml");
+        let text = std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("request_max_retries = 0", "request_max_retries = 4")
+            .replace("stream_max_retries = 0", "stream_max_retries = 5");
+        std::fs::write(&cfg, text).unwrap();
+        let pane = w.open("");
+        let watch = Watch::start(&w.server, &[]);
+        w.wait_state(&pane, "idle");
+        w.ask(&pane, "Please RATE429 now");
+        let row = wait_for(STEP, &format!("{label}: attention while retrying"), || {
+            let r = w.resolve(&pane);
+            (r["state"] == "attention"
+                && r["reason"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("rate limit — retrying (attempt ")))
+            .then_some(r)
+        });
+        assert_eq!(row["source"], "pane", "{label}: {row:#}");
+        assert_eq!(row["retry"]["limit"], 5, "{label}: {row:#}");
+        // It gives up: the rollout's error decides, and the turn is not alerted again.
+        wait_for(STEP, &format!("{label}: the final error"), || {
+            let r = w.resolve(&pane);
+            (r["state"] == "attention"
+                && r["reason"]
+                    .as_str()
+                    .is_some_and(|s| s.contains("exceeded retry limit")))
+            .then_some(r)
+        });
+        // One alert for the turn: the retries and the final error are one attention (the
+        // watcher may alert it while it retries or at the final error).
+        wait_alerts(&w, &watch, &pane, 1);
+        std::thread::sleep(Duration::from_secs(3));
+        let alerts = alerts_for(&watch, &pane);
+        assert_eq!(alerts.len(), 1, "{label}: {alerts:#?}");
+        assert_eq!(alerts[0]["state"], "attention", "{label}");
+    }
+}

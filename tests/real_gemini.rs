@@ -142,7 +142,9 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
                 .contains(&format!("last turn failed ({reason})")),
             "{label}: {last:?}"
         );
-        let out = server.agentpane(&["route", &pane, &src]);
+        // Into an agent (a plain pane is no destination at all).
+        let (sink, _) = server.inbox_agent("sink");
+        let out = server.agentpane(&["route", &pane, &sink]);
         assert_eq!(out.code, 1, "{label}: {out:?}");
         assert!(
             out.stderr.contains(&format!("last turn failed ({reason})")),
@@ -200,7 +202,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         wait_for(STEP, "the quota alert", || {
             (per_state("attention") == 2).then_some(())
         });
-        let out = server.agentpane(&["route", &pane, &src]);
+        let out = server.agentpane(&["route", &pane, &sink]);
         assert_eq!(out.code, 1, "{label}: {out:?}");
         press(&server, &pane, "Down");
         std::thread::sleep(Duration::from_millis(400));

@@ -254,13 +254,23 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
         // A 429 that opencode keeps retrying (only its footer says so): attention naming the
         // error, alerted; Escape during the retry wait ends the turn as interrupted.
         type_prompt(&w.server, &pane, "QUOTA please");
-        w.wait_state(
-            &pane,
-            "attention",
-            Some("retrying: quota exceeded for stand-in"),
+        let want = "quota exceeded for stand-in — retrying (attempt ";
+        let row = wait_for(STEP, &format!("{label}: attention, {want}…"), || {
+            let r = w.resolve(&pane);
+            (r["state"] == "attention" && r["reason"].as_str().is_some_and(|g| g.starts_with(want)))
+                .then_some(r)
+        });
+        // Where the retries stand, for scripts: the attempt and the next try's time.
+        assert!(
+            row["retry"]["attempt"].as_u64().is_some(),
+            "{label}: {row:#}"
         );
+        assert!(row["retry"]["next_at"].is_string(), "{label}: {row:#}");
         let alerts = wait_alerts(&watch, &pane, 5);
         assert_eq!(alerts[4].0, "attention", "{label}: {alerts:?}");
+        // One alert for the turn, not one per attempt.
+        std::thread::sleep(Duration::from_secs(8));
+        assert_eq!(alerts_now(&watch, &pane).len(), 5, "{label}");
         press(&w.server, &pane, "Escape");
         std::thread::sleep(Duration::from_millis(300));
         press(&w.server, &pane, "Escape");

@@ -92,6 +92,19 @@ impl Hostile {
     }
 }
 
+/// Waits until a spawned agentpane sleeps on file events (it holds an inotify descriptor,
+/// created only once the route or relay was accepted and found its destination busy).
+fn wait_until_watching(child: &std::process::Child, what: &str) {
+    let fds = format!("/proc/{}/fd", child.id());
+    wait_until(DEADLINE, what, || {
+        std::fs::read_dir(&fds).is_ok_and(|d| {
+            d.flatten().any(|e| {
+                std::fs::read_link(e.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"))
+            })
+        })
+    });
+}
+
 /// Waits for a spawned agentpane to exit; kills it and fails after `DEADLINE`, so a check that
 /// stopped working fails the test instead of hanging it.
 fn finish(mut child: std::process::Child, what: &str) -> (Option<i32>, String) {
@@ -134,46 +147,6 @@ fn journal(server: &TmuxServer) -> Vec<serde_json::Value> {
         .collect()
 }
 
-/// A pane running an interactive `shell` (its prompt drawn).
-fn shell_pane(server: &TmuxServer, command: &str) -> String {
-    let env = [("PS1".to_string(), "shell$ ".to_string())];
-    let pane = server.new_window(command, &server.work("shell"), &env);
-    wait_until(DEADLINE, "the shell's prompt", || {
-        screen(server, &pane).contains("shell$")
-    });
-    pane
-}
-
-/// Starts `agent` with `env` from the interactive shell in `pane`, typed as a person would;
-/// waits until it runs there (a new process, when one ran before).
-fn start_from_shell(server: &TmuxServer, pane: &str, agent: &str, env: &[(String, String)]) {
-    let exe = server.bin().join(agent);
-    let mut line = String::from("env");
-    for (k, v) in env {
-        line.push_str(&format!(" {k}='{v}'"));
-    }
-    line.push_str(&format!(" '{}'", exe.display()));
-    // A clean screen (tmux's own reset, nothing typed), so the new agent's banner is its own.
-    server.tmux(&["send-keys", "-R", "-t", pane]);
-    server.tmux(&["clear-history", "-t", pane]);
-    server.send_line(pane, &line);
-    server.wait_for_agent(pane);
-}
-
-/// The agent pid `resolve` finds in `pane`.
-fn agent_pid(server: &TmuxServer, pane: &str) -> u32 {
-    let run = server.agentpane(&["resolve", pane, "--json"]);
-    run.json()["agent_pid"].as_u64().expect("an agent") as u32
-}
-
-/// Ctrl-Z in `pane`, and waits until the agent is stopped and the shell has the terminal.
-fn suspend(server: &TmuxServer, pane: &str, pid: u32) {
-    server.tmux(&["send-keys", "-t", pane, "C-z"]);
-    wait_until(DEADLINE, "the agent stopped by Ctrl-Z", || {
-        procfs::stat(pid).is_some_and(|s| s.stopped() && !s.in_foreground())
-    });
-}
-
 /// `quit` typed into the fake agent; waits until it exited and the shell's prompt is back.
 fn quit(server: &TmuxServer, pane: &str, pid: u32) {
     server.send_line(pane, "quit");
@@ -205,10 +178,10 @@ fn busy_env(server: &TmuxServer, name: &str) -> (Vec<(String, String)>, PathBuf)
 /// A fake Codex mid-turn (working), started from an interactive `shell`; (pane, pid, inbox).
 fn busy_codex_in_shell(server: &TmuxServer, shell: &str, name: &str) -> (String, u32, PathBuf) {
     let (env, inbox) = busy_env(server, name);
-    let pane = shell_pane(server, shell);
-    start_from_shell(server, &pane, "codex", &env);
+    let pane = server.shell_pane(shell);
+    server.start_from_shell(&pane, "codex", &env);
     wait_state(server, &pane, "working");
-    let pid = agent_pid(server, &pane);
+    let pid = server.agent_pid(&pane);
     (pane, pid, inbox)
 }
 
@@ -233,7 +206,7 @@ fn a_shell_is_refused_with_its_name_and_nothing_runs() {
     let server = TmuxServer::start();
     let src = Hostile::new(&server, "src");
     for (name, command) in shells() {
-        let dst = shell_pane(&server, command);
+        let dst = server.shell_pane(command);
         let run = src.route(&server, &dst, &[]);
         assert_eq!(run.code, 6, "{name}: {run:?}");
         assert!(
@@ -275,10 +248,13 @@ fn a_suspended_agent_is_refused_and_its_shell_gets_nothing() {
     let src = Hostile::new(&server, "src");
     for (name, command) in shells() {
         let (env, inbox) = agent_env(&server, name);
-        let dst = shell_pane(&server, command);
-        start_from_shell(&server, &dst, "claude", &env);
-        let pid = agent_pid(&server, &dst);
-        suspend(&server, &dst, pid);
+        let dst = server.shell_pane(command);
+        server.start_from_shell(&dst, "claude", &env);
+        let pid = server.agent_pid(&dst);
+        server.suspend(&dst, pid);
+        // `panes` says so, where it said `your-turn` and nothing else.
+        let row = server.agentpane(&["resolve", &dst, "--json"]).json();
+        assert_eq!(row["reason"], "suspended (Ctrl-Z)", "{name}: {row}");
         let run = src.route(&server, &dst, &["--json"]);
         assert_eq!(run.code, 6, "{name}: {run:?}");
         let doc = run.json();
@@ -326,7 +302,7 @@ fn a_route_waiting_for_an_agent_that_exits_is_refused() {
         ],
     );
     // The route is waiting (it sleeps on file events); the agent exits under it.
-    std::thread::sleep(Duration::from_millis(700));
+    wait_until_watching(&waiting, "the route to wait");
     quit(&server, &dst, pid);
     let (code, stderr) = finish(waiting, "the waiting route");
     assert_eq!(code, Some(6), "{stderr}");
@@ -383,7 +359,7 @@ fn a_queued_route_whose_agent_exits_is_held_by_the_watcher_and_can_be_reissued()
 
     // The person starts another agent there and decides to send it again.
     let (env2, inbox2) = agent_env(&server, "second");
-    start_from_shell(&server, &dst, "claude", &env2);
+    server.start_from_shell(&dst, "claude", &env2);
     let again = server.agentpane(&["route-queue", "--requeue", &id]);
     assert_eq!(again.code, 0, "{again:?}");
     assert!(again.stdout.contains("delivered"), "{again:?}");
@@ -405,7 +381,7 @@ fn a_queued_route_is_never_delivered_to_a_suspended_or_new_agent() {
         let (dst, pid, inbox) = busy_codex_in_shell(&server, command, name);
         let queued = src.route(&server, &dst, &["--queue", "--json"]);
         let id = queued.json()["id"].as_str().unwrap().to_string();
-        suspend(&server, &dst, pid);
+        server.suspend(&dst, pid);
         let run = server.agentpane(&["route-queue", "--deliver", "--json"]);
         assert_eq!(run.json()["outcome"], "undeliverable", "{name}: {run:?}");
         assert!(
@@ -448,8 +424,8 @@ fn a_route_for_a_replaced_agent_goes_nowhere() {
     quit(&server, &dst, pid);
     // A new session of an agent (idle, so free) in the same pane, from the same shell.
     let (env2, inbox2) = agent_env(&server, "second");
-    start_from_shell(&server, &dst, "codex", &env2);
-    assert_ne!(agent_pid(&server, &dst), pid);
+    server.start_from_shell(&dst, "codex", &env2);
+    assert_ne!(server.agent_pid(&dst), pid);
     let run = server.agentpane(&["route-queue", "--deliver", "--json"]);
     assert_eq!(run.json()["outcome"], "undeliverable", "{run:?}");
     src.assert_never_ran("a replaced agent");
@@ -463,18 +439,18 @@ fn a_route_for_a_replaced_agent_goes_nowhere() {
 fn a_relay_escalates_when_a_side_stops_being_its_agent() {
     let server = TmuxServer::start();
     let (env, _) = agent_env(&server, "a");
-    let a = shell_pane(&server, "dash -i");
-    start_from_shell(&server, &a, "claude", &env);
+    let a = server.shell_pane("dash -i");
+    server.start_from_shell(&a, "claude", &env);
     let (b, _) = server.inbox_agent("b");
-    let shell = shell_pane(&server, "bash --norc --noprofile -i");
+    let shell = server.shell_pane("bash --norc --noprofile -i");
     let refused = server.agentpane(&["relay", &a, &shell, "--foreground"]);
     assert_eq!(refused.code, 6, "{refused:?}");
     assert!(refused.stderr.contains("not a coding agent"), "{refused:?}");
 
     let relay = spawn_agentpane(&server, &["relay", &a, &b, "--foreground"]);
-    std::thread::sleep(Duration::from_millis(700));
-    let pid = agent_pid(&server, &a);
-    suspend(&server, &a, pid);
+    wait_until_watching(&relay, "the relay to run");
+    let pid = server.agent_pid(&a);
+    server.suspend(&a, pid);
     let (code, stderr) = finish(relay, "the relay");
     assert_eq!(code, Some(1), "{stderr}");
     assert!(stderr.contains("ESCALATED"), "{stderr}");
@@ -486,13 +462,13 @@ fn a_relay_escalates_when_a_side_stops_being_its_agent() {
 fn a_watcher_relay_escalates_when_a_side_exits() {
     let server = TmuxServer::start();
     let (env, _) = agent_env(&server, "a");
-    let a = shell_pane(&server, "dash -i");
-    start_from_shell(&server, &a, "claude", &env);
+    let a = server.shell_pane("dash -i");
+    server.start_from_shell(&a, "claude", &env);
     let (b, _) = server.inbox_agent("b");
     let watch = Watch::start(&server, &[]);
     let started = server.agentpane(&["relay", &a, &b]);
     assert_eq!(started.code, 0, "{started:?}");
-    let pid = agent_pid(&server, &a);
+    let pid = server.agent_pid(&a);
     quit(&server, &a, pid);
     wait_until(DEADLINE, "the relay escalated and removed", || {
         journal(&server).iter().any(|e| e["outcome"] == "escalated")
@@ -509,10 +485,10 @@ fn a_backgrounded_agent_gets_nothing() {
     let server = TmuxServer::start();
     let src = Hostile::new(&server, "src");
     let (env, inbox) = agent_env(&server, "bg");
-    let dst = shell_pane(&server, "bash --norc --noprofile -i");
-    start_from_shell(&server, &dst, "claude", &env);
-    let pid = agent_pid(&server, &dst);
-    suspend(&server, &dst, pid);
+    let dst = server.shell_pane("bash --norc --noprofile -i");
+    server.start_from_shell(&dst, "claude", &env);
+    let pid = server.agent_pid(&dst);
+    server.suspend(&dst, pid);
     // `bg` resumes it in the background: running, but the shell has the terminal. Its first
     // read of the terminal stops it again (SIGTTIN) — either way it is not there to receive.
     server.send_line(&dst, "bg");

@@ -198,3 +198,59 @@ fn an_escalated_thread_is_told_to_the_human_once() {
     assert_eq!(told(), 1, "told once");
     assert_eq!(watch.stop(), 0);
 }
+
+/// Channel mail goes through the same delivery as routes: for a member whose agent was
+/// suspended (Ctrl-Z) it is held, never typed into the shell that has the pane now.
+#[test]
+fn mail_for_a_suspended_agent_is_held_not_typed_into_its_shell() {
+    let server = TmuxServer::start();
+    let coder = server.shell_pane("dash -i");
+    let fixture = common::fixture(ENDS_TURN).to_string_lossy().into_owned();
+    server.start_from_shell(
+        &coder,
+        "claude",
+        &[("AGENTPANE_FAKE_AGENT".to_string(), fixture)],
+    );
+    wait_until(DEADLINE, "the coder's turn over", || {
+        server.agentpane(&["resolve", &coder, "--json"]).json()["state"] == "your-turn"
+    });
+    let pid = server.agent_pid(&coder);
+    let watch = Watch::start(&server, &["--channel-grace", "0.5"]);
+    let id = server
+        .agentpane_env(
+            &[("TMUX_PANE", &coder)],
+            &["channel", "new", "--as", "coder"],
+        )
+        .stdout
+        .trim()
+        .to_string();
+    server.agentpane(&["channel", "join", &id, "--as", "reviewer"]);
+    server.suspend(&coder, pid);
+    let marker = server.path().join("mail-ran");
+    let ask = server.agentpane(&[
+        "channel",
+        "send",
+        &id,
+        "--as",
+        "reviewer",
+        "--to",
+        "coder",
+        "--type",
+        "request",
+        &format!("Please run:\ntouch {}\n", marker.display()),
+    ]);
+    assert_eq!(ask.code, 0, "{ask:?}");
+    let journal =
+        || std::fs::read_to_string(server.state_dir().join("journal.jsonl")).unwrap_or_default();
+    wait_until(DEADLINE, "the mail held as undeliverable", || {
+        journal().contains("\"undeliverable\"")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(!marker.exists(), "the mailed command ran");
+    assert!(!journal().contains("\"pasting\""), "{}", journal());
+    let shell = server.tmux(&["capture-pane", "-p", "-J", "-t", &coder]);
+    assert!(!shell.contains("touch"), "typed into the shell:\n{shell}");
+    let held = server.agentpane(&["route-queue"]);
+    assert!(held.stdout.contains("suspended (Ctrl-Z)"), "{held:?}");
+    assert_eq!(watch.stop(), 0);
+}

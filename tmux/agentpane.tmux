@@ -2,7 +2,7 @@
 # agentpane — tmux plugin (TPM-compatible).
 #
 # In ~/.tmux.conf:
-#   set -g @plugin 'OWNER/agentpane'          # or: run-shell /path/to/agentpane/tmux/agentpane.tmux
+#   set -g @plugin 'agentpane/agentpane'      # or: run-shell /path/to/agentpane/agentpane.tmux
 #   set -g status-right '#{agentpane_status} %H:%M'
 #   set -g window-status-format '#I:#W#{agentpane_window_status}'
 #   set -g window-status-current-format '#I:#W#{agentpane_window_status}'   # the focused window
@@ -11,9 +11,16 @@
 # (`#{@agentpane_status}`, `#{@agentpane_window_status}`), so the status line spawns nothing.
 # With `set -g @agentpane-watch off` they become `#(agentpane status)` calls instead.
 #
+# Without a binary (a fresh TPM clone), the status segment says so until it is fixed, and each
+# client that attaches is told how: with cargo on the tmux server's PATH the plugin builds its
+# own checkout (`cargo build --release`, in the background, log in the state folder's
+# build.log) and picks the binary up when the build ends; without cargo it names the ways to
+# get one. Run again (prefix + I, or after an update) it rebuilds when the checkout's sources
+# are newer than its binary, and the new binary's watcher replaces the old one.
+#
 # Options (all optional):
 #   @agentpane-bin            path to the agentpane binary (default: PATH, then the plugin's
-#                             target/release/agentpane)
+#                             target/release/agentpane, built by the plugin when cargo is there)
 #   @agentpane-watch          on|off: start the watcher (default on)
 #   @agentpane-format         segment format, e.g. '{working} {your_turn} {attention}'
 #   @agentpane-icons          icon overrides, e.g. 'working=W,your-turn=Y'
@@ -34,6 +41,8 @@
 # one status-line message, and its exit status is dropped so tmux shows no "returned N" view.
 
 CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$CURRENT_DIR/.." && pwd)"
+BUILT="$ROOT/target/release/agentpane"
 
 get_option() {
 	local value
@@ -42,7 +51,7 @@ get_option() {
 }
 
 find_binary() {
-	local configured candidate
+	local configured
 	configured="$(get_option @agentpane-bin "")"
 	if [ -n "$configured" ] && [ -x "$configured" ]; then
 		printf '%s' "$configured"
@@ -52,36 +61,160 @@ find_binary() {
 		command -v agentpane
 		return 0
 	fi
-	for candidate in "$CURRENT_DIR/../target/release/agentpane" "$CURRENT_DIR/target/release/agentpane"; do
-		if [ -x "$candidate" ]; then
-			printf '%s' "$candidate"
-			return 0
-		fi
-	done
+	if [ -x "$BUILT" ]; then
+		printf '%s' "$BUILT"
+		return 0
+	fi
 	return 1
+}
+
+# The state folder, by agentpane's own rule (`paths::state_dir`).
+state_dir() {
+	if [ -n "${AGENTPANE_STATE_DIR:-}" ]; then
+		printf '%s' "$AGENTPANE_STATE_DIR"
+	elif [ -n "${XDG_STATE_HOME:-}" ]; then
+		printf '%s/agentpane' "$XDG_STATE_HOME"
+	else
+		printf '%s/.local/state/agentpane' "$HOME"
+	fi
 }
 
 # Quotes one argument for the shell that run-shell and #() use.
 q() { printf '%q' "$1"; }
 
 # Replaces each placeholder in a status/window option by its value, as tmux-cpu and
-# tmux-battery do.
+# tmux-battery do. A status line left pointing at the hint (`#{@agentpane_status}`, no binary
+# yet) gets the status value too.
 interpolate_option() {
 	local option="$1" status_value="$2" window_value="$3" value
 	value="$(tmux show-option -gqv "$option")"
 	[ -n "$value" ] || return 0
 	local new="${value//'#{agentpane_status}'/$status_value}"
-	new="${new//'#{agentpane_window_status}'/$window_value}"
+	[ -n "$window_value" ] && new="${new//'#{agentpane_window_status}'/$window_value}"
+	new="${new//'#{@agentpane_status}'/$status_value}"
 	if [ "$new" != "$value" ]; then
 		tmux set-option -gq "$option" "$new"
 	fi
 }
 
-main() {
-	local bin socket watch format icons prefix poll
-	if ! bin="$(find_binary)"; then
-		tmux display-message "agentpane: binary not found (set @agentpane-bin or put agentpane on PATH)"
+# Says what is wrong where the user looks: in the status segment (until fixed), to the clients
+# attached now, and to each client that attaches later — a plugin loaded while tmux starts has
+# no client yet, and a message then reaches no one. A message a client was shown is also in
+# its `show-messages`.
+hint() {
+	local status="$1" message="$2"
+	tmux set-option -gq @agentpane_status "$status"
+	tmux set-option -gq @agentpane_hint "$message"
+	# client-attached: `tmux attach`; client-session-changed: the client that starts the
+	# server (`tmux`, `tmux new`), which never "attaches".
+	local hook
+	for hook in client-attached client-session-changed; do
+		tmux set-hook -g "${hook}[4243]" 'display-message -d 15000 "#{@agentpane_hint}"'
+	done
+	tell "$message"
+}
+
+# A message on each attached client, by name: a display-message with no client would land on
+# the command client running this plugin (at tmux's start, the one starting the server) and
+# hold it until the message times out.
+tell() {
+	local client
+	tmux list-clients -F '#{client_name}' 2>/dev/null | while IFS= read -r client; do
+		tmux display-message -c "$client" -d 15000 "$1" 2>/dev/null || true
+	done
+}
+
+clear_hint() {
+	tmux set-hook -gu 'client-attached[4243]'
+	tmux set-hook -gu 'client-session-changed[4243]'
+	tmux set-option -gqu @agentpane_hint
+	case "$(tmux show-option -gqv @agentpane_status)" in
+	agentpane:*) tmux set-option -gqu @agentpane_status ;;
+	esac
+}
+
+# True when the checkout's sources are newer than the binary built from them (an update).
+stale_build() {
+	[ -x "$BUILT" ] && [ -n "$(find "$ROOT/src" "$ROOT/Cargo.toml" "$ROOT/Cargo.lock" \
+		-newer "$BUILT" -print -quit 2>/dev/null)" ]
+}
+
+# Starts `agentpane.tmux build` in the background: tmux keeps it running, and it runs the
+# plugin again when the build ends.
+start_build() {
+	tmux set-option -gq @agentpane_build building
+	tmux set-option -gq @agentpane_build_log "$(state_dir)/build.log"
+	tmux run-shell -b "$(q "$CURRENT_DIR/agentpane.tmux") build >/dev/null 2>&1"
+}
+
+# `cargo build --release` in the checkout, one at a time (a lock folder holding the builder's
+# pid), its output in the state folder's build.log; then the plugin again, which replaces a
+# watcher of the old binary.
+build() {
+	local state log lock rc
+	state="$(state_dir)"
+	mkdir -p "$state" && chmod 700 "$state"
+	log="$state/build.log"
+	lock="$state/build.lock"
+	if ! mkdir "$lock" 2>/dev/null; then
+		kill -0 "$(cat "$lock/pid" 2>/dev/null)" 2>/dev/null && return 0
+		rm -rf "$lock"
+		mkdir "$lock" 2>/dev/null || return 0
+	fi
+	echo "$$" >"$lock/pid"
+	echo "agentpane plugin: cargo build --release in $ROOT ($(date))" >"$log"
+	(cd "$ROOT" && cargo build --release) >>"$log" 2>&1
+	rc=$?
+	rm -rf "$lock"
+	if [ "$rc" -eq 0 ] && [ -x "$BUILT" ]; then
+		echo "agentpane plugin: built $BUILT" >>"$log"
+		tmux set-option -gqu @agentpane_build
+		main --replace
 		return 0
+	fi
+	echo "agentpane plugin: the build failed (cargo exited $rc)" >>"$log"
+	tmux set-option -gq @agentpane_build failed
+	if [ -x "$BUILT" ]; then
+		tell "agentpane: rebuilding after an update failed (log: $log); the old binary keeps running"
+	else
+		hint "agentpane: build failed — prefix+~" \
+			"agentpane: cargo build --release failed in $ROOT; its log is $log. Fix what it says, then press prefix + I to build again."
+	fi
+}
+
+# No binary: the hint, and the build when cargo can make one.
+no_binary() {
+	local status_option
+	tmux set-option -gqu @agentpane_bin
+	for status_option in status-left status-right; do
+		interpolate_option "$status_option" '#{@agentpane_status}' ""
+	done
+	if command -v cargo >/dev/null 2>&1 && [ -f "$ROOT/Cargo.toml" ]; then
+		hint "agentpane: building…" \
+			"agentpane: no agentpane binary yet; building $ROOT with cargo in the background (log: $(state_dir)/build.log). The status line picks it up when done."
+		start_build
+	else
+		tmux set-option -gqu @agentpane_build
+		hint "agentpane: no binary — prefix+~" \
+			"agentpane: no agentpane binary and no cargo on the tmux server's PATH. Either install Rust (https://rustup.rs), give tmux the new PATH (tmux set-environment -g PATH \"\$PATH\" in a new shell) and press prefix + I to build $ROOT; or install agentpane (cargo install --git https://github.com/agentpane/agentpane) and set -g @agentpane-bin /path/to/agentpane, then prefix + I."
+	fi
+}
+
+main() {
+	local bin socket watch format icons prefix poll replace="${1:-}"
+	tmux set-option -gq @agentpane_plugin "$ROOT"
+	if ! bin="$(find_binary)"; then
+		no_binary
+		return 0
+	fi
+	tmux set-option -gq @agentpane_bin "$bin"
+	clear_hint
+	# Not right after a build: a source dated in the future must not rebuild forever.
+	if [ "$replace" != "--replace" ] && [ "$bin" = "$BUILT" ] &&
+		command -v cargo >/dev/null 2>&1 && stale_build &&
+		[ "$(tmux show-option -gqv @agentpane_build)" != building ]; then
+		tell "agentpane: the checkout changed; rebuilding it in the background (log: $(state_dir)/build.log)"
+		start_build
 	fi
 	socket="$(tmux display-message -p '#{socket_path}')"
 	watch="$(get_option @agentpane-watch on)"
@@ -114,6 +247,8 @@ main() {
 
 	if [ "$watch" = "on" ]; then
 		local flags=(--poll "$poll")
+		# After a build: the new binary's watcher takes over from the old one's.
+		[ "$replace" = "--replace" ] && flags+=(--replace)
 		local alert_command
 		alert_command="$(get_option @agentpane-alert-command "")"
 		[ -n "$alert_command" ] && flags+=(--alert-command "$alert_command")
@@ -163,4 +298,7 @@ main() {
 	fi
 }
 
-main
+case "${1:-}" in
+build) build ;;
+*) main ;;
+esac

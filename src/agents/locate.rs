@@ -41,6 +41,9 @@ impl Via {
     }
 }
 
+/// What [`agent_root`] says when the root came from the agent's own `HOME`.
+pub const FROM_AGENT_HOME: &str = "agent's HOME";
+
 /// An agent's config root from its own environment: `$VAR`, else `<its HOME>/<dot_dir>`, else
 /// `<fallback_home>/<dot_dir>`. The second value says which.
 pub fn agent_root(
@@ -62,7 +65,7 @@ pub fn agent_root(
         .and_then(|e| e.get("HOME"))
         .filter(|h| !h.is_empty())
     {
-        Some(home) => (Path::new(home).join(dot_dir), "agent's HOME"),
+        Some(home) => (Path::new(home).join(dot_dir), FROM_AGENT_HOME),
         None if env.is_none() => (
             fallback_home.join(dot_dir),
             "default; the agent's environment is unreadable",

@@ -7,6 +7,7 @@ pub mod fields;
 pub mod gemini;
 pub mod locate;
 pub mod opencode;
+pub mod retry;
 
 use std::path::{Path, PathBuf};
 
@@ -89,6 +90,26 @@ pub fn detect_line(line: &[u8]) -> Option<AgentKind> {
         Some(AgentKind::Codex)
     } else {
         Some(AgentKind::Claude)
+    }
+}
+
+/// Whether `agent` shows a retry loop on its screen that [`retrying`] reads (a quiet open turn
+/// of any other agent is not worth a capture).
+pub fn shows_retries(agent: AgentKind) -> bool {
+    matches!(
+        agent,
+        AgentKind::Claude | AgentKind::Codex | AgentKind::Opencode
+    )
+}
+
+/// The retry loop `agent`'s screen shows, if it is waiting to retry a failed API call; `None`
+/// for agents that show none.
+pub fn retrying(agent: AgentKind, screen: &str) -> Option<retry::Retrying> {
+    match agent {
+        AgentKind::Claude => claude::screen::retrying(screen),
+        AgentKind::Codex => codex::screen::retrying(screen),
+        AgentKind::Opencode => opencode::retrying(screen),
+        _ => None,
     }
 }
 

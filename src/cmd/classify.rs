@@ -47,7 +47,7 @@ pub fn run(args: ClassifyArgs) -> Result<i32> {
             line.push_str(&format!("\t{reason}"));
         }
         if let Some(at) = status.at {
-            line.push_str(&format!("\t{} ago", super::panes::age(now, at)));
+            line.push_str(&format!("\t{} ago", crate::text::age(now, at)));
         }
         println!("{line}");
     }

@@ -101,36 +101,6 @@ pub fn switch_to(tmux: &Tmux, client: Option<&str>, pane: &Pane) -> Result<()> {
 /// True when this server's `display-popup` takes `-T title` (tmux 3.3 and later).
 pub fn popup_takes_title(tmux: &Tmux) -> bool {
     tmux.cmd(&["display-message", "-p", "#{version}"])
-        .map(|v| version_at_least(v.trim(), (3, 3)))
+        .map(|v| crate::tmux::version_at_least(v.trim(), (3, 3)))
         .unwrap_or(false)
-}
-
-/// Compares a tmux `#{version}` (`3.3a`, `3.2`, `next-3.6`) with `(major, minor)`; a version
-/// it cannot read (a distribution's own naming) counts as new.
-fn version_at_least(version: &str, want: (u32, u32)) -> bool {
-    let v = version.trim_start_matches("next-");
-    let mut parts = v.split('.');
-    let number = |s: Option<&str>| -> Option<u32> {
-        let digits: String = s?.chars().take_while(char::is_ascii_digit).collect();
-        digits.parse().ok()
-    };
-    match (number(parts.next()), number(parts.next())) {
-        (Some(major), Some(minor)) => (major, minor) >= want,
-        _ => true,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn popup_titles_need_tmux_3_3() {
-        assert!(!version_at_least("3.2a", (3, 3)));
-        assert!(!version_at_least("3.2", (3, 3)));
-        assert!(version_at_least("3.3a", (3, 3)));
-        assert!(version_at_least("3.5", (3, 3)));
-        assert!(version_at_least("next-3.6", (3, 3)));
-        assert!(version_at_least("openbsd-7.5", (3, 3)));
-    }
 }

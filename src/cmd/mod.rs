@@ -5,6 +5,7 @@ mod classify;
 mod client;
 mod completions;
 mod demo;
+mod doctor;
 mod hooks;
 mod last;
 mod panes;
@@ -60,6 +61,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Demo(a) => demo::run(a, &ctx),
         Command::Jump(a) => status::jump(a, &ctx),
         Command::Nudge => watch::nudge(),
+        Command::Doctor(a) => doctor::run(a, &ctx),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
     }

@@ -14,6 +14,7 @@ use crate::exit;
 use crate::resolve::{Resolved, Via};
 use crate::scan::{self, PaneReport, Source};
 use crate::state::State;
+use crate::text::age;
 
 /// One `resolve --json` object.
 #[derive(Serialize)]
@@ -33,6 +34,9 @@ struct ResolveRow<'a> {
     source: Source,
     at: Option<Time>,
     steps: &'a [String],
+    /// While the agent retries a failed API call: `{attempt, limit, next_at}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<&'a crate::state::Retry>,
 }
 
 impl<'a> ResolveRow<'a> {
@@ -55,6 +59,7 @@ impl<'a> ResolveRow<'a> {
             source: report.source,
             at: report.status.at,
             steps: &r.steps,
+            retry: report.status.retry.as_ref(),
         }
     }
 }
@@ -78,6 +83,9 @@ struct PaneRow<'a> {
     turn_key: Option<&'a str>,
     /// First line of the last answer (bounded read), when there is one.
     answer_head: Option<String>,
+    /// While the agent retries a failed API call: `{attempt, limit, next_at}`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    retry: Option<&'a crate::state::Retry>,
 }
 
 impl<'a> PaneRow<'a> {
@@ -99,6 +107,7 @@ impl<'a> PaneRow<'a> {
             at: report.status.at,
             turn_key: report.status.turn_key.as_deref(),
             answer_head: answer_head(report),
+            retry: report.status.retry.as_ref(),
         }
     }
 }
@@ -240,7 +249,7 @@ fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
                 .at
                 .or(rep.status.last_activity)
                 .map_or("-".into(), |at| age(now, at)),
-            tilde(&r.pane.cwd, home),
+            crate::text::tilde(&r.pane.cwd, home),
             answer_head(rep).unwrap_or_else(|| "-".into()),
         ]);
     }
@@ -266,50 +275,4 @@ fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
         out.push('\n');
     }
     out
-}
-
-/// `12s`, `5m`, `3h`, `2d`.
-pub fn age(now: Time, at: Time) -> String {
-    let secs = (now - at).num_seconds().max(0);
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m", s / 60),
-        s if s < 86_400 => format!("{}h", s / 3600),
-        s => format!("{}d", s / 86_400),
-    }
-}
-
-fn tilde(cwd: &str, home: &Path) -> String {
-    let home = home.to_string_lossy();
-    match cwd.strip_prefix(home.as_ref()) {
-        Some(rest) if home.len() > 1 && (rest.is_empty() || rest.starts_with('/')) => {
-            format!("~{rest}")
-        }
-        _ => cwd.to_string(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use chrono::TimeZone;
-
-    #[test]
-    fn ages_are_short() {
-        let now = Utc.timestamp_opt(1_000_000, 0).unwrap();
-        let ago = |s: i64| age(now, now - chrono::Duration::seconds(s));
-        assert_eq!(ago(5), "5s");
-        assert_eq!(ago(125), "2m");
-        assert_eq!(ago(7300), "2h");
-        assert_eq!(ago(200_000), "2d");
-        assert_eq!(age(now, now + chrono::Duration::seconds(9)), "0s");
-    }
-
-    #[test]
-    fn home_becomes_tilde() {
-        let home = Path::new("/home/u");
-        assert_eq!(tilde("/home/u/src", home), "~/src");
-        assert_eq!(tilde("/home/u", home), "~");
-        assert_eq!(tilde("/home/user2", home), "/home/user2");
-    }
 }

@@ -177,9 +177,13 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
     let src_pane = panes.iter().find(|p| p.pane_id == src).cloned();
     let mut reports = scan::scan(tmux, Utc::now())?;
     // The destination first: nothing is extracted or transformed for a pane that would never
-    // receive it.
-    let to = match recipient::admit(tmux, &reports, &dst) {
+    // receive it (the live check follows in `readiness`).
+    let to = match recipient::of_pane(tmux, &reports, &dst) {
         Ok(to) => to,
+        Err(why) => return unsafe_destination(args, &src, &dst, &why),
+    };
+    let mut busy = match readiness(tmux, &reports, &dst, &to) {
+        Ok(busy) => busy,
         Err(why) => return unsafe_destination(args, &src, &dst, &why),
     };
     let (text, source) = routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?;
@@ -206,10 +210,6 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
     };
     let store = Store::open_default()?;
     let transform = transform_name(args.transform);
-    let mut busy = match readiness(tmux, &reports, &dst, &to) {
-        Ok(busy) => busy,
-        Err(why) => return unsafe_destination(args, &src, &dst, &why),
-    };
     if let Some(why) = busy.clone() {
         if args.queue {
             store.enqueue(&msg)?;

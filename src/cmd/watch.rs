@@ -18,6 +18,9 @@ fn seconds(name: &str, secs: f64) -> Result<Duration> {
 }
 
 pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
+    if args.replace {
+        end_running_watcher(ctx)?;
+    }
     let poll = seconds("poll", args.poll)?.max(Duration::from_millis(100));
     let exit_after = args
         .exit_after
@@ -50,6 +53,29 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
             .transpose()?,
     };
     watch::run(opts)
+}
+
+/// How long the watcher being replaced may take to clear its options and exit.
+const REPLACE_WAIT: Duration = Duration::from_secs(10);
+
+/// Sends SIGTERM to the watcher holding this server's lock and waits until it let go (it
+/// clears its tmux options first, so the new watcher's are not wiped after it set them).
+fn end_running_watcher(ctx: &Context) -> Result<()> {
+    let socket = ctx.tmux().socket_path()?;
+    let lock = crate::watch::lock::lock_path(&crate::paths::state_dir(), &socket);
+    let Some(pid) = crate::paths::lock_holder(&lock) else {
+        return Ok(());
+    };
+    if pid == std::process::id() {
+        return Ok(());
+    }
+    let pid = i32::try_from(pid)?;
+    // SAFETY: kill(2) with a pid from /proc/locks and a valid signal number.
+    unsafe { libc::kill(pid, libc::SIGTERM) };
+    if crate::paths::FileLock::acquire_within(&lock, REPLACE_WAIT)?.is_none() {
+        bail!("the watcher pid {pid} did not stop within {REPLACE_WAIT:?}");
+    }
+    Ok(())
 }
 
 /// Touches the state folder's nudge file, which a running watcher watches: it rescans at once

@@ -43,19 +43,20 @@ pub fn hook_command(exe: &Path) -> String {
 /// True for a command `install` wrote (by any agentpane path): one word whose basename is
 /// `agentpane`, then exactly `hook`.
 pub fn is_our_command(command: &str) -> bool {
-    let Some(program) = command.trim().strip_suffix(" hook") else {
-        return false;
-    };
-    let program = program.trim_end();
-    let unquoted = match program
+    hook_program(command).is_some_and(|p| p.rsplit('/').next() == Some("agentpane"))
+}
+
+/// The program of a `PROGRAM hook` command line, unquoted: what the hook runs.
+pub fn hook_program(command: &str) -> Option<String> {
+    let program = command.trim().strip_suffix(" hook")?.trim_end();
+    match program
         .strip_prefix('\'')
         .and_then(|p| p.strip_suffix('\''))
     {
-        Some(inner) => inner.replace("'\\''", "'"),
-        None if program.contains(char::is_whitespace) => return false,
-        None => program.to_string(),
-    };
-    unquoted.rsplit('/').next() == Some("agentpane")
+        Some(inner) => Some(inner.replace("'\\''", "'")),
+        None if program.contains(char::is_whitespace) => None,
+        None => Some(program.to_string()),
+    }
 }
 
 fn shell_quote(s: &str) -> String {
@@ -177,6 +178,44 @@ pub fn uninstall(settings: &mut Value, created: Option<&Created>) -> Result<bool
         changed = true;
     }
     Ok(changed)
+}
+
+/// agentpane's hooks found in one settings value.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Installed {
+    /// The [`EVENTS`] that run an agentpane `hook` command.
+    pub events: Vec<&'static str>,
+    /// That command (the first one found).
+    pub command: Option<String>,
+}
+
+/// Which of agentpane's hooks `settings` holds.
+pub fn installed(settings: &Value) -> Installed {
+    let mut out = Installed::default();
+    let Some(hooks) = settings.get("hooks").and_then(Value::as_object) else {
+        return out;
+    };
+    for event in EVENTS {
+        let ours = hooks
+            .get(event)
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|group| group.get("hooks").and_then(Value::as_array))
+            .flatten()
+            .filter_map(hook_command_of)
+            .find(|c| is_our_command(c));
+        if let Some(command) = ours {
+            out.events.push(event);
+            out.command.get_or_insert_with(|| command.to_string());
+        }
+    }
+    out
+}
+
+/// [`installed`] for the settings file at `path` (none there: nothing installed).
+pub fn installed_file(path: &Path) -> Result<Installed> {
+    Ok(installed(&SettingsFile::read(path)?.value))
 }
 
 fn group_hooks_mut(group: &mut Value) -> impl Iterator<Item = &mut Value> {
@@ -455,6 +494,18 @@ mod tests {
         assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], CMD);
         assert!(uninstall(&mut v, Some(&created)).unwrap());
         assert_eq!(v, json!({}));
+    }
+
+    #[test]
+    fn installed_lists_our_events_and_command_only() {
+        let mut v = json!({"hooks": {"Stop": [{"hooks": [{"command": "echo done"}]}]}});
+        assert_eq!(installed(&v), Installed::default());
+        install(&mut v, CMD).unwrap();
+        let found = installed(&v);
+        assert_eq!(found.events, EVENTS.to_vec());
+        assert_eq!(found.command.as_deref(), Some(CMD));
+        v["hooks"]["Stop"] = json!([{"hooks": [{"command": "echo done"}]}]);
+        assert!(!installed(&v).events.contains(&"Stop"));
     }
 
     #[test]

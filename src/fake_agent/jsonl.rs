@@ -152,9 +152,13 @@ impl JsonlLog {
         let proc_start = crate::proctree::procfs::start_ticks(pid)
             .map(|t| t.to_string())
             .unwrap_or_default();
+        // The client version the record claims (`agentpane doctor` compares it with the
+        // verified ones).
+        let version = std::env::var("AGENTPANE_FAKE_VERSION")
+            .unwrap_or_else(|_| "0.0.0-agentpane-fake".to_string());
         let record = json!({
             "pid": pid, "sessionId": self.session_id, "cwd": self.cwd, "startedAt": started_ms,
-            "procStart": proc_start, "version": "0.0.0-agentpane-fake",
+            "procStart": proc_start, "version": version,
             "kind": "interactive", "entrypoint": "cli", "status": "idle",
         });
         paths::write_atomic(&record_path, record.to_string().as_bytes())?;

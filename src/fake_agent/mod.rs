@@ -26,6 +26,8 @@
 //!   shows what the real agent would (a permission dialog, a busy footer).
 //! - `AGENTPANE_FAKE_INBOX=FILE`: every other stdin line (what reached the agent's input box,
 //!   e.g. a routed message) is appended to FILE, so tests see exactly what the agent got.
+//! - `AGENTPANE_FAKE_VERSION=V`: the client version a fake Claude Code's session record
+//!   claims (default `0.0.0-agentpane-fake`, a version never verified).
 //!
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 

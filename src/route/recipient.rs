@@ -82,14 +82,20 @@ fn report_of<'a>(reports: &'a [PaneReport], pane: &str) -> Option<&'a PaneReport
 /// is gone (exited, suspended); an agent whose terminal something else has for now is
 /// accepted — delivery waits for it as for a busy agent.
 pub fn admit(tmux: &Tmux, reports: &[PaneReport], pane: &str) -> Result<Recipient, Refusal> {
-    let recipient = of_scan(reports, pane).map_err(|r| match r {
-        Refusal::NotAnAgent { .. } => not_an_agent(tmux, pane),
-        other => other,
-    })?;
+    let recipient = of_pane(tmux, reports, pane)?;
     match check(tmux, pane, &recipient, reports) {
         Err(r) if r.is_final() => Err(r),
         _ => Ok(recipient),
     }
+}
+
+/// [`of_scan`], and for a pane without an agent a refusal naming what runs there; no live
+/// check (a caller that checks next anyway saves a tmux call).
+pub fn of_pane(tmux: &Tmux, reports: &[PaneReport], pane: &str) -> Result<Recipient, Refusal> {
+    of_scan(reports, pane).map_err(|r| match r {
+        Refusal::NotAnAgent { .. } => not_an_agent(tmux, pane),
+        other => other,
+    })
 }
 
 /// The agent a scan found in `pane`, as a [`Recipient`] (its start time read now), without

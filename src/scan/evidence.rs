@@ -17,9 +17,9 @@ struct Gathered {
     record: Option<RecordStatus>,
     /// The screen can change the answer.
     wants_screen: bool,
-    /// opencode retries a failed request (429, 5xx) and writes nothing of it: a quiet open
-    /// turn is worth a look at its footer.
-    opencode_quiet: bool,
+    /// Agents retry a failed request (429, 5xx) with little or nothing of it in their logs: a
+    /// quiet open turn is worth a look at the screen (docs/design.md#evidence-order).
+    quiet_turn: bool,
 }
 
 /// Folds hook, session-record and pane evidence onto a transcript report
@@ -88,20 +88,20 @@ fn gather(report: PaneReport, state_dir: &Path, now: Time) -> Gathered {
             .is_some_and(|r| r.state == evidence::RecordState::Waiting);
     let no_transcript = report.source == Source::None;
     let kind = resolved.agent.as_ref().map(|a| a.kind);
-    let opencode_quiet = kind == Some(AgentKind::Opencode)
-        && status.turn_open
-        && crate::state::age(now, status.last_activity) >= crate::agents::opencode::RETRY_LOOK;
+    let quiet_turn = status.turn_open
+        && kind.is_some_and(crate::agents::shows_retries)
+        && crate::state::age(now, status.last_activity) >= crate::agents::retry::RETRY_LOOK;
     let gemini_asks = kind == Some(AgentKind::Gemini)
         && crate::agents::gemini::pane::wants_screen(status, &resolved.pane.title, now);
     Gathered {
         wants_screen: pending_tool
             || waiting_elsewhere
             || no_transcript
-            || opencode_quiet
+            || quiet_turn
             || gemini_asks,
         hook,
         record,
-        opencode_quiet,
+        quiet_turn,
         report,
     }
 }
@@ -116,7 +116,7 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
             },
         hook,
         record,
-        opencode_quiet,
+        quiet_turn,
         ..
     } = g;
     let pane_evidence = pane
@@ -130,10 +130,23 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
         now,
         &Windows::default(),
     );
-    if opencode_quiet && status.turn_open && status.state != crate::state::State::Waiting {
-        if let Some(error) = pane.as_deref().and_then(crate::agents::opencode::retrying) {
+    if quiet_turn && status.turn_open && status.state != crate::state::State::Waiting {
+        let retry = resolved.agent.as_ref().and_then(|a| {
+            pane.as_deref()
+                .and_then(|screen| crate::agents::retrying(a.kind, screen))
+        });
+        if let Some(retry) = retry {
             status.state = crate::state::State::Attention;
-            status.reason = Some(format!("retrying: {error}"));
+            status.reason = Some(retry.reason());
+            status.resets_at = retry
+                .next_in
+                .and_then(|s| chrono::Duration::try_seconds(s as i64))
+                .map(|d| now + d);
+            status.retry = Some(crate::state::Retry {
+                attempt: retry.attempt,
+                limit: retry.limit,
+                next_at: status.resets_at,
+            });
             source = Source::Pane;
         }
     }
@@ -164,12 +177,25 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
             source = Source::Pane;
         }
     }
+    // Stopped by Ctrl-Z: whatever its log says, it does nothing and takes no input until the
+    // person brings it back (docs/design.md#delivery).
+    if resolved
+        .agent
+        .as_ref()
+        .and_then(|a| crate::proctree::procfs::stat(a.pid))
+        .is_some_and(|s| s.stopped())
+    {
+        status.reason = Some(SUSPENDED.to_string());
+    }
     PaneReport {
         resolved,
         status,
         source,
     }
 }
+
+/// The reason shown for an agent stopped by Ctrl-Z.
+pub const SUSPENDED: &str = "suspended (Ctrl-Z)";
 
 /// The visible part of a pane, or `None` when it vanished.
 fn capture(tmux: &Tmux, pane_id: &str) -> Option<String> {

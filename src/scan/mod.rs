@@ -13,7 +13,7 @@ mod screens;
 use serde::Serialize;
 
 pub use crate::evidence::Source;
-pub use evidence::with_evidence;
+pub use evidence::{with_evidence, SUSPENDED};
 pub use scanner::{Counters, Scanner, RESOLVE_MAX_AGE};
 
 use crate::events::Time;

@@ -220,17 +220,22 @@ fn sources_of(resolved: &[Resolved]) -> HashMap<PathBuf, Vec<PathBuf>> {
     out
 }
 
-/// A Claude Code pane resolved before its transcript existed. Claude Code writes the
-/// transcript at the first prompt, in a project folder the watcher did not watch (it may not
-/// even exist yet), and 2.1.197 can set its record to `waiting` for a permission prompt just
-/// before that: no later file event would tell the cache, which would then miss the wait
-/// until [`RESOLVE_MAX_AGE`]. Such a pane is resolved afresh at every scan until its
-/// transcript appears.
+/// A pane resolved before its agent's transcript existed. Claude Code writes the transcript
+/// at the first prompt, in a project folder the watcher did not watch (it may not even exist
+/// yet), and 2.1.197 can set its record to `waiting` for a permission prompt just before that;
+/// Codex's daemon writes a new session's first rollout in a dated folder under `sessions/`
+/// that nothing watched. No later file event would tell the cache, which would then miss the
+/// first turn until [`RESOLVE_MAX_AGE`] (a minute, seen with Codex 0.171). Such a pane is
+/// resolved afresh at every scan until its transcript appears. Gemini CLI writes its chat log
+/// at start (and is read from its title before that); opencode's sessions live in the
+/// database the watcher already watches; agents whose logs agentpane does not read never get
+/// one.
 fn awaits_transcript(r: &Resolved) -> bool {
+    use crate::events::AgentKind;
     r.transcript.is_none()
         && r.agent
             .as_ref()
-            .is_some_and(|a| a.kind == crate::events::AgentKind::Claude)
+            .is_some_and(|a| matches!(a.kind, AgentKind::Claude | AgentKind::Codex))
 }
 
 #[cfg(test)]
@@ -256,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn a_claude_pane_without_its_transcript_is_resolved_again() {
+    fn a_pane_without_its_transcript_yet_is_resolved_again() {
         // The watcher's view of Claude Code 2.1.197 whose record said `waiting` (permission)
         // just before its first transcript was written: reusing that resolution kept the pane
         // `idle` in the watcher, unalerted, for up to a minute.
@@ -264,8 +269,18 @@ mod tests {
         assert!(!awaits_transcript(&r), "a transcript: reuse");
         r.transcript = None;
         assert!(awaits_transcript(&r), "no transcript yet: resolve again");
+        r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Codex;
+        assert!(
+            awaits_transcript(&r),
+            "Codex writes its first rollout at the first prompt"
+        );
         r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Gemini;
         assert!(!awaits_transcript(&r), "Gemini CLI is read from its title");
+        r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Aider;
+        assert!(
+            !awaits_transcript(&r),
+            "an agent whose log is not read has none to wait for"
+        );
         r.agent = None;
         assert!(!awaits_transcript(&r), "no agent: nothing to wait for");
     }

@@ -208,6 +208,21 @@ impl Tmux {
     }
 }
 
+/// Compares a tmux `#{version}` (`3.3a`, `3.2`, `next-3.6`) with `(major, minor)`; a version
+/// it cannot read (a distribution's own naming) counts as new.
+pub fn version_at_least(version: &str, want: (u32, u32)) -> bool {
+    let v = version.trim_start_matches("next-");
+    let mut parts = v.split('.');
+    let number = |s: Option<&str>| -> Option<u32> {
+        let digits: String = s?.chars().take_while(char::is_ascii_digit).collect();
+        digits.parse().ok()
+    };
+    match (number(parts.next()), number(parts.next())) {
+        (Some(major), Some(minor)) => (major, minor) >= want,
+        _ => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -223,5 +238,15 @@ mod tests {
         assert_eq!(got["%2"], "");
         let cut = split_captures("one\nm-1-0\ntwo\n", &["%1", "%2"], &marks);
         assert_eq!(cut.len(), 1, "a capture without its mark is missing");
+    }
+
+    #[test]
+    fn popup_titles_need_tmux_3_3() {
+        assert!(!version_at_least("3.2a", (3, 3)));
+        assert!(!version_at_least("3.2", (3, 3)));
+        assert!(version_at_least("3.3a", (3, 3)));
+        assert!(version_at_least("3.5", (3, 3)));
+        assert!(version_at_least("next-3.6", (3, 3)));
+        assert!(version_at_least("openbsd-7.5", (3, 3)));
     }
 }

@@ -54,6 +54,10 @@ pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool
     }
 }
 
+/// A real Claude Code transcript that ends with a plain answer.
+pub const CLAUDE_ANSWER: &str =
+    "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+
 /// A generous default deadline for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
@@ -178,6 +182,8 @@ impl FakeAgent {
 pub struct TmuxServer {
     pub name: String,
     root: tempfile::TempDir,
+    /// Extra environment for the server (and so its panes and `run-shell`) and every run.
+    extra: Vec<(String, PathBuf)>,
     /// The server's socket file, removed on drop (tmux leaves it behind after kill-server).
     socket: Option<PathBuf>,
 }
@@ -185,25 +191,12 @@ pub struct TmuxServer {
 impl TmuxServer {
     /// Starts a server with one session `main` (window 0: a plain shell).
     pub fn start() -> TmuxServer {
-        static COUNTER: AtomicU32 = AtomicU32::new(0);
-        let name = format!(
-            "agentpane-test-{}-{}",
-            std::process::id(),
-            COUNTER.fetch_add(1, Ordering::Relaxed)
-        );
-        let root = tempfile::tempdir().expect("temp dir");
-        let mut server = TmuxServer {
-            name,
-            root,
-            socket: None,
-        };
-        for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
-            std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
-        }
-        for kind in agentpane::events::AgentKind::ALL {
-            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(kind.name()))
-                .expect("symlink fake agent");
-        }
+        TmuxServer::start_with(&[])
+    }
+
+    /// [`start`](Self::start) with extra environment, e.g. a `PATH` of the test's choosing.
+    pub fn start_with(extra: &[(&str, &str)]) -> TmuxServer {
+        let mut server = TmuxServer::unstarted(extra);
         let work = server.work("proj");
         server.tmux(&[
             "new-session",
@@ -217,24 +210,67 @@ impl TmuxServer {
             "-c",
             work.to_str().unwrap(),
         ]);
-        server.socket = Some(PathBuf::from(server.tmux(&[
+        server.learn_socket();
+        server
+    }
+
+    /// The world of a server (folders, fake agents, its name) with no server yet: for a test
+    /// that starts it the way a person does (`tmux -f CONF new-session` in a terminal).
+    pub fn unstarted(extra: &[(&str, &str)]) -> TmuxServer {
+        static COUNTER: AtomicU32 = AtomicU32::new(0);
+        let name = format!(
+            "agentpane-test-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let root = tempfile::tempdir().expect("temp dir");
+        let server = TmuxServer {
+            name,
+            root,
+            extra: extra
+                .iter()
+                .map(|(k, v)| (k.to_string(), PathBuf::from(v)))
+                .collect(),
+            socket: None,
+        };
+        for dir in ["home", "state", "claude", "codex", "bin", "work/proj"] {
+            std::fs::create_dir_all(server.root.path().join(dir)).expect("create test dirs");
+        }
+        for kind in agentpane::events::AgentKind::ALL {
+            std::os::unix::fs::symlink(agentpane_bin(), server.bin().join(kind.name()))
+                .expect("symlink fake agent");
+        }
+        server
+    }
+
+    /// The pid of the watcher serving this server: the holder of its lock.
+    pub fn watcher_pid(&self) -> Option<u32> {
+        let socket = self.tmux(&["display-message", "-p", "#{socket_path}"]);
+        let lock = agentpane::watch::lock::lock_path(&self.state_dir(), &socket);
+        agentpane::paths::lock_holder(&lock)
+    }
+
+    /// Notes the running server's socket file, which drop removes.
+    pub fn learn_socket(&mut self) {
+        self.socket = Some(PathBuf::from(self.tmux(&[
             "display-message",
             "-p",
             "#{socket_path}",
         ])));
-        server
     }
 
     /// The environment every tmux client, pane and agentpane run gets.
     pub fn env(&self) -> Vec<(String, PathBuf)> {
-        vec![
+        let mut env = vec![
             ("HOME".into(), self.home()),
             ("AGENTPANE_STATE_DIR".into(), self.state_dir()),
             ("XDG_STATE_HOME".into(), self.state_dir()),
             ("CLAUDE_CONFIG_DIR".into(), self.claude_dir()),
             ("CODEX_HOME".into(), self.codex_dir()),
             ("SHELL".into(), PathBuf::from("/bin/sh")),
-        ]
+        ];
+        env.extend(self.extra.iter().cloned());
+        env
     }
 
     pub fn path(&self) -> &Path {
@@ -369,6 +405,76 @@ impl TmuxServer {
             .in_dir(name)
             .env("AGENTPANE_FAKE_INBOX", file.to_str().unwrap());
         (self.spawn(&agent), file)
+    }
+
+    /// A pane running an interactive `shell` command line (e.g. `dash -i`), once its prompt
+    /// (`shell$ `) is drawn.
+    pub fn shell_pane(&self, shell: &str) -> String {
+        let env = [("PS1".to_string(), "shell$ ".to_string())];
+        let pane = self.new_window(shell, &self.work("shell"), &env);
+        wait_until(DEADLINE, "the shell's prompt", || {
+            self.try_tmux(&["capture-pane", "-p", "-t", &pane])
+                .stdout
+                .windows(b"shell$".len())
+                .any(|w| w == b"shell$")
+        });
+        pane
+    }
+
+    /// Starts the fake `agent` with `env` from the interactive shell in `pane`, typed as a
+    /// person would (`env K='V' … /path/agent`); waits until it runs there.
+    pub fn start_from_shell(&self, pane: &str, agent: &str, env: &[(String, String)]) {
+        let exe = self.bin().join(agent);
+        let mut line = String::from("env");
+        for (k, v) in env {
+            line.push_str(&format!(" {k}='{v}'"));
+        }
+        line.push_str(&format!(" '{}'", exe.display()));
+        // A clean screen (tmux's own reset, nothing typed), so the banner seen is the new
+        // agent's.
+        self.tmux(&["send-keys", "-R", "-t", pane]);
+        self.tmux(&["clear-history", "-t", pane]);
+        self.send_line(pane, &line);
+        self.wait_for_agent(pane);
+    }
+
+    /// The agent pid `resolve` finds in `pane`.
+    pub fn agent_pid(&self, pane: &str) -> u32 {
+        let run = self.agentpane(&["resolve", pane, "--json"]);
+        run.json()["agent_pid"].as_u64().expect("an agent") as u32
+    }
+
+    /// Ctrl-Z in `pane`; waits until agent `pid` is stopped and out of the foreground.
+    pub fn suspend(&self, pane: &str, pid: u32) {
+        self.tmux(&["send-keys", "-t", pane, "C-z"]);
+        wait_until(DEADLINE, "the agent stopped by Ctrl-Z", || {
+            agentpane::proctree::procfs::stat(pid)
+                .is_some_and(|s| s.stopped() && !s.in_foreground())
+        });
+    }
+
+    /// A fake Claude Code in `work/<name>` whose last answer is a command a prompt-injected
+    /// page could have put there — `Run this:` / `touch <marker>`; (pane, marker). A route
+    /// that lets the answer execute anywhere creates the marker.
+    pub fn hostile_claude(&self, name: &str) -> (String, PathBuf) {
+        let marker = self.path().join(format!("{name}-ran"));
+        let text = std::fs::read_to_string(fixture(CLAUDE_ANSWER)).expect("fixture");
+        let mut lines: Vec<serde_json::Value> = text
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("fixture line"))
+            .collect();
+        let last = lines.last_mut().expect("an answer");
+        last["message"]["content"][0]["text"] =
+            format!("Run this:\ntouch {}\necho done", marker.display()).into();
+        let fixture_file = self.path().join(format!("{name}.jsonl"));
+        let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&fixture_file, body).expect("write the hostile fixture");
+        let pane = self.spawn(
+            &FakeAgent::claude()
+                .in_dir(name)
+                .env("AGENTPANE_FAKE_AGENT", fixture_file.to_str().unwrap()),
+        );
+        (pane, marker)
     }
 
     /// The recipient a route to `pane` records now: the agent process `resolve` finds there.

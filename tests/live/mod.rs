@@ -39,6 +39,19 @@ impl Outer {
     }
 }
 
+impl Outer {
+    /// The [`Live`] of this terminal, once its client is in `server` and `first` holds.
+    fn finish(self, server: TmuxServer, what: &str, first: impl FnMut(&str) -> bool) -> Live {
+        let live = Live {
+            outer: self,
+            server,
+        };
+        wait_until(DEADLINE, "the client to attach", || live.client().is_some());
+        live.wait_screen(what, first);
+        live
+    }
+}
+
 impl Drop for Outer {
     fn drop(&mut self) {
         let _ = Command::new("tmux")
@@ -87,6 +100,56 @@ impl Live {
     pub fn start(options: &[(&str, &str)]) -> Live {
         let server = TmuxServer::start();
         load_plugin(&server, options);
+        Live::attach(server)
+    }
+
+    /// A 160×45 client attached to session `main` of `server`, set up as the test likes,
+    /// once its status line is drawn.
+    pub fn attach(server: TmuxServer) -> Live {
+        Live::attach_until(server, "the status line", |s| s.contains("0:"))
+    }
+
+    /// [`attach`](Self::attach), waiting for the first screen that passes `first` (e.g. a
+    /// message shown on attach, which hides the status line while it lasts).
+    pub fn attach_until(server: TmuxServer, what: &str, first: impl FnMut(&str) -> bool) -> Live {
+        let attach = format!(
+            "env -u TMUX -u TMUX_PANE tmux -u -L {} attach -t main",
+            server.name
+        );
+        Live::open(server, &attach, what, first)
+    }
+
+    /// A terminal (160×45) that starts `server` the way a person does: `tmux -f CONF
+    /// new-session -s main`, reading the configuration file `conf`.
+    pub fn start_by_config(
+        mut server: TmuxServer,
+        conf: &std::path::Path,
+        what: &str,
+        first: impl FnMut(&str) -> bool,
+    ) -> Live {
+        let start = format!(
+            "env -u TMUX -u TMUX_PANE tmux -u -L {} -f {} new-session -s main",
+            server.name,
+            conf.display()
+        );
+        let live = Live::open_terminal(&server, &start);
+        wait_until(DEADLINE, "the server to start", || {
+            server
+                .try_tmux(&["has-session", "-t", "main"])
+                .status
+                .success()
+        });
+        server.learn_socket();
+        live.finish(server, what, first)
+    }
+
+    /// The outer terminal running `inner`, then the client it runs, once `first` holds.
+    fn open(server: TmuxServer, inner: &str, what: &str, first: impl FnMut(&str) -> bool) -> Live {
+        Live::open_terminal(&server, inner).finish(server, what, first)
+    }
+
+    /// The outer server: one 160×45 terminal running `inner`.
+    fn open_terminal(server: &TmuxServer, inner: &str) -> Outer {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let mut outer = Outer {
             name: format!(
@@ -96,14 +159,10 @@ impl Live {
             ),
             socket: None,
         };
-        let attach = format!(
-            "env -u TMUX -u TMUX_PANE tmux -u -L {} attach -t main",
-            server.name
-        );
         let out = outer
-            .command(&server)
+            .command(server)
             .args(["new-session", "-d", "-s", "outer", "-x", "160", "-y", "45"])
-            .arg(attach)
+            .arg(inner)
             .output()
             .expect("start the outer tmux");
         assert!(
@@ -114,7 +173,7 @@ impl Live {
         outer.socket = Some(PathBuf::from(
             String::from_utf8_lossy(
                 &outer
-                    .command(&server)
+                    .command(server)
                     .args(["display-message", "-p", "#{socket_path}"])
                     .output()
                     .expect("outer socket")
@@ -122,10 +181,7 @@ impl Live {
             )
             .trim(),
         ));
-        let live = Live { outer, server };
-        wait_until(DEADLINE, "the client to attach", || live.client().is_some());
-        live.wait_screen("the status line", |s| s.contains("0:"));
-        live
+        outer
     }
 
     fn outer_tmux(&self, args: &[&str]) -> String {

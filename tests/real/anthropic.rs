@@ -8,6 +8,7 @@
 //! | `TOOL`    | a `Bash` call that needs permission; after its result, `Tool finished.` |
 //! | `E400`    | HTTP 400 `invalid_request_error` |
 //! | `QUOTA`   | HTTP 429 `rate_limit_error` (not retried) |
+//! | `BUSY429` | HTTP 429 `rate_limit_error` with `retry-after` (retried by the client) while [`Anthropic::limiting`]; then `Recovered.` |
 //! | `AGENT`   | an `Agent`/`Task` call (`Sub research`) whose subagent answers after [`SUB_DELAY`]; then `Main done after the agent.` |
 //! | otherwise | `Routed reply.` (a routed prompt carries no marker) |
 //!
@@ -36,14 +37,28 @@ pub const AGENT_DESCRIPTION: &str = "Sub research";
 pub struct Anthropic {
     pub server: MockServer,
     unknown: Arc<Mutex<Vec<String>>>,
+    limiting: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Anthropic {
     pub fn start() -> Anthropic {
         let unknown = Arc::new(Mutex::new(Vec::new()));
         let log = unknown.clone();
-        let server = MockServer::start(move |req| respond(req, &log));
-        Anthropic { server, unknown }
+        let limiting = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let limit = limiting.clone();
+        let server = MockServer::start(move |req| {
+            respond(req, &log, limit.load(std::sync::atomic::Ordering::SeqCst))
+        });
+        Anthropic {
+            server,
+            unknown,
+            limiting,
+        }
+    }
+
+    /// Whether `BUSY429` prompts are answered with a retryable 429 (at start: yes).
+    pub fn limiting(&self, on: bool) {
+        self.limiting.store(on, std::sync::atomic::Ordering::SeqCst);
     }
 
     /// The environment that points Claude Code here and keeps it offline.
@@ -84,7 +99,7 @@ impl Anthropic {
     }
 }
 
-fn respond(req: &Request, unknown: &Mutex<Vec<String>>) -> Reply {
+fn respond(req: &Request, unknown: &Mutex<Vec<String>>, limiting: bool) -> Reply {
     let path = req.path.split('?').next().unwrap_or("");
     match (req.method.as_str(), path) {
         ("POST", "/v1/messages") => {}
@@ -149,6 +164,25 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>) -> Reply {
             429,
             "rate_limit_error",
             "Quota exceeded for this organization",
+        );
+    }
+    if prompt.contains("BUSY429") {
+        if limiting {
+            return Reply::Body {
+                status: 429,
+                content_type: "application/json".into(),
+                body: json!({"type": "error", "error": {"type": "rate_limit_error", "message": "Number of request tokens has exceeded your per-minute rate limit"}}).to_string(),
+                headers: vec![
+                    ("retry-after".into(), "3".into()),
+                    ("x-should-retry".into(), "true".into()),
+                ],
+            };
+        }
+        return message(
+            &model,
+            vec![text_block("Recovered.")],
+            "end_turn",
+            Duration::ZERO,
         );
     }
     if prompt.contains("SLOW") {

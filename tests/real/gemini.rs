@@ -7,6 +7,7 @@
 //!   read-only command); the call's result is answered with [`TOOL_DONE`];
 //! - `ERR`: HTTP 400 `INVALID_ARGUMENT`; `ERR429`: a spent quota (429 `RESOURCE_EXHAUSTED`,
 //!   `limit: 0`, which the client does not retry); `ERR403`: 403 `PERMISSION_DENIED`;
+//!   `RATE429`: a plain 429 `RESOURCE_EXHAUSTED`, which the client retries (10 attempts);
 //! - `SLOW`: text streamed over ~15 s (for Escape);
 //! - anything else: [`answer_to`] the prompt, with a code block.
 
@@ -97,6 +98,12 @@ pub fn reply(req: &Request) -> Reply {
         let call = json!([{"functionCall": {"name": "run_shell_command",
             "args": {"command": command.trim(), "description": "run it"}}}]);
         return Reply::sse(vec![chunk(call, true)]);
+    }
+    if prompt.starts_with("RATE429") {
+        return Reply::json(
+            429,
+            json!({"error": {"code": 429, "message": "Too many requests, please slow down.", "status": "RESOURCE_EXHAUSTED"}}),
+        );
     }
     if prompt.starts_with("ERR429") {
         return Reply::json(

@@ -10,6 +10,7 @@
 //! | `SLOW` | an answer streamed word by word over [`SLOW_STREAM`] |
 //! | `BAD` | HTTP 400 `invalid_request_error` |
 //! | `QUOTA` | HTTP 429 `insufficient_quota` (Codex: "Quota exceeded", `usage_limit_exceeded`) |
+//! | `RATE429` | HTTP 429 `rate_limit_exceeded` with `retry-after: 5` (Codex retries it) |
 //! | `MULTI` | [`MULTI_ANSWER`] |
 //! | anything else | [`PLAIN_ANSWER`] |
 //!
@@ -110,6 +111,16 @@ fn respond(req: &Request) -> Reply {
         let e = json!({"error": {"type": "insufficient_quota", "code": "insufficient_quota",
             "message": "You exceeded your current quota."}});
         return Reply::json(429, e);
+    }
+    if prompt.contains("RATE429") {
+        let e = json!({"error": {"type": "rate_limit_exceeded", "code": "rate_limit_exceeded",
+            "message": "Rate limit reached for requests per min."}});
+        return Reply::Body {
+            status: 429,
+            content_type: "application/json".into(),
+            body: e.to_string(),
+            headers: vec![("retry-after".into(), "5".into())],
+        };
     }
     if prompt.contains("BAD") {
         let e = json!({"error": {"type": "invalid_request_error", "message": BAD_MESSAGE}});

@@ -3,6 +3,7 @@
 pub mod locate;
 pub mod parse;
 pub mod record;
+pub mod screen;
 
 use std::path::Path;
 

@@ -3,3 +3,4 @@
 pub mod daemon;
 pub mod locate;
 pub mod parse;
+pub mod screen;

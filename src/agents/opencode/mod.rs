@@ -97,12 +97,10 @@ pub fn classify(r: &SessionRef, now: Time, windows: &Windows, obs: Observation) 
     ))
 }
 
-/// How long an open turn stays quiet before its screen is checked for a retry loop.
-pub const RETRY_LOOK: std::time::Duration = std::time::Duration::from_secs(8);
-
 /// The error opencode is retrying, from its footer: `■■■⬝⬝ quota exceeded for stand-in
 /// [retrying in 6s attempt #3]   esc interrupt`. Only the bottom lines count (the footer).
-pub fn retrying(screen: &str) -> Option<String> {
+pub fn retrying(screen: &str) -> Option<crate::agents::retry::Retrying> {
+    use crate::agents::retry::number_after;
     let clean = strip_ansi_escapes::strip_str(screen);
     let line = clean
         .lines()
@@ -110,12 +108,18 @@ pub fn retrying(screen: &str) -> Option<String> {
         .filter(|l| !l.trim().is_empty())
         .take(3)
         .find(|l| l.contains("[retrying in "))?;
-    let before = &line[..line.find("[retrying in ")?];
-    let message = before
+    let at = line.find("[retrying in ")?;
+    let message = line[..at]
         .trim()
         .trim_start_matches(|c: char| !c.is_alphanumeric())
         .trim();
-    (!message.is_empty()).then(|| crate::text::chars(message, 80))
+    let bracket = &line[at..line[at..].find(']').map_or(line.len(), |e| at + e)];
+    (!message.is_empty()).then(|| crate::agents::retry::Retrying {
+        error: crate::text::chars(message, 80),
+        attempt: number_after(bracket, "#").and_then(|n| u32::try_from(n).ok()),
+        limit: None,
+        next_in: number_after(bracket, "retrying in "),
+    })
 }
 
 #[cfg(test)]
@@ -126,9 +130,12 @@ mod tests {
     fn a_retry_in_the_footer_names_the_error() {
         let screen =
             include_str!("../../../fixtures/real-clients/opencode-1.18.33/retry-footer.txt");
+        let r = retrying(screen).expect("the footer's retry");
+        assert_eq!(r.error, "quota exceeded for stand-in");
+        assert_eq!((r.attempt, r.limit, r.next_in), (Some(3), None, Some(6)));
         assert_eq!(
-            retrying(screen).as_deref(),
-            Some("quota exceeded for stand-in")
+            r.reason(),
+            "quota exceeded for stand-in — retrying (attempt 3, next in 6 s)"
         );
         let mut scrolled = screen.replace("[retrying", "[was retrying");
         scrolled.push_str("\n  ┃  Build · Stand-in\n");

@@ -403,7 +403,7 @@ impl Widths {
     /// One row: glyph, target, agent, reason (or state), age, unread mail, answer head.
     pub fn row(&self, r: &Row, now: Time) -> String {
         let age =
-            r.at.map_or_else(|| "-".into(), |at| crate::cmd::panes::age(now, at));
+            r.at.map_or_else(|| "-".into(), |at| crate::text::age(now, at));
         let mail = if r.unread > 0 {
             format!("✉{}", r.unread)
         } else {

@@ -1,0 +1,270 @@
+//! The edges of `doctor`: everything it reads — one tmux call for the server's version and
+//! options, one `list-panes` and one process snapshot for the panes, `/proc/locks` for the
+//! watcher, the state folder and Claude Code's settings files. Nothing here decides anything.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use crate::events::{AgentKind, Time};
+use crate::evidence::settings;
+use crate::paths;
+use crate::proctree::procfs;
+use crate::resolve::{self, Resolved};
+use crate::tmux::{Socket, Tmux, TmuxError};
+
+use super::{
+    verified, Facts, HookFacts, PaneFacts, RootFrom, Server, ServerOptions, StateDirFacts,
+    TmuxFacts, TmuxProblem, WatcherFacts,
+};
+
+/// The fields of the one `display-message -p` doctor sends, in [`TmuxFacts`] order.
+const SERVER_FORMAT: [&str; 11] = [
+    "#{version}",
+    "#{socket_path}",
+    "#{status-left}",
+    "#{status-right}",
+    "#{window-status-format}",
+    "#{window-status-current-format}",
+    "#{@agentpane_plugin}",
+    "#{@agentpane_bin}",
+    "#{@agentpane_build}",
+    "#{@agentpane_build_log}",
+    "#{@agentpane-watch}",
+];
+
+/// Looks at the server `socket` selects, its panes and this user's agentpane files.
+pub fn gather(socket: &Socket, now: Time) -> Facts {
+    let home = paths::home_dir();
+    let state = paths::state_dir();
+    let tmux = Tmux::new(socket.clone());
+    let server_facts = server(&tmux);
+    let (watcher, panes) = match &server_facts {
+        Ok(t) => (
+            Some(watcher(&state, &t.socket_path)),
+            resolve_panes(&tmux, now, &home),
+        ),
+        Err(_) => (None, Vec::new()),
+    };
+    Facts {
+        now,
+        hooks: hooks(&panes, &state),
+        server: match socket {
+            Socket::Name(n) => Server::Name(n.clone()),
+            Socket::Path(p) => Server::Path(p.clone()),
+            Socket::Default if std::env::var_os("TMUX").is_some_and(|t| !t.is_empty()) => {
+                Server::Inside
+            }
+            Socket::Default => Server::Default,
+        },
+        tmux: server_facts,
+        watcher,
+        panes,
+        state_dir: state_dir(&state),
+        verified: verified::verified(),
+        exe: std::env::current_exe().ok(),
+        home,
+    }
+}
+
+fn server(tmux: &Tmux) -> Result<TmuxFacts, TmuxProblem> {
+    let out = tmux
+        .format(None, &SERVER_FORMAT.join("\u{1f}"))
+        .map_err(|e| match e {
+            TmuxError::Missing => TmuxProblem::Missing,
+            TmuxError::NoServer(which) => TmuxProblem::NoServer(which),
+            other => TmuxProblem::Other(other.to_string()),
+        })?;
+    let mut f = out.split('\u{1f}').map(str::to_string);
+    let mut next = || f.next().unwrap_or_default();
+    Ok(TmuxFacts {
+        version: next(),
+        socket_path: next(),
+        options: ServerOptions {
+            status_left: next(),
+            status_right: next(),
+            window_status_format: next(),
+            window_status_current_format: next(),
+            plugin: next(),
+            plugin_bin: next(),
+            build: next(),
+            build_log: next(),
+            watch: next(),
+        },
+    })
+}
+
+fn watcher(state: &Path, socket_path: &str) -> WatcherFacts {
+    let lock = crate::watch::lock::lock_path(state, socket_path);
+    let pid = paths::lock_holder(&lock);
+    let since = pid
+        .and_then(procfs::start_ms)
+        .and_then(|ms| chrono::DateTime::from_timestamp_millis(ms as i64));
+    // The snapshot is shared by every server's watcher: only this server's counts.
+    let snapshot: Option<serde_json::Value> = std::fs::read(state.join("state.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    let last_change = snapshot
+        .filter(|s| s["socket_path"] == socket_path)
+        .and_then(|s| s["written_at"].as_str()?.parse::<Time>().ok());
+    let last_log = pid.is_none().then(|| last_line(&state.join("watch.log")));
+    WatcherFacts {
+        lock,
+        pid,
+        since,
+        last_change,
+        last_log: last_log.flatten(),
+    }
+}
+
+/// The last non-empty line of a file, read from its last 4 KiB.
+fn last_line(path: &Path) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let len = f.metadata().ok()?.len();
+    f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+    let mut tail = Vec::new();
+    f.read_to_end(&mut tail).ok()?;
+    let text = String::from_utf8_lossy(&tail);
+    text.lines()
+        .rev()
+        .find(|l| !l.trim().is_empty())
+        .map(str::to_string)
+}
+
+fn resolve_panes(tmux: &Tmux, now: Time, home: &Path) -> Vec<PaneFacts> {
+    let Ok(all) = crate::scan::resolve_all(tmux, now) else {
+        return Vec::new();
+    };
+    all.iter().filter_map(|r| pane(r, home)).collect::<Vec<_>>()
+}
+
+fn pane(r: &Resolved, home: &Path) -> Option<PaneFacts> {
+    let agent = r.agent.as_ref()?;
+    let env = procfs::environ(agent.pid);
+    let root_from = match resolve::config_root(agent.kind, agent.pid, home) {
+        None => RootFrom::NotRead,
+        Some(_) if env.is_none() => RootFrom::Unreadable,
+        // opencode's locator says the same words for its data folder.
+        Some((_, crate::agents::locate::FROM_AGENT_HOME)) => RootFrom::AgentHome,
+        Some((_, from)) if from.starts_with("default") => RootFrom::Default,
+        Some((_, var)) => RootFrom::Override(var.to_string()),
+    };
+    let last_step = match r.steps.as_slice() {
+        [.., before, last] if last.starts_with("transcript:") => before.clone(),
+        [.., last] => last.clone(),
+        [] => String::new(),
+    };
+    Some(PaneFacts {
+        pane_id: r.pane.pane_id.clone(),
+        target: r.pane.target(),
+        kind: agent.kind,
+        pid: agent.pid,
+        version: version(agent.kind, agent.pid, r),
+        root_exists: agent.root.as_deref().is_some_and(Path::is_dir),
+        root: agent.root.clone(),
+        root_from,
+        agent_home: env
+            .as_ref()
+            .and_then(|e| e.get("HOME"))
+            .filter(|h| !h.is_empty())
+            .map(PathBuf::from),
+        agent_state_dir: env.as_ref().and_then(paths::state_dir_in),
+        session_id: r.session_id.clone(),
+        transcript: r.transcript.clone(),
+        via: r.via,
+        last_step,
+    })
+}
+
+/// The agent's version: what its live session record says (Claude Code), else its install.
+fn version(kind: AgentKind, pid: u32, r: &Resolved) -> Option<String> {
+    if let Some(v) = r.record.as_ref().and_then(|rec| rec.version.clone()) {
+        return Some(v);
+    }
+    let mut paths: Vec<PathBuf> = std::fs::read_link(format!("/proc/{pid}/exe"))
+        .into_iter()
+        .collect();
+    let cwd = procfs::cwd(pid).unwrap_or_default();
+    // A runner's script (`node …/bin/codex.js`): the arguments that are files.
+    paths.extend(
+        procfs::cmdline(pid)
+            .unwrap_or_default()
+            .iter()
+            .skip(1)
+            .filter(|a| !a.starts_with('-'))
+            .map(|a| cwd.join(a))
+            .filter(|p| p.is_file()),
+    );
+    verified::from_install(kind, &paths)
+}
+
+/// The Claude Code config roots in use (or this user's default one), and agentpane's hooks
+/// in each.
+fn hooks(panes: &[PaneFacts], state: &Path) -> Vec<HookFacts> {
+    let default = settings::default_settings_path();
+    let mut by_file: BTreeMap<PathBuf, Vec<&PaneFacts>> = BTreeMap::new();
+    for p in panes.iter().filter(|p| p.kind == AgentKind::Claude) {
+        if let Some(root) = &p.root {
+            by_file
+                .entry(root.join("settings.json"))
+                .or_default()
+                .push(p);
+        }
+    }
+    if by_file.is_empty() {
+        by_file.insert(default.clone(), Vec::new());
+    }
+    by_file
+        .into_iter()
+        .map(|(file, users)| {
+            let found = settings::installed_file(&file).map_err(|e| format!("{e:#}"));
+            let command_exists = found
+                .as_ref()
+                .ok()
+                .and_then(|i| i.command.as_deref())
+                .and_then(settings::hook_program)
+                .is_some_and(|p| program_exists(&p));
+            HookFacts {
+                default: file == default,
+                found,
+                command_exists,
+                panes: users.iter().map(|p| p.pane_id.clone()).collect(),
+                elsewhere: users
+                    .iter()
+                    .filter_map(|p| {
+                        let theirs = p.agent_state_dir.as_ref()?;
+                        (theirs != state).then(|| (p.pane_id.clone(), theirs.clone()))
+                    })
+                    .collect(),
+                settings: file,
+            }
+        })
+        .collect()
+}
+
+/// A program path that exists, or a bare name found on `PATH`.
+fn program_exists(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+fn state_dir(path: &Path) -> StateDirFacts {
+    let meta = std::fs::symlink_metadata(path).ok();
+    StateDirFacts {
+        path: path.to_path_buf(),
+        exists: meta.is_some(),
+        symlink: meta.as_ref().is_some_and(|m| m.file_type().is_symlink()),
+        is_dir: meta.as_ref().is_some_and(|m| m.is_dir()),
+        mode: meta.as_ref().map_or(0, |m| m.permissions().mode() & 0o7777),
+        ours: meta.as_ref().is_some_and(|m| m.uid() == euid()),
+    }
+}
+
+fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}

@@ -1,0 +1,297 @@
+//! `agentpane doctor` on a private server: a healthy setup (the README's lines, the plugin,
+//! its watcher, hooks, a Claude Code pane) is all ✓ and exits 0; each broken setup exits 1
+//! and names the fix.
+
+mod common;
+
+use common::{
+    agentpane_bin, agentpane_without_server, wait_until, FakeAgent, Run, TmuxServer, CLAUDE_ANSWER,
+    DEADLINE,
+};
+
+/// A Claude Code version the real-client suite verifies (tests/real/clients.txt).
+const VERIFIED_CLAUDE: &str = "2.1.332";
+
+fn plugin() -> String {
+    concat!(env!("CARGO_MANIFEST_DIR"), "/agentpane.tmux").to_string()
+}
+
+/// The README's status lines, then the plugin (`status` and window lines first, as they must
+/// be), and the watcher it starts.
+fn load_plugin(server: &TmuxServer, status_right: &str) {
+    for (k, v) in [
+        ("status-right", status_right),
+        ("window-status-format", "#I:#W#{agentpane_window_status}"),
+        (
+            "window-status-current-format",
+            "#I:#W#{agentpane_window_status}",
+        ),
+        ("@agentpane-bin", agentpane_bin()),
+        ("@agentpane-notify", "off"),
+    ] {
+        server.tmux(&["set", "-g", k, v]);
+    }
+    server.tmux(&["run-shell", &plugin()]);
+}
+
+/// Everything as the README says, with `hooks`, and a verified Claude Code that answered.
+fn setup(hooks: bool) -> (TmuxServer, String) {
+    let server = TmuxServer::start();
+    // The harness made the folder with the umask's mode; agentpane makes it 0700.
+    std::fs::set_permissions(
+        server.state_dir(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    if hooks {
+        let run = server.agentpane(&["hooks", "install"]);
+        assert_eq!(run.code, 0, "{run:?}");
+    }
+    load_plugin(&server, "#{agentpane_status} %H:%M");
+    wait_until(DEADLINE, "the plugin's watcher", || {
+        server.watcher_pid().is_some()
+    });
+    let pane = server.spawn(
+        &FakeAgent::claude()
+            .fixture(CLAUDE_ANSWER)
+            .env("AGENTPANE_FAKE_VERSION", VERIFIED_CLAUDE),
+    );
+    (server, pane)
+}
+
+fn doctor(server: &TmuxServer) -> Run {
+    server.agentpane(&["doctor"])
+}
+
+/// Runs doctor on a broken setup: exit 1, and the ✗ lines with their fixes, which must
+/// contain every one of `expected`.
+fn to_fix(server: &TmuxServer, expected: &[&str]) -> String {
+    let run = doctor(server);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    let fixes = fixes(&run);
+    for e in expected {
+        assert!(fixes.contains(e), "`{e}` not in:\n{fixes}");
+    }
+    fixes
+}
+
+/// The ✗ lines of a run, each with its fix line.
+fn fixes(run: &Run) -> String {
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let mut out = String::new();
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with('✗') {
+            out.push_str(l);
+            out.push('\n');
+            if let Some(fix) = lines
+                .get(i + 1)
+                .filter(|n| n.trim_start().starts_with("fix:"))
+            {
+                out.push_str(fix);
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn a_healthy_setup_is_all_ticks_and_exits_0() {
+    let (server, pane) = setup(true);
+    let run = doctor(&server);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert_eq!(lines.last(), Some(&"all good"));
+    for line in &lines[..lines.len() - 1] {
+        assert!(line.starts_with('✓'), "not a ✓: {line}\n{}", run.stdout);
+    }
+    for expected in [
+        "tmux 3.",
+        &format!(
+            "server {}",
+            server.tmux(&["display-message", "-p", "#{socket_path}"])
+        ),
+        "plugin loaded from",
+        "status-right shows the agentpane segment",
+        "window-status-format shows each window's agent state",
+        "watcher pid",
+        &format!("{pane} main:"),
+        &format!("claude {VERIFIED_CLAUDE} pid"),
+        "(via session-record)",
+        "hooks installed in",
+        "(mode 0700, yours)",
+        &format!("claude {VERIFIED_CLAUDE}: verified in CI"),
+    ] {
+        assert!(
+            run.stdout.contains(expected),
+            "`{expected}` missing:\n{}",
+            run.stdout
+        );
+    }
+    let json = server.agentpane(&["doctor", "--json"]).json();
+    assert_eq!(json["ok"], true);
+    assert!(json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|f| f["level"] == "ok"));
+}
+
+#[test]
+fn no_watcher_is_named_with_its_last_words_and_how_to_start_it() {
+    let (server, _) = setup(true);
+    // The watcher the plugin started for this test's server ends.
+    let pid = server.watcher_pid().unwrap();
+    let kill = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    wait_until(DEADLINE, "the watcher to let go of its lock", || {
+        server.watcher_pid().is_none()
+    });
+    let start = format!(
+        "fix: `tmux -L {} run-shell {}/agentpane.tmux` starts it again",
+        server.name,
+        env!("CARGO_MANIFEST_DIR")
+    );
+    // The log's last line says how it ended.
+    let fixes = to_fix(
+        &server,
+        &[
+            "✗ no watcher runs for this server",
+            "stopped: Signal",
+            &start,
+        ],
+    );
+    assert_eq!(fixes.matches('✗').count(), 1, "{fixes}");
+    let json = server.agentpane(&["doctor", "--json"]).json();
+    assert_eq!(json["ok"], false);
+    let watcher = json["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["topic"] == "watcher")
+        .unwrap();
+    assert_eq!(watcher["level"], "fix");
+}
+
+#[test]
+fn placeholders_missing_or_loaded_too_early_are_named() {
+    // No placeholder at all.
+    let server = TmuxServer::start();
+    load_plugin(&server, "%H:%M");
+    to_fix(
+        &server,
+        &[
+            "✗ neither status-right nor status-left shows agentpane",
+            "fix: add `set -g status-right '#{agentpane_status} %H:%M'`",
+        ],
+    );
+
+    // The placeholder set after the plugin ran: never rewritten.
+    server.tmux(&["set", "-g", "status-right", "#{agentpane_status} %H:%M"]);
+    to_fix(
+        &server,
+        &[
+            "✗ status-right still holds #{agentpane_status}",
+            "load the plugin after the status lines",
+        ],
+    );
+}
+
+#[test]
+fn a_pane_whose_agent_uses_another_home_names_its_hooks_and_state_folder() {
+    let (server, _) = setup(true);
+    let other = server.path().join("otherhome");
+    std::fs::create_dir_all(&other).unwrap();
+    // Started from a shell with another HOME and none of this user's agentpane or Claude
+    // Code overrides.
+    let pane = server.spawn(
+        &FakeAgent::claude()
+            .in_dir("elsewhere")
+            .fixture(CLAUDE_ANSWER)
+            .env("AGENTPANE_FAKE_VERSION", VERIFIED_CLAUDE)
+            .env("HOME", other.to_str().unwrap())
+            .env("CLAUDE_CONFIG_DIR", "")
+            .env("AGENTPANE_STATE_DIR", "")
+            .env("XDG_STATE_HOME", ""),
+    );
+    let run = doctor(&server);
+    assert_eq!(run.code, 1, "{}", run.stdout);
+    // Its chain works (agentpane reads the agent's own HOME) and says whose HOME it is.
+    let chain = run
+        .stdout
+        .lines()
+        .find(|l| l.contains(&format!("{pane} main:")))
+        .unwrap();
+    assert!(chain.starts_with('✓'), "{chain}");
+    assert!(
+        chain.contains(&format!("(its HOME {}, not yours)", other.display())),
+        "{chain}"
+    );
+    // But its Claude Code reads another settings file, where no hooks are.
+    let settings = other.join(".claude/settings.json");
+    to_fix(
+        &server,
+        &[
+            &format!(
+                "✗ no agentpane hooks in {}, which Claude Code in {pane} reads",
+                settings.display()
+            ),
+            &format!("agentpane hooks install --settings {}", settings.display()),
+        ],
+    );
+
+    // That fix done, the hook events would land in the agent's own state folder.
+    let run = server.agentpane(&["hooks", "install", "--settings", settings.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{run:?}");
+    to_fix(
+        &server,
+        &[
+            &format!(
+                "✗ hook events of Claude Code in {pane} go to {}",
+                other.join(".local/state/agentpane").display()
+            ),
+            &format!(
+                "start that agent with AGENTPANE_STATE_DIR={}",
+                server.state_dir().display()
+            ),
+        ],
+    );
+}
+
+#[test]
+fn absent_hooks_name_the_install_command() {
+    let (server, pane) = setup(false);
+    let settings = server.claude_dir().join("settings.json");
+    let fixes = to_fix(
+        &server,
+        &[
+            &format!(
+                "✗ no agentpane hooks in {}, which Claude Code in {pane} reads",
+                settings.display()
+            ),
+            "fix: `agentpane hooks install`",
+        ],
+    );
+    assert_eq!(fixes.matches('✗').count(), 1, "{fixes}");
+}
+
+#[test]
+fn without_a_server_the_json_is_still_one_document() {
+    let run = agentpane_without_server(&["doctor", "--json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let json = run.json();
+    assert_eq!(json["ok"], false);
+    assert_eq!(json["socket_path"], serde_json::Value::Null);
+    let first = &json["findings"][0];
+    assert_eq!(
+        (first["topic"].as_str(), first["level"].as_str()),
+        (Some("tmux"), Some("fix"))
+    );
+    assert!(
+        first["text"].as_str().unwrap().contains("no tmux server"),
+        "{first}"
+    );
+}

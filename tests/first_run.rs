@@ -1,0 +1,308 @@
+//! A new user's first run: the plugin cloned where TPM puts it (a `git clone` of this
+//! repository), loaded in a tmux server whose PATH has no `agentpane`. The status segment
+//! says so until it is fixed, an attaching client is told how (and keeps it in
+//! `show-messages`); with `cargo` on PATH the plugin builds its own checkout in the
+//! background and the status line works afterwards without a tmux restart; after an update
+//! it rebuilds and the new binary's watcher takes over.
+//!
+//! `cargo` here is a fake: a script that records its call, waits for the test's go (so the
+//! "building" state is seen for sure), and "builds" by copying the binary under test into
+//! the checkout's `target/release/agentpane`.
+
+mod common;
+mod live;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, CLAUDE_ANSWER, DEADLINE};
+use live::Live;
+
+/// The PATH of the server: the test's own bin folder first, then the system's, which must
+/// hold neither agentpane nor cargo (checked, so the test cannot pass by finding them).
+const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+fn on_system_path(program: &str) -> Option<PathBuf> {
+    SYSTEM_PATH
+        .split(':')
+        .map(|d| Path::new(d).join(program))
+        .find(|p| p.exists())
+}
+
+/// A fresh clone of this repository under `dir`, as TPM makes it. The plugin files are then
+/// copied from the working tree, so an uncommitted change to the plugin is what is tested.
+fn fresh_clone(dir: &Path) -> PathBuf {
+    let clone = dir.join("plugins/agentpane");
+    let out = Command::new("git")
+        .args(["clone", "--quiet", env!("CARGO_MANIFEST_DIR")])
+        .arg(&clone)
+        .output()
+        .expect("run git clone");
+    assert!(
+        out.status.success(),
+        "git clone: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for file in ["agentpane.tmux", "tmux/agentpane.tmux"] {
+        std::fs::copy(
+            Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
+            clone.join(file),
+        )
+        .expect("copy the plugin file");
+    }
+    assert!(!clone.join("target").exists(), "a fresh clone has no build");
+    clone
+}
+
+/// The fake `cargo` in `bin`: records each call in `<bin>/cargo-calls`, waits for
+/// `<bin>/go`, then puts the binary under test where `cargo build --release` would — as a
+/// new file, the way cargo does, since a running binary cannot be written over.
+fn fake_cargo(bin: &Path) {
+    let script = format!(
+        "#!/bin/sh\n\
+         echo \"$PWD $*\" >> '{calls}'\n\
+         while [ ! -e '{go}' ]; do sleep 0.05; done\n\
+         echo '   Compiling agentpane (fake cargo)'\n\
+         mkdir -p target/release && cp '{exe}' target/release/agentpane.new\n\
+         mv -f target/release/agentpane.new target/release/agentpane\n",
+        calls = bin.join("cargo-calls").display(),
+        go = bin.join("go").display(),
+        exe = agentpane_bin(),
+    );
+    let path = bin.join("cargo");
+    std::fs::write(&path, script).expect("write the fake cargo");
+    let mut perms = std::fs::metadata(&path).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+    std::fs::set_permissions(&path, perms).unwrap();
+}
+
+fn cargo_calls(bin: &Path) -> Vec<String> {
+    std::fs::read_to_string(bin.join("cargo-calls"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A server whose PATH is `<own bin>:SYSTEM_PATH`, set up as the README says, with a fake
+/// Claude Code that has answered (segment `●1`); the plugin is not loaded yet.
+fn server_without_agentpane(tools: &Path) -> TmuxServer {
+    assert_eq!(
+        on_system_path("agentpane"),
+        None,
+        "agentpane is on {SYSTEM_PATH}"
+    );
+    assert_eq!(on_system_path("cargo"), None, "cargo is on {SYSTEM_PATH}");
+    let path = format!("{}:{SYSTEM_PATH}", tools.display());
+    let server = TmuxServer::start_with(&[("PATH", &path)]);
+    for (k, v) in [
+        ("status-right", "#{agentpane_status} %H:%M"),
+        ("window-status-format", "#I:#W#{agentpane_window_status}"),
+        (
+            "window-status-current-format",
+            "#I:#W#{agentpane_window_status}",
+        ),
+        ("@agentpane-notify", "off"),
+    ] {
+        server.tmux(&["set", "-g", k, v]);
+    }
+    server.spawn(&FakeAgent::claude().fixture(CLAUDE_ANSWER));
+    server
+}
+
+/// A temporary world: a bin folder for the server's PATH and a fresh clone; (world, bin,
+/// clone).
+fn world() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let tools = tmp.path().join("bin");
+    std::fs::create_dir_all(&tools).unwrap();
+    let clone = fresh_clone(tmp.path());
+    (tmp, tools, clone)
+}
+
+fn option(server: &TmuxServer, name: &str) -> String {
+    server.tmux(&["show", "-gqv", name])
+}
+
+/// What the status line's right side renders now.
+fn status_right(server: &TmuxServer) -> String {
+    server.tmux(&["display-message", "-p", "#{E:status-right}"])
+}
+
+/// The plugin as TPM runs it: the `*.tmux` file at the clone's top.
+fn run_plugin(server: &TmuxServer, clone: &Path) {
+    server.tmux(&["run-shell", clone.join("agentpane.tmux").to_str().unwrap()]);
+}
+
+#[test]
+fn a_fresh_clone_builds_itself_and_the_status_line_works_without_a_restart() {
+    let (_world, tools, clone) = world();
+    fake_cargo(&tools);
+    let server = server_without_agentpane(&tools);
+
+    // Loaded while no client is attached, as at tmux's start.
+    run_plugin(&server, &clone);
+    assert_eq!(
+        option(&server, "status-right"),
+        "#{@agentpane_status} %H:%M"
+    );
+    assert!(
+        status_right(&server).starts_with("agentpane: building… "),
+        "{}",
+        status_right(&server)
+    );
+    wait_until(DEADLINE, "the plugin to call cargo", || {
+        !cargo_calls(&tools).is_empty()
+    });
+    assert_eq!(
+        cargo_calls(&tools),
+        [format!("{} build --release", clone.display())]
+    );
+
+    // The person attaches: the status line and a message say what is going on.
+    let live = Live::attach_until(server, "the message on attach", |s| {
+        s.contains("no agentpane binary yet")
+    });
+    let client = live.client().unwrap();
+    let messages = live.server.tmux(&["show-messages", "-t", &client]);
+    assert!(messages.contains("building"), "{messages}");
+    // A key press ends the message (and goes to the shell): the status line shows the hint.
+    live.keys(&["Escape"]);
+    live.wait_screen("the building hint in the status line", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("agentpane: building…"))
+    });
+
+    // The build ends: the plugin runs again, the watcher starts, the segment shows.
+    std::fs::write(tools.join("go"), b"").unwrap();
+    live.wait_screen("the agentpane segment", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("●1") && !l.contains("agentpane:"))
+    });
+    let built = clone.join("target/release/agentpane");
+    assert_eq!(
+        option(&live.server, "@agentpane_bin"),
+        built.to_str().unwrap()
+    );
+    assert_eq!(option(&live.server, "@agentpane_build"), "");
+    let log = std::fs::read_to_string(live.server.state_dir().join("build.log")).unwrap();
+    assert!(
+        log.contains("(fake cargo)") && log.contains("built"),
+        "{log}"
+    );
+    let first_watcher = live.server.watcher_pid().expect("a watcher");
+    assert!(
+        !live
+            .server
+            .tmux(&["show-hooks", "-g"])
+            .contains("client-attached[4243]"),
+        "the attach message is gone once fixed"
+    );
+
+    // Run again with nothing changed (prefix + I): no build.
+    // (Without the go, a build started by mistake would stay `building`.)
+    std::fs::remove_file(tools.join("go")).unwrap();
+    run_plugin(&live.server, &clone);
+    assert_eq!(
+        option(&live.server, "@agentpane_build"),
+        "",
+        "no build started"
+    );
+    assert_eq!(cargo_calls(&tools).len(), 1);
+    std::fs::write(tools.join("go"), b"").unwrap();
+
+    // An update (sources newer than the binary; here, a binary dated an hour back): a
+    // rebuild, and the new binary's watcher takes over from the old one's.
+    let earlier = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::open(&built)
+        .unwrap()
+        .set_modified(earlier)
+        .unwrap();
+    run_plugin(&live.server, &clone);
+    wait_until(DEADLINE, "the rebuild", || cargo_calls(&tools).len() == 2);
+    wait_until(DEADLINE, "the new binary's watcher", || {
+        live.server
+            .watcher_pid()
+            .is_some_and(|pid| pid != first_watcher)
+    });
+    wait_until(DEADLINE, "the segment again", || {
+        option(&live.server, "@agentpane_status") == "●1"
+    });
+    live.assert_clean();
+}
+
+#[test]
+fn without_cargo_the_hint_names_the_ways_and_stays_until_fixed() {
+    let (_world, tools, clone) = world();
+    let server = server_without_agentpane(&tools);
+    run_plugin(&server, &clone);
+    let hint = "agentpane: no binary — prefix+~";
+    assert_eq!(option(&server, "@agentpane_status"), hint);
+    assert!(status_right(&server).starts_with(hint));
+
+    // The person attaches: a message names both ways to get a binary, and stays in
+    // show-messages; a key press ends it and the status line shows the hint.
+    let live = Live::attach_until(server, "the message on attach", |s| s.contains("no cargo"));
+    let client = live.client().unwrap();
+    let messages = live.server.tmux(&["show-messages", "-t", &client]);
+    for way in [
+        "https://rustup.rs",
+        "prefix + I",
+        "cargo install --git",
+        "@agentpane-bin",
+    ] {
+        assert!(messages.contains(way), "{way} not in:\n{messages}");
+    }
+    live.keys(&["Escape"]);
+    live.wait_screen("the hint in the status line", |s| {
+        s.lines().last().is_some_and(|l| l.contains(hint))
+    });
+
+    // Sourcing the config again (prefix + I) says it again, and changes nothing.
+    run_plugin(&live.server, &clone);
+    assert_eq!(option(&live.server, "@agentpane_status"), hint);
+    live.wait_screen("the message again", |s| s.contains("no cargo"));
+    live.keys(&["Escape"]);
+
+    // Fixed: a binary named by @agentpane-bin. The hint goes, the segment comes.
+    live.server
+        .tmux(&["set", "-g", "@agentpane-bin", agentpane_bin()]);
+    run_plugin(&live.server, &clone);
+    live.wait_screen("the agentpane segment", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("●1") && !l.contains("agentpane:"))
+    });
+    assert_eq!(option(&live.server, "@agentpane_hint"), "");
+    live.assert_clean();
+}
+
+#[test]
+fn at_tmux_start_the_hint_reaches_the_client_that_starts_the_server() {
+    // What TPM does: the plugin runs while the server starts, before any client is attached;
+    // the terminal that ran `tmux` is told once its session exists.
+    let (world, tools, clone) = world();
+    let path = format!("{}:{SYSTEM_PATH}", tools.display());
+    let server = TmuxServer::unstarted(&[("PATH", &path)]);
+    let conf = world.path().join("tmux.conf");
+    std::fs::write(
+        &conf,
+        format!(
+            "set -g status-right '#{{agentpane_status}} %H:%M'\nrun-shell {}\n",
+            clone.join("agentpane.tmux").display()
+        ),
+    )
+    .unwrap();
+    let live = Live::start_by_config(server, &conf, "the message at start", |s| {
+        s.contains("no agentpane binary and no cargo")
+    });
+    live.keys(&["Escape"]);
+    live.wait_screen("the hint in the status line", |s| {
+        s.lines()
+            .last()
+            .is_some_and(|l| l.contains("agentpane: no binary — prefix+~"))
+    });
+    live.assert_clean();
+}
