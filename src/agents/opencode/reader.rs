@@ -207,6 +207,46 @@ mod tests {
             .unwrap();
     }
 
+    /// opencode 1.18.33 answering an HTTP 400: the assistant message is written without any
+    /// part, then written again in place with its error. A message without parts once made
+    /// its fingerprint NULL, dropped from the token, so the watcher read `working` forever.
+    #[test]
+    fn a_message_without_parts_is_read_again_when_its_error_is_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = db_from(dir.path(), &fixture("session.sql"));
+        let r = SessionRef {
+            db: db.clone(),
+            session: SESSION.into(),
+        };
+        let writer = rusqlite::Connection::open(&db).unwrap();
+        writer
+            .execute(
+                "INSERT INTO message (id, session_id, time_created, time_updated, data) \
+                 SELECT 'msg_zzz_failed', ?1, max(time_created) + 1, max(time_created) + 1, \
+                 '{\"role\":\"assistant\",\"time\":{\"created\":1}}' \
+                 FROM message WHERE session_id = ?1",
+                [SESSION],
+            )
+            .unwrap();
+        let mut reader = Reader::default();
+        reader.refresh(std::slice::from_ref(&r), Depth::Window);
+        let open = reader.events(&r).unwrap().unwrap().to_vec();
+        assert_eq!(reader.reads, 1);
+        writer
+            .execute(
+                "UPDATE message SET data = json_set(data, '$.time.completed', 2, \
+                 '$.error', json('{\"name\":\"APIError\",\"data\":{\"message\":\"bad\",\
+                 \"statusCode\":400}}')) WHERE id = 'msg_zzz_failed'",
+                [],
+            )
+            .unwrap();
+        for depth in [Depth::Newest, Depth::Window] {
+            reader.refresh(std::slice::from_ref(&r), depth);
+        }
+        assert_eq!(reader.reads, 2, "the error was written: read again");
+        assert_ne!(reader.events(&r).unwrap().unwrap(), &open[..]);
+    }
+
     #[test]
     fn a_session_is_read_again_only_after_it_was_written() {
         let dir = tempfile::tempdir().unwrap();

@@ -286,6 +286,9 @@ pub fn latest_in(
 /// [`latest_in`] reads): their ids, write times and sizes. SQLite reads them from the
 /// indexes and the rows' headers: `octet_length` does not load the JSON. One indexed
 /// statement per session; a session without messages, or none at all, has the empty token.
+/// Every term is coalesced: a message without parts (opencode's assistant message that failed
+/// before its first part) would otherwise make its whole entry NULL, which `group_concat`
+/// drops, and its error would never be seen.
 pub fn fingerprints(
     tx: &Connection,
     db: &Path,
@@ -294,8 +297,9 @@ pub fn fingerprints(
 ) -> Result<HashMap<String, String>> {
     let mut stmt = tx
         .prepare_cached(&format!(
-            "SELECT group_concat(m.id || '.' || m.time_updated || '.' || octet_length(m.data) \
-               || ':' || (SELECT count(*) || '.' || max(p.time_updated) || '.' \
+            "SELECT group_concat(m.id || '.' || coalesce(m.time_updated, '') || '.' \
+               || coalesce(octet_length(m.data), '') || ':' \
+               || (SELECT count(*) || '.' || coalesce(max(p.time_updated), '') || '.' \
                           || total(octet_length(p.data)) FROM part p WHERE p.message_id = m.id), \
                ' ') \
              FROM (SELECT id, time_updated, data FROM message WHERE session_id = ?1 \
