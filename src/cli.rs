@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use crate::events::AgentKind;
+
 /// Top-level arguments.
 #[derive(Debug, Parser)]
 #[command(
@@ -29,14 +31,16 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Which agent wrote a transcript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum AgentArg {
-    Claude,
-    Codex,
-    Gemini,
-    /// An opencode session, named `<opencode.db path>#<session id>`.
-    Opencode,
+/// `--agent NAME`: an agent whose log agentpane reads (the registry's names).
+fn log_agent() -> impl clap::builder::TypedValueParser<Value = AgentKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = AgentKind::ALL
+        .into_iter()
+        .filter(|k| crate::agents::reads_log(*k))
+        .map(|k| PossibleValue::new(k.name()));
+    PossibleValuesParser::new(names).try_map(|name| {
+        AgentKind::from_name(&name).ok_or_else(|| format!("unknown agent {name:?}"))
+    })
 }
 
 /// The subcommands.
@@ -110,9 +114,10 @@ pub struct CompletionsArgs {
 pub struct ClassifyArgs {
     /// The transcript (JSONL) to classify.
     pub file: PathBuf,
-    /// Which agent wrote it (default: detected from the content).
-    #[arg(long, value_enum)]
-    pub agent: Option<AgentArg>,
+    /// Which agent wrote it (default: detected from the content). An opencode session is
+    /// named `<opencode.db path>#<session id>`.
+    #[arg(long, value_parser = log_agent())]
+    pub agent: Option<AgentKind>,
     /// The clock, as RFC 3339 (default: now).
     #[arg(long, value_name = "RFC3339")]
     pub now: Option<String>,
@@ -130,8 +135,8 @@ pub struct LastArgs {
     #[arg(long, value_name = "FILE")]
     pub transcript: Option<PathBuf>,
     /// Which agent wrote the transcript (default: detected).
-    #[arg(long, value_enum)]
-    pub agent: Option<AgentArg>,
+    #[arg(long, value_parser = log_agent())]
+    pub agent: Option<AgentKind>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -27,24 +27,34 @@ pub struct ProcInfo {
     pub start: u64,
 }
 
-/// Which agents count, by executable name. Defaults to every [`AgentKind`].
+/// Which agents count, by executable name, and by the package path of a script a runtime
+/// (`node`) runs. Defaults to every [`AgentKind`], with no package known.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matcher {
     kinds: Vec<AgentKind>,
+    /// Script path fragments (`@openai/codex/`) and the agent each stands for.
+    packages: Vec<(&'static str, AgentKind)>,
 }
 
 impl Default for Matcher {
     fn default() -> Matcher {
-        Matcher {
-            kinds: AgentKind::ALL.to_vec(),
-        }
+        Matcher::new(AgentKind::ALL.to_vec())
     }
 }
 
 impl Matcher {
     /// Only these agents.
     pub fn new(kinds: Vec<AgentKind>) -> Matcher {
-        Matcher { kinds }
+        Matcher {
+            kinds,
+            packages: Vec::new(),
+        }
+    }
+
+    /// Also recognises a script under one of these package paths as its agent.
+    pub fn with_packages(mut self, packages: Vec<(&'static str, AgentKind)>) -> Matcher {
+        self.packages = packages;
+        self
     }
 
     /// `$AGENTPANE_AGENTS` (comma-separated names, e.g. `claude,codex`) when set and valid,
@@ -106,12 +116,7 @@ impl Matcher {
         }
         // npm installs run `node …/@anthropic-ai/claude-code/cli.js`,
         // `…/@openai/codex/bin/codex.js`.
-        let packages = [
-            ("@anthropic-ai/claude-code/", AgentKind::Claude),
-            ("@openai/codex/", AgentKind::Codex),
-            ("@google/gemini-cli/", AgentKind::Gemini),
-        ];
-        packages
+        self.packages
             .iter()
             .find(|(p, k)| script.contains(p) && self.kinds.contains(k))
             .map(|(_, k)| *k)
@@ -511,6 +516,15 @@ fn is_interpreter(name: &str) -> bool {
 mod tests {
     use super::*;
 
+    /// The matcher with the package paths of the agents that install through npm.
+    fn npm() -> Matcher {
+        Matcher::default().with_packages(vec![
+            ("@anthropic-ai/claude-code/", AgentKind::Claude),
+            ("@openai/codex/", AgentKind::Codex),
+            ("@google/gemini-cli/", AgentKind::Gemini),
+        ])
+    }
+
     fn p(pid: u32, ppid: u32, argv: &[&str], start: u64) -> ProcInfo {
         let argv: Vec<String> = argv.iter().map(|s| s.to_string()).collect();
         ProcInfo {
@@ -524,7 +538,7 @@ mod tests {
     }
 
     fn find(procs: Vec<ProcInfo>, root: u32) -> Option<AgentMatch> {
-        ProcTable::from_procs(procs).find_agent(root, &Matcher::default())
+        ProcTable::from_procs(procs).find_agent(root, &npm())
     }
 
     #[test]

@@ -5,17 +5,14 @@
 //! vanishing, `/proc` unreadable, a corrupt record) ends that pane's chain with a step saying
 //! why, never an error.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agents::claude::locate as claude;
 use crate::agents::claude::record::SessionRecord;
-use crate::agents::codex::locate as codex;
-use crate::agents::gemini::locate as gemini;
 pub use crate::agents::locate::{Target, TranscriptCache, Via};
-use crate::agents::opencode::locate as opencode;
+use crate::agents::{self, Lookup, Shared};
 use crate::events::{AgentKind, Time};
 use crate::paths;
 use crate::proctree::{procfs, Matcher, ProcTable, Skeleton};
@@ -56,13 +53,7 @@ pub struct Resolved {
 /// (`CLAUDE_CONFIG_DIR`, `CODEX_HOME`, its `HOME`, …), and which of those said so. `None` for
 /// agents whose transcripts agentpane does not read.
 pub fn config_root(kind: AgentKind, pid: u32, home: &Path) -> Option<(PathBuf, &'static str)> {
-    match kind {
-        AgentKind::Claude => Some(claude::config_root(pid, home)),
-        AgentKind::Codex => Some(codex::codex_home(pid, home)),
-        AgentKind::Opencode => Some(opencode::data_root(pid, home)),
-        AgentKind::Gemini => Some(gemini::gemini_dir(pid, home)),
-        AgentKind::Amp | AgentKind::Aider => None,
-    }
+    agents::of(kind).root(pid, home)
 }
 
 /// Resolves panes against one process snapshot.
@@ -72,10 +63,8 @@ pub struct Resolver {
     home: PathBuf,
     now: Time,
     cache: TranscriptCache,
-    /// Per Claude config root: (pid, sessionId) of every live session record.
-    claims: HashMap<PathBuf, Vec<(u32, String)>>,
-    /// What the opencode panes of this scan share (databases, the other opencode processes).
-    opencode: opencode::Shared,
+    /// What the panes of this scan share, per agent (claims, databases).
+    shared: Shared,
 }
 
 impl Resolver {
@@ -87,14 +76,14 @@ impl Resolver {
             home: paths::home_dir(),
             now,
             cache,
-            claims: HashMap::new(),
-            opencode: opencode::Shared::default(),
+            shared: Shared::default(),
         }
     }
 
-    /// Reads opencode's databases through `dbs` (connections a caller keeps between scans).
-    pub fn with_databases(mut self, dbs: crate::agents::opencode::store::Databases) -> Resolver {
-        self.opencode.dbs = dbs;
+    /// Shares `shared` among the panes (connections a caller keeps between scans,
+    /// [`agents::Stores::lend`]).
+    pub fn with_shared(mut self, shared: Shared) -> Resolver {
+        self.shared = shared;
         self
     }
 
@@ -114,7 +103,7 @@ impl Resolver {
             .collect();
         Resolver::new(
             skeleton.finish(&roots),
-            Matcher::from_env(),
+            Matcher::from_env().with_packages(agents::packages()),
             TranscriptCache::load(),
             now,
         )
@@ -125,10 +114,10 @@ impl Resolver {
         &self.table
     }
 
-    /// Saves what was learnt (the transcript cache); hands back the databases it read.
-    pub fn finish(mut self) -> crate::agents::opencode::store::Databases {
+    /// Saves what was learnt (the transcript cache); hands back what the panes shared.
+    pub fn finish(mut self) -> Shared {
         self.cache.save();
-        self.opencode.dbs
+        self.shared
     }
 
     /// The whole chain for one pane.
@@ -204,15 +193,7 @@ impl Resolver {
         if !pane.cwd.is_empty() && !cwds.contains(&pane.cwd) {
             cwds.push(pane.cwd.clone());
         }
-        let claimed: HashSet<String> = if m.kind == AgentKind::Claude {
-            self.claims_for(&root)
-                .iter()
-                .filter(|(pid, _)| *pid != m.pid)
-                .map(|(_, id)| id.clone())
-                .collect()
-        } else {
-            HashSet::new()
-        };
+        let claimed = HashSet::new();
         let target = Target {
             pid: m.pid,
             start: m.start,
@@ -220,23 +201,18 @@ impl Resolver {
             cwds: &cwds,
             claimed: &claimed,
         };
-        let found = match m.kind {
-            AgentKind::Codex => {
-                codex::locate(&target, self.now, &self.table, &self.home, &mut out.steps)
-            }
-            AgentKind::Opencode => {
-                let argv = self.table.get(m.pid).map_or(&[][..], |p| &p.argv[..]);
-                opencode::locate(
-                    &target,
-                    &self.table,
-                    argv,
-                    &mut self.opencode,
-                    &mut out.steps,
-                )
-            }
-            AgentKind::Gemini => gemini::locate(&target, &self.table, &mut out.steps),
-            _ => claude::locate(&target, &mut self.cache, &mut out.steps),
-        };
+        let agent = agents::of(m.kind);
+        let found = agent.locate(
+            &target,
+            &mut Lookup {
+                now: self.now,
+                table: &self.table,
+                home: &self.home,
+                cache: &mut self.cache,
+                shared: &mut self.shared,
+            },
+            &mut out.steps,
+        );
         match &found.transcript {
             Some(t) => out.steps.push(format!(
                 "transcript: {} (via {})",
@@ -255,23 +231,15 @@ impl Resolver {
             root: Some(root),
             command,
         });
-        out.machine_driven = m.kind == AgentKind::Codex
-            && found
-                .transcript
-                .as_deref()
-                .is_some_and(codex::machine_driven);
+        out.machine_driven = found
+            .transcript
+            .as_deref()
+            .is_some_and(|t| agent.machine_driven(t));
         out.transcript = found.transcript;
         out.via = found.via;
         out.session_id = found.session_id;
         out.record = found.record;
         out
-    }
-
-    fn claims_for(&mut self, root: &Path) -> &[(u32, String)] {
-        let table = &self.table;
-        self.claims
-            .entry(root.to_path_buf())
-            .or_insert_with(|| claude::claimed_sessions(root, &|pid| table.get(pid).is_some()))
     }
 }
 

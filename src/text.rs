@@ -46,6 +46,16 @@ pub fn tilde(cwd: &str, home: &std::path::Path) -> String {
     }
 }
 
+/// Joins text blocks: blank blocks dropped, each block's leading/trailing newlines trimmed,
+/// blocks separated by one blank line. Block interiors (code fences) stay byte-exact.
+pub fn join_blocks<'a>(blocks: impl Iterator<Item = &'a str>) -> String {
+    blocks
+        .map(|b| b.trim_matches(|c| c == '\n' || c == '\r'))
+        .filter(|b| !b.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,10 @@
-//! Agent adapters: one folder per agent with `parse` (transcript line → [`Event`]) and `locate`
-//! (agent process → transcript file).
+//! Agent adapters: one folder per agent, each implementing [`Agent`] (the one interface the
+//! pipeline asks anything of an agent through), and the registry below, the only place that
+//! lists them (docs/design.md#adding-an-agent).
 
+pub mod agent;
+pub mod aider;
+pub mod amp;
 pub mod claude;
 pub mod codex;
 pub mod fields;
@@ -8,109 +12,113 @@ pub mod gemini;
 pub mod locate;
 pub mod opencode;
 pub mod retry;
+pub mod stores;
 
 use std::path::{Path, PathBuf};
 
+pub use agent::{Agent, AnswerReader, AnswerStep, LookBack, Lookup};
+pub use stores::{Depth, Shared, Stores};
+
 use crate::events::{AgentKind, Event};
+
+/// Every agent agentpane knows, one line each. A record of a log given without `--agent` is
+/// claimed by the first agent here whose format it fits, so the loosest formats come last.
+const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
+    &codex::Codex,
+    &gemini::Gemini,
+    &opencode::Opencode,
+    &claude::Claude,
+    &amp::Amp,
+    &aider::Aider,
+];
+
+/// The agent a JSONL log given without `--agent` is reported as when no line of it says whose
+/// it is (an empty file). Nothing is parsed as its: a line no agent claims is skipped.
+pub const UNTOLD: AgentKind = AgentKind::Claude;
+
+/// The adapter of `kind`.
+pub fn of(kind: AgentKind) -> &'static dyn Agent {
+    REGISTRY
+        .iter()
+        .copied()
+        .find(|a| a.kind() == kind)
+        .unwrap_or_else(|| unreachable!("the registry lists every AgentKind ({kind})"))
+}
+
+/// Every adapter, in registry order.
+pub fn all() -> impl Iterator<Item = &'static dyn Agent> {
+    REGISTRY.iter().copied()
+}
+
+/// The agent whose own form `path` is in (a session in its database, its chat log), if any.
+pub fn owner_of_path(path: &Path) -> Option<&'static dyn Agent> {
+    all().find(|a| a.owns_path(path))
+}
+
+/// Every agent's script package paths (`Agent::packages`), for the process matcher.
+pub fn packages() -> Vec<(&'static str, AgentKind)> {
+    all()
+        .flat_map(|a| a.packages().iter().map(move |p| (*p, a.kind())))
+        .collect()
+}
 
 /// Whether agentpane reads this agent's own session log; without one, a pane of it is read
 /// from its screen alone.
 pub fn reads_log(kind: AgentKind) -> bool {
-    match kind {
-        AgentKind::Claude | AgentKind::Codex | AgentKind::Gemini | AgentKind::Opencode => true,
-        AgentKind::Amp | AgentKind::Aider => false,
-    }
+    of(kind).reads_log()
 }
 
-/// Whether a pane of this agent is read from its terminal title too (Gemini CLI keeps its
-/// status there), so reading its log again needs a fresh `list-panes`.
+/// Whether a pane of this agent is read from its terminal title too, so reading its log
+/// again needs a fresh `list-panes`.
 pub fn reads_title(kind: AgentKind) -> bool {
-    match kind {
-        AgentKind::Gemini => true,
-        AgentKind::Claude
-        | AgentKind::Codex
-        | AgentKind::Opencode
-        | AgentKind::Amp
-        | AgentKind::Aider => false,
-    }
+    of(kind).reads_title()
 }
 
 /// The folders a file watch should see for an agent (`root`: its config or data root) in
 /// folder `cwd`, besides its log's own folder: where a new session shows up before its log
 /// does.
 pub fn folders(kind: AgentKind, root: Option<&Path>, cwd: &str) -> Vec<PathBuf> {
-    let Some(root) = root else {
-        return Vec::new();
-    };
-    match kind {
-        // Session records (Claude Code) and rollouts (Codex) appear under `sessions/`.
-        AgentKind::Claude | AgentKind::Codex => vec![root.join("sessions")],
-        // The database folder: the first prompt creates the session there.
-        AgentKind::Opencode => vec![root.to_path_buf()],
-        // No session records: the first log appears in the project's `chats/`.
-        AgentKind::Gemini => gemini::locate::project_dir(root, cwd)
-            .map(|p| vec![p.join("chats")])
-            .unwrap_or_default(),
-        AgentKind::Amp | AgentKind::Aider => Vec::new(),
-    }
+    root.map(|r| of(kind).folders(r, cwd)).unwrap_or_default()
 }
 
 /// True for a file whose changes never mean that any agent's session changed, though it
-/// sits in a folder the watch sees (opencode's SQLite `-shm`, written by every reader).
+/// sits in a folder the watch sees.
 pub fn never_news(path: &Path) -> bool {
-    opencode::never_news(path)
+    all().any(|a| a.never_news(path))
+}
+
+/// The files whose change can change what `transcript` reads: the log file itself, or the
+/// files of the database a session lives in.
+pub fn sources(transcript: &Path) -> Vec<PathBuf> {
+    all()
+        .find_map(|a| a.sources(transcript))
+        .unwrap_or_else(|| vec![transcript.to_path_buf()])
 }
 
 /// Maps one transcript line to an event with the adapter for `agent`. `None` for lines that
 /// are not JSON objects or carry nothing the state engine uses.
 pub fn parse_line(agent: AgentKind, line: &[u8]) -> Option<Event> {
-    match agent {
-        AgentKind::Codex => codex::parse::parse_line(line),
-        _ => claude::parse::parse_line(line),
-    }
+    of(agent).parse_line(line)
 }
 
-/// Guesses which agent wrote a line: Codex rollouts wrap everything in `{timestamp, type,
-/// payload}` with Codex record types.
+/// Which agent wrote a line: the first in the registry whose format it fits. `None` for a
+/// line that is no JSON object or that no agent claims.
 pub fn detect_line(line: &[u8]) -> Option<AgentKind> {
     let value: serde_json::Value = serde_json::from_slice(line).ok()?;
     let obj = value.as_object()?;
-    if gemini::is_record(obj) {
-        return Some(AgentKind::Gemini);
-    }
-    let ty = obj.get("type")?.as_str()?;
-    let codex_types = [
-        "session_meta",
-        "event_msg",
-        "response_item",
-        "turn_context",
-        "compacted",
-    ];
-    if obj.contains_key("payload") && codex_types.contains(&ty) {
-        Some(AgentKind::Codex)
-    } else {
-        Some(AgentKind::Claude)
-    }
+    all().find(|a| a.owns_record(obj)).map(|a| a.kind())
 }
 
 /// Whether `agent` shows a retry loop on its screen that [`retrying`] reads (a quiet open turn
 /// of any other agent is not worth a capture).
 pub fn shows_retries(agent: AgentKind) -> bool {
-    matches!(
-        agent,
-        AgentKind::Claude | AgentKind::Codex | AgentKind::Opencode
-    )
+    of(agent).shows_retries()
 }
 
 /// The retry loop `agent`'s screen shows, if it is waiting to retry a failed API call; `None`
 /// for agents that show none.
 pub fn retrying(agent: AgentKind, screen: &str) -> Option<retry::Retrying> {
-    match agent {
-        AgentKind::Claude => claude::screen::retrying(screen),
-        AgentKind::Codex => codex::screen::retrying(screen),
-        AgentKind::Opencode => opencode::retrying(screen),
-        _ => None,
-    }
+    of(agent).retrying(screen)
 }
 
 /// A rate-limit reset time in an API-error text, read relative to the record's own time.
@@ -121,8 +129,30 @@ pub fn reset_time(text: &str, at: Option<crate::events::Time>) -> Option<crate::
 
 /// Maps a line too large to decode (head and tail fragments only) to an event.
 pub fn parse_fragments(agent: AgentKind, head: &[u8], tail: &[u8]) -> Option<Event> {
-    match agent {
-        AgentKind::Codex => codex::parse::parse_fragments(head, tail),
-        _ => claude::parse::parse_fragments(head, tail),
+    of(agent).parse_fragments(head, tail)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_registry_lists_every_kind_once() {
+        for kind in AgentKind::ALL {
+            assert_eq!(of(kind).kind(), kind);
+            assert_eq!(all().filter(|a| a.kind() == kind).count(), 1, "{kind}");
+        }
+    }
+
+    #[test]
+    fn a_line_is_claimed_by_the_agent_whose_format_it_fits() {
+        let codex = br#"{"timestamp":"t","type":"event_msg","payload":{"type":"task_started"}}"#;
+        let gemini = br#"{"sessionId":"s","projectHash":"h","startTime":"t"}"#;
+        let claude = br#"{"type":"user","message":{"role":"user","content":"hi"}}"#;
+        assert_eq!(detect_line(codex), Some(AgentKind::Codex));
+        assert_eq!(detect_line(gemini), Some(AgentKind::Gemini));
+        assert_eq!(detect_line(claude), Some(AgentKind::Claude));
+        assert_eq!(detect_line(b"not json"), None);
+        assert_eq!(detect_line(br#"{"no":"type"}"#), None, "nobody's record");
     }
 }

@@ -3,7 +3,7 @@
 use anyhow::{Context, Result};
 use serde::Serialize;
 
-use crate::cli::{AgentArg, ClassifyArgs};
+use crate::cli::ClassifyArgs;
 use crate::events::{AgentKind, Time};
 use crate::state::{Observation, State, Windows};
 use crate::transcript;
@@ -24,7 +24,7 @@ pub fn run(args: ClassifyArgs) -> Result<i32> {
     let now = parse_now(args.now.as_deref())?;
     let (agent, status) = transcript::classify_file(
         &args.file,
-        args.agent.map(agent_kind),
+        args.agent,
         now,
         &Windows::default(),
         Observation::default(),
@@ -63,15 +63,5 @@ pub fn parse_now(now: Option<&str>) -> Result<Time> {
             .with_context(|| {
                 format!("--now {s:?} is not an RFC 3339 time (e.g. 2026-02-10T21:12:00Z)")
             }),
-    }
-}
-
-/// Maps the CLI's agent flag.
-pub fn agent_kind(a: AgentArg) -> AgentKind {
-    match a {
-        AgentArg::Claude => AgentKind::Claude,
-        AgentArg::Codex => AgentKind::Codex,
-        AgentArg::Gemini => AgentKind::Gemini,
-        AgentArg::Opencode => AgentKind::Opencode,
     }
 }

@@ -3,7 +3,6 @@
 use anyhow::{bail, Result};
 use serde::Serialize;
 
-use super::classify::agent_kind;
 use super::Context;
 use crate::cli::LastArgs;
 use crate::events::{AgentKind, Time};
@@ -26,7 +25,7 @@ pub fn run(args: LastArgs, ctx: &Context) -> Result<i32> {
     let Some(path) = args.transcript.as_deref() else {
         return run_pane(&args, ctx);
     };
-    let answer = extract::last_answer_from_transcript(path, args.agent.map(agent_kind))?;
+    let answer = extract::last_answer_from_transcript(path, args.agent)?;
     print_answer(
         answer.as_ref(),
         "transcript",

@@ -180,7 +180,11 @@ impl Title {
             | Title::ClaudeAllow
             | Title::ClaudePlan => AgentKind::Claude,
             Title::OpencodePermission => AgentKind::Opencode,
-            _ => AgentKind::Codex,
+            Title::CodexCommand
+            | Title::CodexEdits
+            | Title::CodexPermissions
+            | Title::CodexOldCommand
+            | Title::CodexOldChanges => AgentKind::Codex,
         }
     }
 

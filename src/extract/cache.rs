@@ -24,11 +24,27 @@ pub struct Identity {
 }
 
 impl Identity {
-    /// The identity of `path` now (one `stat`).
+    /// The identity of `path` now (one `stat` per file it is read from). A session in an
+    /// agent's database (`agents::sources`: the database and its write-ahead log) is named
+    /// by the first file; the others' lengths and times change with every write.
     pub fn of(path: &Path) -> Result<Identity> {
-        if let Some(session) = crate::agents::opencode::SessionRef::parse(path) {
-            return Identity::of_database(&session);
+        let sources = crate::agents::sources(path);
+        let (first, rest) = sources
+            .split_first()
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut id = Identity::of_file(first)?;
+        for other in rest {
+            if let Ok(m) = std::fs::metadata(other) {
+                id.len = id.len.wrapping_add(m.len() << 32);
+                id.mtime_ns = id
+                    .mtime_ns
+                    .max(m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128);
+            }
         }
+        Ok(id)
+    }
+
+    fn of_file(path: &Path) -> Result<Identity> {
         let m =
             std::fs::metadata(path).with_context(|| format!("cannot read {}", path.display()))?;
         Ok(Identity {
@@ -37,22 +53,6 @@ impl Identity {
             len: m.len(),
             mtime_ns: m.mtime() as i128 * 1_000_000_000 + m.mtime_nsec() as i128,
         })
-    }
-}
-
-impl Identity {
-    /// An opencode session lives in a database written through its write-ahead log: the
-    /// database file names it, the log's length and time change with every write.
-    fn of_database(session: &crate::agents::opencode::SessionRef) -> Result<Identity> {
-        let [db, wal] = session.files();
-        let mut id = Identity::of(&db)?;
-        if let Ok(w) = std::fs::metadata(&wal) {
-            id.len = id.len.wrapping_add(w.len() << 32);
-            id.mtime_ns = id
-                .mtime_ns
-                .max(w.mtime() as i128 * 1_000_000_000 + w.mtime_nsec() as i128);
-        }
-        Ok(id)
     }
 }
 

@@ -210,7 +210,7 @@ fn classify(line: &str, agent: Option<AgentKind>) -> Kind {
     }
     if trimmed.starts_with('⎿')
         || trimmed.starts_with('└')
-        || (trimmed.starts_with("│ ") && first == ' ' && agent == Some(AgentKind::Codex))
+        || agent.is_some_and(|a| crate::agents::of(a).tool_line(trimmed, first))
     {
         return Kind::Tool;
     }

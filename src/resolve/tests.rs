@@ -1,6 +1,8 @@
 //! Locator tests on temporary config roots. PIDs are ones that cannot exist, so `/proc`
 //! readers find nothing, except where a test holds a file open itself.
 
+use crate::agents::claude::locate as claude;
+use crate::agents::codex::locate as codex;
 use std::fs::{self, File};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

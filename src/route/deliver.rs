@@ -102,14 +102,7 @@ pub fn enter_delay(agent: Option<AgentKind>) -> Duration {
     {
         return Duration::from_millis(ms.min(10_000));
     }
-    match agent {
-        Some(AgentKind::Claude) => Duration::from_millis(150),
-        Some(AgentKind::Codex) => Duration::from_millis(250),
-        // opencode takes a paste asynchronously (it first checks whether it is a file path).
-        Some(AgentKind::Opencode) => Duration::from_millis(300),
-        Some(_) => Duration::from_millis(150),
-        None => Duration::ZERO,
-    }
+    agent.map_or(Duration::ZERO, |a| crate::agents::of(a).enter_delay())
 }
 
 /// How one paste is done.
@@ -119,8 +112,9 @@ pub struct Options {
     pub enter_delay: Duration,
     pub verify_timeout: Duration,
     /// Check that Enter submitted, and press it again while the input box still holds the
-    /// text (Gemini CLI takes an Enter that its busy event loop handles within 30 ms of the
-    /// paste as a newline; it ignores Enter on an empty box, so a repeat cannot send twice).
+    /// text (an agent may take an Enter its busy event loop handles right after the paste as
+    /// a newline, `agents::Agent::resubmits`; an Enter on an empty box does nothing, so a
+    /// repeat cannot send twice).
     pub resubmit: bool,
 }
 
@@ -131,7 +125,7 @@ impl Options {
             submit,
             enter_delay: enter_delay(agent),
             verify_timeout: Duration::from_secs(3),
-            resubmit: agent == Some(AgentKind::Gemini),
+            resubmit: agent.is_some_and(|a| crate::agents::of(a).resubmits()),
         }
     }
 }
@@ -221,7 +215,7 @@ pub fn paste(
             }
             std::thread::sleep(RESUBMIT_CHECK);
             let screen = tmux.capture(pane, VERIFY_LINES).map_err(AfterPaste)?;
-            if !crate::agents::gemini::pane::input_pending(&screen) {
+            if !crate::agents::of(to.kind).input_pending(&screen) {
                 break;
             }
             enter(tmux, pane, to, reports)?;

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use super::screens::Screens;
 use super::{PaneReport, Source};
-use crate::events::{AgentKind, Time};
+use crate::events::Time;
 use crate::evidence::{self, HookEvidence, PaneEvidence, RecordStatus};
 use crate::state::Windows;
 use crate::tmux::{Pane, Tmux};
@@ -91,14 +91,14 @@ fn gather(report: PaneReport, state_dir: &Path, now: Time) -> Gathered {
     let quiet_turn = status.turn_open
         && kind.is_some_and(crate::agents::shows_retries)
         && crate::state::age(now, status.last_activity) >= crate::agents::retry::RETRY_LOOK;
-    let gemini_asks = kind == Some(AgentKind::Gemini)
-        && crate::agents::gemini::pane::wants_screen(status, &resolved.pane.title, now);
+    let agent_asks =
+        kind.is_some_and(|k| crate::agents::of(k).wants_screen(status, &resolved.pane.title, now));
     Gathered {
         wants_screen: pending_tool
             || waiting_elsewhere
             || no_transcript
             || quiet_turn
-            || gemini_asks,
+            || agent_asks,
         hook,
         record,
         quiet_turn,
@@ -150,19 +150,14 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
             source = Source::Pane;
         }
     }
-    if resolved
-        .agent
-        .as_ref()
-        .is_some_and(|a| a.kind == crate::events::AgentKind::Gemini)
-    {
-        // Gemini CLI logs a tool call only once it is complete: its title (from the scan's
-        // one `list-panes`) says the rest.
+    if let Some(agent) = resolved.agent.as_ref().map(|a| crate::agents::of(a.kind)) {
+        // The title (from the scan's one `list-panes`) and, when it asks, the screen.
         let id = resolved.pane.pane_id.as_str();
-        (status, source) = crate::agents::gemini::pane::refine(
+        (status, source) = agent.refine(
             status,
             source,
             Some(resolved.pane.title.as_str()),
-            || pane.clone().or_else(|| capture(tmux, id)),
+            &mut || pane.clone().or_else(|| capture(tmux, id)),
             now,
             &Windows::default(),
         );

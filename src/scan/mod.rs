@@ -89,7 +89,7 @@ pub fn resolve_panes(panes: &[Pane], now: Time) -> Vec<Resolved> {
     resolve_with(panes, None, now, &mut Reader::default())
 }
 
-/// [`resolve_panes`] reading opencode's databases through the reader's connections, and
+/// [`resolve_panes`] reading agents' databases through the reader's connections, and
 /// completing `skeleton` when one was taken already.
 fn resolve_with(
     panes: &[Pane],
@@ -97,14 +97,14 @@ fn resolve_with(
     now: Time,
     reader: &mut Reader,
 ) -> Vec<Resolved> {
-    let dbs = std::mem::take(reader.databases());
+    let shared = reader.stores().lend();
     let resolver = match skeleton {
         Some(s) => Resolver::from_skeleton(panes, s, now),
         None => Resolver::for_panes(panes, now),
     };
-    let mut resolver = resolver.with_databases(dbs);
+    let mut resolver = resolver.with_shared(shared);
     let out = panes.iter().map(|p| resolver.resolve(p)).collect();
-    *reader.databases() = resolver.finish();
+    reader.stores().give_back(resolver.finish());
     out
 }
 
@@ -147,11 +147,11 @@ fn report_with(resolved: Resolved, now: Time, reader: &mut Reader) -> PaneReport
                 .ok()
         };
         let first = classify(Observation::default())?;
-        // A Claude turn whose transcript is quiet may have a subagent at work: its own
-        // transcript's writes keep the turn alive (looked at only for an open turn).
+        // A turn whose transcript is quiet may have a subagent at work: its own log's
+        // writes keep the turn alive (looked at only for an open turn).
         let (_, status) = &first;
-        if agent == Some(crate::events::AgentKind::Claude) && status.turn_open {
-            let life = crate::agents::claude::subagent_life(path);
+        if status.turn_open {
+            let life = agent.and_then(|a| crate::agents::of(a).side_life(path));
             if life.is_some_and(|l| Some(l) > status.last_activity) {
                 return classify(Observation {
                     subagent_life: life,

@@ -231,11 +231,10 @@ fn sources_of(resolved: &[Resolved]) -> HashMap<PathBuf, Vec<PathBuf>> {
 /// database the watcher already watches; agents whose logs agentpane does not read never get
 /// one.
 fn awaits_transcript(r: &Resolved) -> bool {
-    use crate::events::AgentKind;
     r.transcript.is_none()
         && r.agent
             .as_ref()
-            .is_some_and(|a| matches!(a.kind, AgentKind::Claude | AgentKind::Codex))
+            .is_some_and(|a| crate::agents::of(a.kind).awaits_transcript())
 }
 
 #[cfg(test)]

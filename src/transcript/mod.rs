@@ -89,13 +89,18 @@ pub fn tail_events_from<R: Read + Seek>(
         count += 1;
         let event = match &line {
             Line::Full(bytes) => {
-                let kind = *agent
-                    .get_or_insert_with(|| agents::detect_line(bytes).unwrap_or(AgentKind::Claude));
-                agents::parse_line(kind, bytes)
+                if agent.is_none() {
+                    agent = agents::detect_line(bytes);
+                }
+                agent.and_then(|kind| agents::parse_line(kind, bytes))
             }
-            Line::Huge { head, tail, .. } => {
-                agents::parse_fragments(agent.unwrap_or(AgentKind::Claude), head, tail)
-            }
+            Line::Huge { head, tail, .. } => match agent {
+                Some(kind) => agents::parse_fragments(kind, head, tail),
+                None => agents::all().find(|a| a.owns_fragment(head)).and_then(|a| {
+                    agent = Some(a.kind());
+                    a.parse_fragments(head, tail)
+                }),
+            },
         };
         match event {
             Some(ev) => {
@@ -116,11 +121,12 @@ pub fn tail_events_from<R: Read + Seek>(
                     let turn_start = matches!(ev.kind, EventKind::UserPrompt);
                     let prompt_at = ev.at;
                     events.push(ev);
-                    if agent == Some(AgentKind::Claude) {
-                        if turn_start {
-                            written_early(&mut lines, &mut events, prompt_at, count)?;
-                        } else {
-                            background_of_turn(&mut lines, &mut events, budget, count)?;
+                    if let Some(kind) = agent {
+                        let look = agents::of(kind).look_back();
+                        if turn_start && look.written_early {
+                            written_early(&mut lines, &mut events, kind, prompt_at, count)?;
+                        } else if !turn_start && look.background_agents {
+                            background_of_turn(&mut lines, &mut events, kind, budget, count)?;
                         }
                     }
                     break;
@@ -135,7 +141,7 @@ pub fn tail_events_from<R: Read + Seek>(
     }
     events.reverse();
     Ok(Tail {
-        agent: agent.unwrap_or(AgentKind::Claude),
+        agent: agent.unwrap_or(agents::UNTOLD),
         events,
         skipped,
         bytes_read: lines.bytes_read(),
@@ -158,6 +164,7 @@ fn decode(line: &Line, kind: AgentKind) -> Option<Event> {
 fn written_early<R: Read + Seek>(
     lines: &mut ReverseLines<R>,
     events: &mut Vec<Event>,
+    kind: AgentKind,
     prompt_at: Option<Time>,
     mut count: usize,
 ) -> std::io::Result<()> {
@@ -170,7 +177,7 @@ fn written_early<R: Read + Seek>(
     let mut moved = false;
     for line in lines.by_ref() {
         count += 1;
-        if let Some(ev) = decode(&line?, AgentKind::Claude) {
+        if let Some(ev) = decode(&line?, kind) {
             let later = ev.at.is_some_and(|at| at > prompt_at);
             if !later && state::is_decisive(&ev) {
                 break;
@@ -196,6 +203,7 @@ fn written_early<R: Read + Seek>(
 fn background_of_turn<R: Read + Seek>(
     lines: &mut ReverseLines<R>,
     events: &mut Vec<Event>,
+    kind: AgentKind,
     budget: Budget,
     mut count: usize,
 ) -> std::io::Result<()> {
@@ -205,7 +213,7 @@ fn background_of_turn<R: Read + Seek>(
     #[allow(clippy::while_let_on_iterator)]
     while let Some(line) = lines.next() {
         count += 1;
-        if let Some(ev) = decode(&line?, AgentKind::Claude) {
+        if let Some(ev) = decode(&line?, kind) {
             let start = matches!(ev.kind, EventKind::UserPrompt) && !ev.sidechain;
             launched |= matches!(ev.kind, EventKind::BackgroundStart { .. });
             read.push(ev);
@@ -231,29 +239,28 @@ pub fn classify_file(
     windows: &Windows,
     obs: Observation,
 ) -> Result<(AgentKind, Status)> {
-    if let Some(session) = agents::opencode::session_of(path, agent)? {
-        let status = agents::opencode::classify(&session, now, windows, obs)?;
-        return Ok((AgentKind::Opencode, status));
+    if let Some(found) = agents::stores::classify(path, agent, now, windows, obs)? {
+        return Ok(found);
     }
     let (kind, events) = file_events(path, agent)?;
     Ok((kind, state::classify(&events, now, windows, obs)))
 }
 
-/// The events that decide the state of a log file (not an opencode session): the tail a
-/// backward read stops at, or Gemini CLI's chat log's.
+/// The events that decide the state of a log file (not a database session): the tail a
+/// backward read stops at, or what the agent's own reading of its log gives.
 pub fn file_events(path: &Path, agent: Option<AgentKind>) -> Result<(AgentKind, Vec<Event>)> {
-    if agent.map_or_else(|| agents::gemini::is_log(path), |a| a == AgentKind::Gemini) {
-        return Ok((AgentKind::Gemini, agents::gemini::state_events(path)?));
+    let own = agent
+        .map(agents::of)
+        .or_else(|| agents::owner_of_path(path));
+    if let Some(events) = own.and_then(|a| Some((a.kind(), a.file_events(path)?))) {
+        return Ok((events.0, events.1?));
     }
     let tail = tail_events(path, agent, Budget::default())?;
     Ok((tail.agent, tail.events))
 }
 
-/// The files whose change can change what `transcript` reads: the log file itself, or an
-/// opencode session's database and write-ahead log.
+/// The files whose change can change what `transcript` reads: the log file itself, or the
+/// files of the database a session lives in.
 pub fn sources(transcript: &Path) -> Vec<std::path::PathBuf> {
-    match agents::opencode::SessionRef::parse(transcript) {
-        Some(session) => session.files().to_vec(),
-        None => vec![transcript.to_path_buf()],
-    }
+    agents::sources(transcript)
 }

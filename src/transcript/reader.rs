@@ -1,6 +1,6 @@
 //! Transcript reads kept between scans by a long-running caller (the watcher, a wait): a log
-//! file is read again only when its size, times or inode moved, an opencode session only when
-//! its rows did ([`agents::opencode::reader`]). The state is then computed afresh from the
+//! file is read again only when its size, times or inode moved, a session in an agent's
+//! database only when its rows did ([`agents::Stores`]). The state is then computed afresh from the
 //! kept events at every scan: it depends on the clock, the events do not.
 
 use std::collections::{HashMap, HashSet};
@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-pub use crate::agents::opencode::reader::Depth;
-use crate::agents::opencode::{self, SessionRef};
+pub use crate::agents::Depth;
+use crate::agents::Stores;
 use crate::events::{AgentKind, Event, Time};
 use crate::state::{self, Observation, Status, Windows};
 
@@ -54,33 +54,27 @@ struct Kept {
 #[derive(Debug, Default)]
 pub struct Reader {
     files: HashMap<PathBuf, Kept>,
-    opencode: opencode::reader::Reader,
+    stores: Stores,
     /// Log files read (not taken from what was kept), for tests and counters.
     file_reads: u64,
 }
 
 impl Reader {
-    /// Transcripts read from disk so far: log files and opencode sessions.
+    /// Transcripts read from disk so far: log files and database sessions.
     pub fn reads(&self) -> u64 {
-        self.file_reads + self.opencode.reads
+        self.file_reads + self.stores.reads()
     }
 
-    /// opencode's database connections, for the locator to share within a scan.
-    pub fn databases(&mut self) -> &mut opencode::store::Databases {
-        self.opencode.databases()
+    /// The database sessions and their connections, for the locators to share within a scan.
+    pub fn stores(&mut self) -> &mut Stores {
+        &mut self.stores
     }
 
-    /// Brings the opencode sessions among `transcripts` up to date in one pass per database,
+    /// Brings the database sessions among `transcripts` up to date in one pass per database,
     /// looking for changes to `depth` (log files are checked one by one as they are
     /// classified).
     pub fn prepare<'a>(&mut self, transcripts: impl IntoIterator<Item = &'a Path>, depth: Depth) {
-        let sessions: Vec<SessionRef> = transcripts
-            .into_iter()
-            .filter_map(SessionRef::parse)
-            .collect();
-        if !sessions.is_empty() {
-            self.opencode.refresh(&sessions, depth);
-        }
+        self.stores.prepare(transcripts, depth);
     }
 
     /// The state of `path` at `now`, like [`super::classify_file`], from kept events when
@@ -93,19 +87,8 @@ impl Reader {
         windows: &Windows,
         obs: Observation,
     ) -> Result<(AgentKind, Status)> {
-        if let Some(session) = opencode::session_of(path, agent)? {
-            if self.opencode.events(&session).is_none() {
-                self.opencode
-                    .refresh(std::slice::from_ref(&session), Depth::Window);
-            }
-            let events = self
-                .opencode
-                .events(&session)
-                .unwrap_or_else(|| Err(anyhow::anyhow!("{} was not read", path.display())))?;
-            return Ok((
-                AgentKind::Opencode,
-                state::classify(events, now, windows, obs),
-            ));
+        if let Some((kind, events)) = self.stores.events(path, agent)? {
+            return Ok((kind, state::classify(events, now, windows, obs)));
         }
         let stamp = Stamp::of(path)?;
         let fresh = self.files.get(path).is_some_and(|k| k.stamp == stamp);
@@ -129,10 +112,7 @@ impl Reader {
     /// Forgets every transcript but `live` (the panes' current ones).
     pub fn retain(&mut self, live: &HashSet<&Path>) {
         self.files.retain(|p, _| live.contains(p.as_path()));
-        self.opencode.retain(|s| {
-            live.iter()
-                .any(|p| SessionRef::parse(p).as_ref() == Some(s))
-        });
+        self.stores.retain(live);
     }
 }
 

@@ -1,5 +1,6 @@
 //! Claude adapter.
 
+pub mod answer;
 pub mod locate;
 pub mod parse;
 pub mod record;
@@ -21,6 +22,104 @@ pub fn subagent_life(transcript: &Path) -> Option<Time> {
         .filter_map(|e| e.metadata().ok()?.modified().ok())
         .max()
         .map(Time::from)
+}
+
+/// Claude Code.
+#[derive(Debug)]
+pub struct Claude;
+
+impl crate::agents::Agent for Claude {
+    fn kind(&self) -> crate::events::AgentKind {
+        crate::events::AgentKind::Claude
+    }
+
+    fn packages(&self) -> &'static [&'static str] {
+        &["@anthropic-ai/claude-code/"]
+    }
+
+    fn root(&self, pid: u32, home: &Path) -> Option<(std::path::PathBuf, &'static str)> {
+        Some(locate::config_root(pid, home))
+    }
+
+    fn locate(
+        &self,
+        t: &crate::agents::locate::Target,
+        cx: &mut crate::agents::Lookup,
+        steps: &mut Vec<String>,
+    ) -> crate::agents::locate::Found {
+        // Sessions other live Claude Code processes of this root hold are never ours.
+        let table = cx.table;
+        let claimed: std::collections::HashSet<String> = cx
+            .shared
+            .claude_claims
+            .entry(t.root.to_path_buf())
+            .or_insert_with(|| locate::claimed_sessions(t.root, &|pid| table.get(pid).is_some()))
+            .iter()
+            .filter(|(pid, _)| *pid != t.pid)
+            .map(|(_, id)| id.clone())
+            .collect();
+        let t = crate::agents::locate::Target {
+            claimed: &claimed,
+            ..*t
+        };
+        locate::locate(&t, cx.cache, steps)
+    }
+
+    fn awaits_transcript(&self) -> bool {
+        // Claude Code writes its transcript at the first prompt, in a project folder no watch
+        // may see yet, and 2.1.197 can set its record to `waiting` just before.
+        true
+    }
+
+    fn folders(&self, root: &Path, _cwd: &str) -> Vec<std::path::PathBuf> {
+        // A new session announces itself in `sessions/` before any transcript.
+        vec![root.join("sessions")]
+    }
+
+    fn owns_record(&self, record: &serde_json::Map<String, serde_json::Value>) -> bool {
+        // The loosest format: any typed record the agents before it in the registry did not
+        // claim.
+        record.get("type").is_some_and(serde_json::Value::is_string)
+    }
+
+    fn owns_fragment(&self, head: &[u8]) -> bool {
+        crate::agents::fields::scan_str(head, "type").is_some()
+    }
+
+    fn reads_log(&self) -> bool {
+        true
+    }
+
+    fn parse_line(&self, line: &[u8]) -> Option<crate::events::Event> {
+        parse::parse_line(line)
+    }
+
+    fn parse_fragments(&self, head: &[u8], tail: &[u8]) -> Option<crate::events::Event> {
+        parse::parse_fragments(head, tail)
+    }
+
+    fn look_back(&self) -> crate::agents::LookBack {
+        crate::agents::LookBack {
+            written_early: true,
+            background_agents: true,
+        }
+    }
+
+    fn side_life(&self, transcript: &Path) -> Option<Time> {
+        subagent_life(transcript)
+    }
+
+    fn answer_reader(&self) -> Option<Box<dyn crate::agents::AnswerReader>> {
+        Some(Box::<answer::Reader>::default())
+    }
+
+    fn shows_retries(&self) -> bool {
+        true
+    }
+
+    fn retrying(&self, screen: &str) -> Option<crate::agents::retry::Retrying> {
+        screen::retrying(screen)
+    }
 }
 
 #[cfg(test)]

@@ -241,5 +241,95 @@ pub fn is_record(obj: &serde_json::Map<String, serde_json::Value>) -> bool {
             ))
 }
 
+/// Gemini CLI.
+#[derive(Debug)]
+pub struct Gemini;
+
+impl crate::agents::Agent for Gemini {
+    fn kind(&self) -> AgentKind {
+        AgentKind::Gemini
+    }
+
+    fn packages(&self) -> &'static [&'static str] {
+        &["@google/gemini-cli/"]
+    }
+
+    fn root(&self, pid: u32, home: &Path) -> Option<(std::path::PathBuf, &'static str)> {
+        Some(locate::gemini_dir(pid, home))
+    }
+
+    fn locate(
+        &self,
+        t: &crate::agents::locate::Target,
+        cx: &mut crate::agents::Lookup,
+        steps: &mut Vec<String>,
+    ) -> crate::agents::locate::Found {
+        locate::locate(t, cx.table, steps)
+    }
+
+    fn folders(&self, root: &Path, cwd: &str) -> Vec<std::path::PathBuf> {
+        // No session records: the first log appears in the project's `chats/`.
+        locate::project_dir(root, cwd)
+            .map(|p| vec![p.join("chats")])
+            .unwrap_or_default()
+    }
+
+    fn owns_path(&self, path: &Path) -> bool {
+        is_log(path)
+    }
+
+    fn owns_record(&self, record: &serde_json::Map<String, serde_json::Value>) -> bool {
+        is_record(record)
+    }
+
+    fn reads_log(&self) -> bool {
+        true
+    }
+
+    fn file_events(&self, path: &Path) -> Option<Result<Vec<Event>>> {
+        Some(state_events(path))
+    }
+
+    fn last_answer(&self, path: &Path, budget: Budget) -> Option<Result<Option<Answer>>> {
+        Some(last_answer(path, budget))
+    }
+
+    fn reads_title(&self) -> bool {
+        // Its status is in the terminal title.
+        true
+    }
+
+    fn wants_screen(
+        &self,
+        status: &crate::state::Status,
+        title: &str,
+        now: crate::events::Time,
+    ) -> bool {
+        pane::wants_screen(status, title, now)
+    }
+
+    fn refine(
+        &self,
+        status: crate::state::Status,
+        source: crate::evidence::Source,
+        title: Option<&str>,
+        screen: &mut dyn FnMut() -> Option<String>,
+        now: crate::events::Time,
+        windows: &crate::state::Windows,
+    ) -> (crate::state::Status, crate::evidence::Source) {
+        // It logs a tool call only once it is complete: its title says the rest.
+        pane::refine(status, source, title, screen, now, windows)
+    }
+
+    fn resubmits(&self) -> bool {
+        // Its busy event loop takes an Enter within 30 ms of a paste as a newline.
+        true
+    }
+
+    fn input_pending(&self, screen: &str) -> bool {
+        pane::input_pending(screen)
+    }
+}
+
 #[cfg(test)]
 mod tests;

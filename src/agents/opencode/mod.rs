@@ -122,6 +122,75 @@ pub fn retrying(screen: &str) -> Option<crate::agents::retry::Retrying> {
     })
 }
 
+/// opencode.
+#[derive(Debug)]
+pub struct Opencode;
+
+impl crate::agents::Agent for Opencode {
+    fn kind(&self) -> crate::events::AgentKind {
+        crate::events::AgentKind::Opencode
+    }
+
+    fn root(&self, pid: u32, home: &Path) -> Option<(PathBuf, &'static str)> {
+        Some(locate::data_root(pid, home))
+    }
+
+    fn locate(
+        &self,
+        t: &crate::agents::locate::Target,
+        cx: &mut crate::agents::Lookup,
+        steps: &mut Vec<String>,
+    ) -> crate::agents::locate::Found {
+        let argv = cx.table.get(t.pid).map_or(&[][..], |p| &p.argv[..]);
+        locate::locate(t, cx.table, argv, &mut cx.shared.opencode, steps)
+    }
+
+    fn folders(&self, root: &Path, _cwd: &str) -> Vec<PathBuf> {
+        // The database folder: the first prompt creates the session there.
+        vec![root.to_path_buf()]
+    }
+
+    fn never_news(&self, path: &Path) -> bool {
+        never_news(path)
+    }
+
+    fn sources(&self, transcript: &Path) -> Option<Vec<PathBuf>> {
+        SessionRef::parse(transcript).map(|s| s.files().to_vec())
+    }
+
+    fn owns_path(&self, path: &Path) -> bool {
+        SessionRef::parse(path).is_some()
+    }
+
+    fn reads_log(&self) -> bool {
+        true
+    }
+
+    fn last_answer(
+        &self,
+        path: &Path,
+        _budget: crate::transcript::Budget,
+    ) -> Option<Result<Option<crate::extract::Answer>>> {
+        Some(session_of(path, Some(self.kind())).and_then(|s| match s {
+            Some(session) => answer::last_answer(&session),
+            None => Ok(None),
+        }))
+    }
+
+    fn shows_retries(&self) -> bool {
+        true
+    }
+
+    fn retrying(&self, screen: &str) -> Option<crate::agents::retry::Retrying> {
+        retrying(screen)
+    }
+
+    fn enter_delay(&self) -> std::time::Duration {
+        // It takes a paste asynchronously (it first checks whether it is a file path).
+        std::time::Duration::from_millis(300)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

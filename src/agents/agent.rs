@@ -1,0 +1,248 @@
+//! The one interface through which the pipeline asks anything of an agent
+//! (docs/design.md#adding-an-agent). Each agent's folder implements [`Agent`]; the registry in
+//! `agents/mod.rs` lists them, one line each. Every method has a default for agents that do
+//! not need it, so an agent agentpane only recognises (no log read) implements nothing but
+//! its kind.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::locate::{Found, Target, TranscriptCache};
+use super::retry::Retrying;
+use crate::events::{AgentKind, Event, Time};
+use crate::evidence::Source;
+use crate::proctree::ProcTable;
+use crate::state::{Status, Windows};
+
+/// What one resolution shares with the locators of every pane it resolves.
+pub struct Lookup<'a> {
+    pub now: Time,
+    pub table: &'a ProcTable,
+    /// The home folder to fall back on when a process's environment names none.
+    pub home: &'a Path,
+    /// Transcript locations found by scanning, kept on disk between processes.
+    pub cache: &'a mut TranscriptCache,
+    /// What the panes of one resolution share, per agent.
+    pub shared: &'a mut super::Shared,
+}
+
+/// How an agent's transcript is read backwards for its state.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LookBack {
+    /// Records of a turn can be written after its prompt's line (a prompt queued while a turn
+    /// ran): a prompt that decides the tail is followed further back.
+    pub written_early: bool,
+    /// Turns can start subagents in the background: the tail is followed back to the prompt
+    /// that opened the turn, to see which of them reported back.
+    pub background_agents: bool,
+}
+
+/// Everything the pipeline asks of one agent.
+pub trait Agent: Sync {
+    /// The serialised identity (names, JSON, alert keys).
+    fn kind(&self) -> AgentKind;
+
+    // --- Recognising its process -------------------------------------------------------
+
+    /// Fragments of the script path a runtime (`node …`) runs for this agent
+    /// (`@openai/codex/`): how an npm install is recognised when the executable is `node`.
+    fn packages(&self) -> &'static [&'static str] {
+        &[]
+    }
+
+    // --- Its sessions and transcript ---------------------------------------------------
+
+    /// Where the agent running as `pid` keeps its sessions, read from its own environment,
+    /// and which setting said so. `None` for an agent whose log agentpane does not read.
+    fn root(&self, _pid: u32, _home: &Path) -> Option<(PathBuf, &'static str)> {
+        None
+    }
+
+    /// The session and transcript of the process `t` describes (never a neighbour's).
+    fn locate(&self, _t: &Target, _cx: &mut Lookup, _steps: &mut Vec<String>) -> Found {
+        Found::default()
+    }
+
+    /// Whether a pane resolved before its transcript existed is resolved again at every scan
+    /// (the first log appears where no file watch looks).
+    fn awaits_transcript(&self) -> bool {
+        false
+    }
+
+    /// A session a program drives, not a person: shown but not alarmed by default.
+    fn machine_driven(&self, _transcript: &Path) -> bool {
+        false
+    }
+
+    /// Folders a file watch should see besides the transcript's own (`root`: from
+    /// [`Agent::root`]; `cwd`: the pane's folder): where a new session shows up first.
+    fn folders(&self, _root: &Path, _cwd: &str) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// True for a file whose changes never mean a session changed, though it sits in a folder
+    /// the watch sees (a database's shared-memory index, written by every reader).
+    fn never_news(&self, _path: &Path) -> bool {
+        false
+    }
+
+    /// The files whose change can change what `transcript` reads, when it is not a plain
+    /// file of its own (a session in a database). `None`: the file itself.
+    fn sources(&self, _transcript: &Path) -> Option<Vec<PathBuf>> {
+        None
+    }
+
+    // --- Reading its log -----------------------------------------------------------------
+
+    /// Whether `path` names a transcript in this agent's own form (a session in its database,
+    /// its chat log), so a file given without `--agent` is read by the right adapter.
+    fn owns_path(&self, _path: &Path) -> bool {
+        false
+    }
+
+    /// Whether one JSON record is of this agent's log format (for a log given without
+    /// `--agent`). Checked in registry order; the first agent that claims it wins.
+    fn owns_record(&self, _record: &serde_json::Map<String, serde_json::Value>) -> bool {
+        false
+    }
+
+    /// Whether a line too large to decode (`head`: its first bytes) is of this agent's log
+    /// format. Checked in registry order, like [`Agent::owns_record`].
+    fn owns_fragment(&self, _head: &[u8]) -> bool {
+        false
+    }
+
+    /// Whether agentpane reads this agent's session log at all; without one, a pane of it
+    /// is read from its screen alone.
+    fn reads_log(&self) -> bool {
+        false
+    }
+
+    /// One line of its JSONL transcript as an event.
+    fn parse_line(&self, _line: &[u8]) -> Option<Event> {
+        None
+    }
+
+    /// A line too large to decode (its head and tail only) as an event.
+    fn parse_fragments(&self, _head: &[u8], _tail: &[u8]) -> Option<Event> {
+        None
+    }
+
+    /// How far back past the deciding event its tail is followed.
+    fn look_back(&self) -> LookBack {
+        LookBack::default()
+    }
+
+    /// The events that decide the state of `path` when its log is not read as a JSONL tail
+    /// (a chat log rewritten in place); `None` for a JSONL tail. Sessions in a database are
+    /// read through [`super::Stores`].
+    fn file_events(&self, _path: &Path) -> Option<Result<Vec<Event>>> {
+        None
+    }
+
+    /// The newest sign of life outside the transcript while a turn is open (a background
+    /// subagent's own log).
+    fn side_life(&self, _transcript: &Path) -> Option<Time> {
+        None
+    }
+
+    /// The last answer in `path`, by the agent's own reading of its log.
+    fn last_answer(
+        &self,
+        _path: &Path,
+        _budget: crate::transcript::Budget,
+    ) -> Option<Result<Option<crate::extract::Answer>>> {
+        None
+    }
+
+    /// One record of a JSONL log, newest first, on the way to the last answer; `None` for an
+    /// agent that has its own [`Agent::last_answer`] or none at all.
+    fn answer_reader(&self) -> Option<Box<dyn AnswerReader>> {
+        None
+    }
+
+    // --- Its screen and title ------------------------------------------------------------
+
+    /// Whether it shows a retry loop on its screen that [`Agent::retrying`] reads.
+    fn shows_retries(&self) -> bool {
+        false
+    }
+
+    /// The retry loop its screen shows, if it is waiting to retry a failed API call.
+    fn retrying(&self, _screen: &str) -> Option<Retrying> {
+        None
+    }
+
+    /// Whether its pane title carries state, so reading its log again needs a fresh
+    /// `list-panes`.
+    fn reads_title(&self) -> bool {
+        false
+    }
+
+    /// Whether its screen can change what `status` says, given its title.
+    fn wants_screen(&self, _status: &Status, _title: &str, _now: Time) -> bool {
+        false
+    }
+
+    /// Refines a state read from the log with the title and, when it asks, the screen.
+    fn refine(
+        &self,
+        status: Status,
+        source: Source,
+        _title: Option<&str>,
+        _screen: &mut dyn FnMut() -> Option<String>,
+        _now: Time,
+        _windows: &Windows,
+    ) -> (Status, Source) {
+        (status, source)
+    }
+
+    /// A line of its screen that belongs to a tool's output box, beyond the marks every agent
+    /// shares (`⎿`, `└`).
+    fn tool_line(&self, _trimmed: &str, _first: char) -> bool {
+        false
+    }
+
+    // --- Typing into it ---------------------------------------------------------------------
+
+    /// Pause between a paste and Enter, so its input box has taken the paste as a paste.
+    fn enter_delay(&self) -> Duration {
+        Duration::from_millis(150)
+    }
+
+    /// Whether an Enter may be taken as a newline, so delivery checks that it submitted and
+    /// presses it again while [`Agent::input_pending`] (an Enter on an empty box does nothing).
+    fn resubmits(&self) -> bool {
+        false
+    }
+
+    /// Whether its input box still holds text.
+    fn input_pending(&self, _screen: &str) -> bool {
+        false
+    }
+}
+
+/// Reads a JSONL log's records newest first until one answers (see [`Agent::answer_reader`]).
+pub trait AnswerReader {
+    /// One record; what it means for the answer.
+    fn push(&mut self, record: &serde_json::Value) -> AnswerStep;
+    /// The answer collected when the records ran out.
+    fn finish(self: Box<Self>) -> Option<crate::extract::Answer>;
+}
+
+/// What one record means on the way back to the last answer.
+pub enum AnswerStep {
+    /// Keep reading.
+    More,
+    /// This is the answer.
+    Found(crate::extract::Answer),
+    /// The newest turn failed: it has no answer, and an older one must not stand in.
+    Failed,
+}
+
+/// The ids of sessions other live processes own (never a pane's own), for locators that keep
+/// neighbours apart by claims.
+pub type Claims = HashSet<String>;
