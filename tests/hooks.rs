@@ -164,7 +164,7 @@ mod settings;
 mod totality {
     use super::*;
     use agentpane::evidence::hook::HookInput;
-    use agentpane::evidence::{countdown, parse_reset};
+    use agentpane::read::ratelimit::{countdown, parse_reset};
     use proptest::prelude::*;
 
     proptest! {

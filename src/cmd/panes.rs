@@ -115,7 +115,7 @@ impl<'a> PaneRow<'a> {
 /// The head of the pane's last answer, reading at most 2 MiB back.
 fn answer_head(report: &PaneReport) -> Option<String> {
     let path = report.resolved.transcript.as_deref()?;
-    let budget = crate::transcript::Budget {
+    let budget = crate::read::Budget {
         max_bytes: 2 * 1024 * 1024,
         max_lines: 5_000,
     };

@@ -378,7 +378,7 @@ mod tests {
         let tail = crate::transcript::tail_events(
             std::path::Path::new(path),
             None,
-            crate::transcript::Budget::default(),
+            crate::read::Budget::default(),
         )
         .unwrap();
         let asked = tail.events.last().and_then(|e| e.at).unwrap();
@@ -404,7 +404,7 @@ mod tests {
         let tail = crate::transcript::tail_events(
             std::path::Path::new(path),
             None,
-            crate::transcript::Budget::default(),
+            crate::read::Budget::default(),
         )
         .unwrap();
         let ended = tail.events.iter().filter_map(|e| e.at).max().unwrap();

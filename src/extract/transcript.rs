@@ -10,8 +10,8 @@ use serde_json::Value;
 use super::Answer;
 use crate::agents::{self, fields};
 use crate::events::AgentKind;
-use crate::transcript::reverse::{Line, ReverseLines};
-use crate::transcript::{Budget, MAX_LINE};
+use crate::read::reverse::{Line, ReverseLines};
+use crate::read::{Budget, MAX_LINE};
 
 /// The clean last answer in `path`, or `None` when the transcript has none (yet).
 pub fn last_answer_from_transcript(
@@ -34,7 +34,7 @@ pub fn last_answer_within(
     if agent.map_or_else(|| agents::gemini::is_log(path), |a| a == AgentKind::Gemini) {
         return agents::gemini::last_answer(path, budget);
     }
-    let file = crate::transcript::open_regular(path)?;
+    let file = crate::read::open_regular(path)?;
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut agent = agent;
