@@ -7,9 +7,9 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::Answer;
 use crate::agents::{self, fields};
 use crate::events::AgentKind;
+use crate::events::Answer;
 use crate::read::reverse::{Line, ReverseLines};
 use crate::read::{Budget, MAX_LINE};
 

@@ -11,8 +11,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::events::Answer;
 use crate::events::{AgentKind, ApiError, Event, EventKind};
-use crate::extract::Answer;
 use crate::read::Budget;
 use crate::state;
 use records::{Kind, Live, Message};

@@ -10,7 +10,7 @@ use super::parse::time_ms;
 use super::store::{self, MessageRow};
 use super::SessionRef;
 use crate::events::AgentKind;
-use crate::extract::Answer;
+use crate::events::Answer;
 
 /// The answer of `session`, or `None` when it has none (yet, or its last turn failed).
 pub fn last_answer(session: &SessionRef) -> Result<Option<Answer>> {
