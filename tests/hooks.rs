@@ -14,7 +14,7 @@ use agentpane::evidence::hook::{HookEvidence, HookKind, HookRecord};
 use agentpane::evidence::{
     detect_prompt, reconcile, PaneEvidence, PromptKind, RecordState, RecordStatus,
 };
-use agentpane::scan::Source;
+use agentpane::state::Source;
 use agentpane::state::{classify, Observation, State, Status, Windows};
 use chrono::TimeZone;
 use serde_json::Value;

@@ -598,7 +598,7 @@ const RULES: &[(&str, &str, &str)] = &[
     (
         "evidence",
         "scan",
-        "the scan folds evidence; `Source` lives in evidence/reconcile.rs",
+        "the scan folds evidence; `Source` lives in state.rs",
     ),
 ];
 

@@ -12,7 +12,8 @@ use crate::cli::{PanesArgs, ResolveArgs};
 use crate::events::{AgentKind, Time};
 use crate::exit;
 use crate::resolve::{Resolved, Via};
-use crate::scan::{self, PaneReport, Source};
+use crate::scan::{self, PaneReport};
+use crate::state::Source;
 use crate::state::State;
 use crate::text::age;
 

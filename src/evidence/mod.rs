@@ -15,7 +15,7 @@ pub mod settings;
 
 pub use hook::{HookEvidence, HookInput, HookKind, HookRecord};
 pub use pane::{detect_prompt, PaneEvidence, Prompt, PromptKind};
-pub use reconcile::{reconcile, Source};
+pub use reconcile::reconcile;
 pub use record::{RecordState, RecordStatus};
 
 pub(crate) use crate::text::bounded;

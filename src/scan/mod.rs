@@ -12,7 +12,7 @@ mod screens;
 
 use serde::Serialize;
 
-pub use crate::evidence::Source;
+use crate::state::Source;
 pub use evidence::{with_evidence, SUSPENDED};
 pub use scanner::{Counters, Scanner, RESOLVE_MAX_AGE};
 

@@ -6,7 +6,8 @@ use chrono::TimeZone;
 
 use crate::events::{AgentKind, Time};
 use crate::resolve::{AgentProcess, Resolved, Via};
-use crate::scan::{PaneReport, Source};
+use crate::scan::PaneReport;
+use crate::state::Source;
 use crate::state::{State, Status};
 use crate::tmux::Pane;
 
