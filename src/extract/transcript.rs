@@ -223,3 +223,32 @@ fn codex_answer(v: &Value) -> Option<Answer> {
         key,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::agents::gemini::is_log;
+    use crate::agents::gemini::tests::{log, now, ANSWER};
+    use crate::events::AgentKind;
+    use crate::state::{Observation, State, Windows};
+
+    #[test]
+    fn the_log_is_recognised() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, log()[..6].join("\n") + "\n").unwrap();
+        assert!(is_log(&path));
+        let (agent, s) = crate::transcript::classify_file(
+            &path,
+            None,
+            now(),
+            &Windows::default(),
+            Observation::default(),
+        )
+        .unwrap();
+        assert_eq!((agent, s.state), (AgentKind::Gemini, State::YourTurn));
+        let a = crate::extract::last_answer_from_transcript(&path, None)
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.agent, a.text.as_str()), (AgentKind::Gemini, ANSWER));
+    }
+}

@@ -242,4 +242,4 @@ pub fn is_record(obj: &serde_json::Map<String, serde_json::Value>) -> bool {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -1,4 +1,4 @@
-//! Builders for constructed scan reports, shared by the pure tests of the outputs.
+//! Builders for constructed scan reports, shared by the pure tests of the scan and the outputs.
 
 use std::path::PathBuf;
 
@@ -68,4 +68,26 @@ pub fn focused(mut r: PaneReport) -> PaneReport {
     r.resolved.pane.window_active = true;
     r.resolved.pane.session_attached = 1;
     r
+}
+
+/// One `list-panes` line for pane `%1` of process `pid`.
+pub fn pane_line(pid: u32, command: &str, title: &str) -> String {
+    let f = [
+        "%1",
+        &pid.to_string(),
+        "main",
+        "0",
+        "w",
+        "0",
+        "/tmp",
+        "1",
+        "1",
+        "0",
+        "0",
+        "@1",
+        command,
+        "1796193805",
+        title,
+    ];
+    format!("{}\n", f.join("\u{1f}"))
 }
