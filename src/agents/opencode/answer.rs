@@ -86,4 +86,16 @@ mod tests {
         };
         assert_eq!(last_answer(&r).unwrap(), None);
     }
+
+    #[test]
+    fn a_step_finished_unknown_is_no_answer_yet() {
+        // The state side of this session is read in parse.rs (the turn continues).
+        let dir = tempfile::tempdir().unwrap();
+        let db = testkit::db_from(dir.path(), &testkit::fixture("unknown-finish.sql"));
+        let r = SessionRef {
+            db,
+            session: "ses_dcc1975e1ffel1i4bnDPC2h7UL".into(),
+        };
+        assert_eq!(last_answer(&r).unwrap(), None);
+    }
 }
