@@ -58,7 +58,7 @@ pub struct Resolved {
 pub fn config_root(kind: AgentKind, pid: u32, home: &Path) -> Option<(PathBuf, &'static str)> {
     match kind {
         AgentKind::Claude => Some(claude::config_root(pid, home)),
-        AgentKind::Codex => Some(codex::codex_home(pid, home)),
+        AgentKind::Codex => Some(crate::agents::codex::home::codex_home(pid, home)),
         AgentKind::Opencode => Some(opencode::data_root(pid, home)),
         AgentKind::Gemini => Some(gemini::gemini_dir(pid, home)),
         AgentKind::Amp | AgentKind::Aider => None,
