@@ -11,11 +11,11 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::agents::claude::locate as claude;
-use crate::agents::claude::record::SessionRecord;
 use crate::agents::codex::locate as codex;
 use crate::agents::gemini::locate as gemini;
 pub use crate::agents::locate::{Target, TranscriptCache, Via};
 use crate::agents::opencode::locate as opencode;
+use crate::agents::record::SessionRecord;
 use crate::events::{AgentKind, Time};
 use crate::paths;
 use crate::proctree::{procfs, Matcher, ProcTable, Skeleton};

@@ -7,6 +7,7 @@ pub mod fields;
 pub mod gemini;
 pub mod locate;
 pub mod opencode;
+pub mod record;
 pub mod retry;
 
 use std::path::{Path, PathBuf};

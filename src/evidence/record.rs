@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::bounded;
-use crate::agents::claude::record::SessionRecord;
+use crate::agents::record::SessionRecord;
 use crate::events::Time;
 use crate::read::time::{epoch_time, json_time};
 

@@ -2,7 +2,6 @@
 
 pub mod locate;
 pub mod parse;
-pub mod record;
 pub mod screen;
 
 use std::path::Path;
