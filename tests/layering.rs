@@ -76,11 +76,11 @@ fn code_of(text: &str) -> Vec<char> {
                 i += 1;
                 continue;
             }
-            out.extend(std::iter::repeat_n(' ', j + 1 - i));
+            out.extend(std::iter::repeat(' ').take(j + 1 - i));
             i = j + 1;
             while i < src.len() {
                 if src[i] == '"' && (1..=hashes).all(|k| at(i + k) == Some('#')) {
-                    out.extend(std::iter::repeat_n(' ', hashes + 1));
+                    out.extend(std::iter::repeat(' ').take(hashes + 1));
                     i += hashes + 1;
                     break;
                 }
@@ -122,7 +122,7 @@ fn code_of(text: &str) -> Vec<char> {
             };
             match close {
                 Some(end) => {
-                    out.extend(std::iter::repeat_n(' ', end + 1 - i));
+                    out.extend(std::iter::repeat(' ').take(end + 1 - i));
                     i = end + 1;
                 }
                 None => {
@@ -352,7 +352,7 @@ struct Tree {
 /// The module path of a file under `src/`: `a/b.rs` → `[a, b]`, `a/mod.rs` → `[a]`; `None`
 /// for the crate roots and anything that is not a Rust file.
 fn module_of(rel: &Path) -> Option<Vec<String>> {
-    if rel.extension().is_none_or(|x| x != "rs") {
+    if !rel.extension().is_some_and(|x| x == "rs") {
         return None;
     }
     let mut parts: Vec<String> = rel
