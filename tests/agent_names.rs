@@ -29,14 +29,6 @@ const ALLOWED: &[(&str, &str)] = &[
         "evidence/pane.rs",
         "the approval dialogs of three agents in one table, not yet in their folders",
     ),
-    (
-        "evidence/record.rs",
-        "the live session record is Claude Code's type (`Resolved.record`)",
-    ),
-    (
-        "resolve.rs",
-        "the live session record is Claude Code's type (`Resolved.record`)",
-    ),
 ];
 
 fn src() -> PathBuf {

@@ -3,7 +3,6 @@
 pub mod answer;
 pub mod locate;
 pub mod parse;
-pub mod record;
 pub mod screen;
 
 use std::path::Path;

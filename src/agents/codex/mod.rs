@@ -2,6 +2,7 @@
 
 pub mod answer;
 pub mod daemon;
+pub mod home;
 pub mod locate;
 pub mod parse;
 pub mod screen;
@@ -31,7 +32,7 @@ impl crate::agents::Agent for Codex {
     }
 
     fn root(&self, pid: u32, home: &Path) -> Option<(std::path::PathBuf, &'static str)> {
-        Some(locate::codex_home(pid, home))
+        Some(home::codex_home(pid, home))
     }
 
     fn locate(

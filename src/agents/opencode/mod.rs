@@ -169,8 +169,8 @@ impl crate::agents::Agent for Opencode {
     fn last_answer(
         &self,
         path: &Path,
-        _budget: crate::transcript::Budget,
-    ) -> Option<Result<Option<crate::extract::Answer>>> {
+        _budget: crate::read::Budget,
+    ) -> Option<Result<Option<crate::events::Answer>>> {
         Some(session_of(path, Some(self.kind())).and_then(|s| match s {
             Some(session) => answer::last_answer(&session),
             None => Ok(None),
