@@ -200,6 +200,17 @@ pub trait Agent: Sync {
         (status, source)
     }
 
+    /// The approval dialogs its screen draws.
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        &[]
+    }
+
+    /// A question it asks on screen in a form of its own, not a titled dialog (`lines`: the
+    /// bottom of the screen).
+    fn question(&self, _lines: &[&str]) -> Option<crate::read::dialog::Prompt> {
+        None
+    }
+
     /// A line of its screen that belongs to a tool's output box, beyond the marks every agent
     /// shares (`⎿`, `└`).
     fn tool_line(&self, _trimmed: &str, _first: char) -> bool {

@@ -3,6 +3,7 @@
 //! and rate-limit reset times in API-error texts. The agents' adapters and the pipeline stages
 //! above them both use these; nothing here names an agent or a stage.
 
+pub mod dialog;
 pub mod ratelimit;
 pub mod reverse;
 pub mod time;

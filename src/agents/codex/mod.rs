@@ -2,6 +2,7 @@
 
 pub mod answer;
 pub mod daemon;
+pub mod dialogs;
 pub mod home;
 pub mod locate;
 pub mod parse;
@@ -88,6 +89,10 @@ impl crate::agents::Agent for Codex {
 
     fn answer_reader(&self) -> Option<Box<dyn crate::agents::AnswerReader>> {
         Some(Box::new(answer::Reader))
+    }
+
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        dialogs::DIALOGS
     }
 
     fn shows_retries(&self) -> bool {

@@ -6,6 +6,7 @@
 //! agentpane shows or takes a transcript path. See docs/agents/opencode.md.
 
 pub mod answer;
+pub mod dialogs;
 pub mod locate;
 pub mod parse;
 pub mod reader;
@@ -175,6 +176,10 @@ impl crate::agents::Agent for Opencode {
             Some(session) => answer::last_answer(&session),
             None => Ok(None),
         }))
+    }
+
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        dialogs::DIALOGS
     }
 
     fn shows_retries(&self) -> bool {
