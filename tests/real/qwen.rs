@@ -4,7 +4,8 @@
 //! The reply depends on the newest user text of a request that offers tools (the main loop;
 //! Qwen Code's side requests — next-speaker checks, follow-up suggestions, memory — offer
 //! none and get a short plain answer):
-//! - `RUNBASH` → one `run_shell_command` call (`echo hello`); once its result comes back,
+//! - `RUNBASH` → one `run_shell_command` call (`echo hello > hello.txt`: a write, so it asks;
+//!   Qwen Code runs a read-only `echo hello` without asking); once its result comes back,
 //!   "Tool done.";
 //! - `BADREQ` → HTTP 400 `model_not_found` (Qwen Code does not retry a 400);
 //! - `QUOTA` → HTTP 429 (Qwen Code retries with a back-off of tens of seconds);
@@ -17,7 +18,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::http::{MockServer, Reply, Request};
-use super::openai_chat::{chunk, last_user_text, text_stream, ANSWER};
+use super::openai_chat::{chunk, text_stream, ANSWER};
 
 /// The model id the client asks for.
 pub const MODEL: &str = "mock-model";
@@ -42,7 +43,7 @@ pub fn reply(req: &Request) -> Reply {
     if last["role"] == "tool" {
         return text_stream(&["Tool done."], Duration::from_millis(20));
     }
-    let user = last_user_text(&messages);
+    let user = last_prompt(&messages);
     if user.contains("BADREQ") {
         return Reply::json(
             400,
@@ -69,10 +70,29 @@ pub fn reply(req: &Request) -> Reply {
     text_stream(&[head, tail], Duration::from_millis(20))
 }
 
+/// The text of the newest user message's last part. Qwen Code sends a prompt whose turn
+/// failed (HTTP 400) again in the next user message, before the new prompt, and puts a
+/// `<system-reminder>` part before the first prompt.
+pub fn last_prompt(messages: &[Value]) -> String {
+    let Some(user) = messages.iter().rev().find(|m| m["role"] == "user") else {
+        return String::new();
+    };
+    match &user["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .rev()
+            .find_map(|p| p["text"].as_str())
+            .unwrap_or_default()
+            .to_string(),
+        _ => String::new(),
+    }
+}
+
 fn shell_call() -> Reply {
     static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let args = json!({"command": "echo hello", "description": "Say hello",
+    let args = json!({"command": "echo hello > hello.txt", "description": "Write hello",
         "is_background": false})
     .to_string();
     Reply::sse(vec![
