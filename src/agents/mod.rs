@@ -7,6 +7,7 @@ pub mod fields;
 pub mod gemini;
 pub mod locate;
 pub mod opencode;
+pub mod qwen;
 pub mod retry;
 
 use crate::events::{AgentKind, Event};
