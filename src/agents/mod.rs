@@ -11,6 +11,7 @@ pub mod fields;
 pub mod gemini;
 pub mod locate;
 pub mod opencode;
+pub mod qwen;
 pub mod retry;
 pub mod stores;
 
