@@ -28,6 +28,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &codex::Codex,
     &gemini::Gemini,
     &opencode::Opencode,
+    &qwen::Qwen,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

@@ -7,26 +7,12 @@
 //! `system` `rewind` record whose parent is the turn rewound to, and the abandoned turns stay
 //! in the file above it. Following the parents from the last record skips them.
 
-use std::collections::HashMap;
-use std::io::{Read, Seek, SeekFrom};
-use std::path::Path;
-
 use serde_json::Value;
 
+use crate::agents::agent::{AnswerReader, AnswerStep};
 use crate::agents::fields::{self, str_of};
-use crate::events::Time;
-use crate::transcript::Budget;
-
-/// A finished reply: what `extract::Answer` needs once `AgentKind` names Qwen Code (the kind
-/// is not this module's to add).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Answer {
-    pub text: String,
-    /// The reply record's own timestamp.
-    pub at: Option<Time>,
-    /// The reply record's `uuid`.
-    pub key: Option<String>,
-}
+use crate::events::{AgentKind, EventKind};
+use crate::extract::Answer;
 
 /// The answer text of a finished reply record, `None` for any other record.
 pub fn answer_text(record: &Value) -> Option<String> {
@@ -49,56 +35,70 @@ pub fn answer_text(record: &Value) -> Option<String> {
     (!text.trim().is_empty()).then(|| text.to_string())
 }
 
-/// The last answer among records in file order: the newest finished reply on the branch
-/// that ends at the last record. A record whose parent is not among them (the file was read
-/// from the middle) ends the walk.
-pub fn last_answer_in(records: &[Value]) -> Option<Answer> {
-    let by_id: HashMap<&str, &Value> = records
-        .iter()
-        .filter_map(|r| Some((str_of(r, "uuid")?, r)))
-        .collect();
-    let mut at = records.last();
-    let mut steps = 0;
-    while let Some(record) = at {
+/// What a main-thread record means on the way back: a failed API call, a prompt, neither.
+fn main_kind(record: &Value) -> Option<EventKind> {
+    super::parse::parse_value(record)
+        .filter(|e| !e.sidechain)
+        .map(|e| e.kind)
+}
+
+/// Walks a log newest record first along the `parentUuid` chain of the last record: records
+/// of an abandoned branch (above a rewind) are skipped.
+#[derive(Debug, Default)]
+pub struct Reader {
+    /// The record the chain leads to next; `None` before the first record.
+    next: Option<String>,
+    started: bool,
+    /// Past the newest turn's prompt: an older turn's failure no longer says anything.
+    past_prompt: bool,
+}
+
+impl AnswerReader for Reader {
+    fn push(&mut self, record: &Value) -> AnswerStep {
+        let Some(uuid) = str_of(record, "uuid") else {
+            return AnswerStep::More;
+        };
+        if self.started && self.next.as_deref() != Some(uuid) {
+            return AnswerStep::More; // not on the branch that ends at the last record
+        }
+        self.started = true;
         if let Some(text) = answer_text(record) {
-            return Some(Answer {
+            return AnswerStep::Found(Answer {
                 text,
+                agent: AgentKind::Qwen,
                 at: fields::time(record.get("timestamp")),
-                key: str_of(record, "uuid").map(str::to_string),
+                key: Some(uuid.to_string()),
             });
         }
-        steps += 1;
-        if steps > records.len() {
-            return None; // a cycle: not a log the client wrote
+        match main_kind(record) {
+            // The newest turn failed: it has no answer, and an older reply must not stand in.
+            Some(EventKind::ApiError(_)) if !self.past_prompt => return AnswerStep::Failed,
+            Some(EventKind::UserPrompt) => self.past_prompt = true,
+            _ => {}
         }
-        at = str_of(record, "parentUuid").and_then(|p| by_id.get(p).copied());
+        self.next = str_of(record, "parentUuid").map(str::to_string);
+        if self.next.is_none() {
+            // The first record of the session: nothing older belongs to this branch.
+            self.next = Some(String::new());
+        }
+        AnswerStep::More
+    }
+
+    fn finish(self: Box<Self>) -> Option<Answer> {
+        None
+    }
+}
+
+/// The last answer among records in file order: the newest finished reply on the branch
+/// that ends at the last record; `None` when that branch's newest turn failed.
+pub fn last_answer_in(records: &[Value]) -> Option<Answer> {
+    let mut reader = Reader::default();
+    for record in records.iter().rev() {
+        match reader.push(record) {
+            AnswerStep::More => {}
+            AnswerStep::Found(a) => return Some(a),
+            AnswerStep::Failed => return None,
+        }
     }
     None
-}
-
-/// [`last_answer_in`] over the last `budget.max_bytes` of a log (a first line cut by the
-/// window is dropped; a last line without its newline is still being written and is not
-/// read).
-pub fn last_answer<R: Read + Seek>(mut src: R, budget: Budget) -> std::io::Result<Option<Answer>> {
-    let len = src.seek(SeekFrom::End(0))?;
-    let from = len.saturating_sub(budget.max_bytes);
-    src.seek(SeekFrom::Start(from))?;
-    let mut bytes = Vec::new();
-    src.take(budget.max_bytes).read_to_end(&mut bytes)?;
-    let mut lines: Vec<&[u8]> = bytes.split(|b| *b == b'\n').collect();
-    lines.pop(); // after the last newline: empty, or a line still being written
-    if from > 0 && !lines.is_empty() {
-        lines.remove(0);
-    }
-    let skip = lines.len().saturating_sub(budget.max_lines);
-    let records: Vec<Value> = lines[skip..]
-        .iter()
-        .filter_map(|l| serde_json::from_slice(l).ok())
-        .collect();
-    Ok(last_answer_in(&records))
-}
-
-/// [`last_answer`] of the log at `path`.
-pub fn last_answer_at(path: &Path, budget: Budget) -> std::io::Result<Option<Answer>> {
-    last_answer(std::fs::File::open(path)?, budget)
 }

@@ -11,80 +11,20 @@
 //! …/@qwen-code/qwen-code/cli.js` → the same again with `QWEN_CODE_NO_RELAUNCH=true`: the
 //! innermost owns the session and is the pid in the record's name. Every comm is `node`.
 
-use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+use crate::agents::locate::{Found, Target, Via};
 use crate::proctree::procfs;
 
 /// The folder under the home holding one record per live session process.
 pub const SESSIONS_DIR: &str = "sessions";
 
-/// The environment variable set (to `true`) in the process that owns the session.
-pub const OWNER_ENV: &str = "QWEN_CODE_NO_RELAUNCH";
-
 /// The home of a qwen process: its `QWEN_HOME`, else `<its HOME>/.qwen`, else
 /// `fallback_home/.qwen`. The second value says which.
 pub fn qwen_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
     crate::agents::locate::agent_root(pid, "QWEN_HOME", ".qwen", fallback_home)
-}
-
-/// What a process of the pane's chain is to Qwen Code, from its command line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Role {
-    /// `node …/.bin/qwen` or `node …/cli-entry.js`: starts the CLI, holds nothing.
-    Launcher,
-    /// `node [--expose-gc] …/@qwen-code/qwen-code/cli.js`: the CLI (twice in the chain; the
-    /// one whose environment says [`OWNER_ENV`] owns the session).
-    Cli,
-}
-
-/// The role of a process with command line `argv`, `None` when it is no Qwen Code process.
-/// The program is `node` (any path); its first non-option argument is the script.
-pub fn role(argv: &[String]) -> Option<Role> {
-    let program = argv.first()?;
-    let base = program.rsplit('/').next().unwrap_or(program);
-    if base == "qwen" {
-        // A `qwen` on PATH run directly (its `#!/usr/bin/env node` line makes the kernel
-        // start `node <path>`, but a wrapper may exec it by name).
-        return Some(Role::Launcher);
-    }
-    if !base.starts_with("node") {
-        return None;
-    }
-    let script = argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
-    let name = script.rsplit('/').next().unwrap_or(script);
-    let in_package = script.contains("@qwen-code/qwen-code/");
-    match name {
-        "qwen" => Some(Role::Launcher),
-        "cli-entry.js" if in_package => Some(Role::Launcher),
-        "cli.js" if in_package => Some(Role::Cli),
-        _ => None,
-    }
-}
-
-/// True when a process environment marks the session's owner.
-pub fn owns_session(environ: &HashMap<String, String>) -> bool {
-    environ.get(OWNER_ENV).is_some_and(|v| v == "true")
-}
-
-/// One process of a pane's chain: pid, command line, environment (`None`: unreadable).
-pub type ChainProc = (u32, Vec<String>, Option<HashMap<String, String>>);
-
-/// The owner among a pane's processes, given outermost first: the innermost `cli.js` whose
-/// environment says [`OWNER_ENV`]; else the innermost `cli.js` (an unreadable environment).
-pub fn owner(chain: &[ChainProc]) -> Option<u32> {
-    let clis = || {
-        chain
-            .iter()
-            .rev()
-            .filter(|(_, argv, _)| role(argv) == Some(Role::Cli))
-    };
-    clis()
-        .find(|(_, _, env)| env.as_ref().is_some_and(owns_session))
-        .or_else(|| clis().next())
-        .map(|(pid, _, _)| *pid)
 }
 
 /// `$QWEN_HOME/sessions/<pid>.json`, as 0.24.4 writes it (unknown fields ignored).
@@ -197,39 +137,84 @@ pub fn runtime_setting(settings_json: &str) -> Option<String> {
     )
 }
 
-/// The chat log of the live qwen process `pid`: its session record, checked against the
-/// process (boot id and start ticks), then the log it names. `None` when the record is
-/// missing, stale or names no log yet (a fresh session writes its log at the first prompt).
-pub fn locate(pid: u32, fallback_home: &Path) -> Option<(PathBuf, SessionRecord)> {
-    let (home, _) = qwen_home(pid, fallback_home);
-    let record = read_record(&home, pid)?;
-    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").ok()?;
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    if record.pid != pid || !same_process(&record, &boot_id, &stat) {
-        return None;
+/// The chat log of the live qwen process `t.pid` under its home `t.root`: its session record,
+/// checked against the process (boot id and start ticks), then the log it names. Read afresh
+/// at each resolution: `/clear` patches a new `sessionId` into the record. No log yet (a
+/// fresh session writes it at the first prompt) is no transcript, never a neighbour's.
+pub fn locate(t: &Target, steps: &mut Vec<String>) -> Found {
+    let path = t.root.join(SESSIONS_DIR).join(format!("{}.json", t.pid));
+    let record = match std::fs::read_to_string(&path) {
+        Ok(text) => parse_record(&text),
+        Err(e) => {
+            steps.push(format!("session record: none at {} ({e})", path.display()));
+            return Found::default();
+        }
+    };
+    let Some(record) = record else {
+        steps.push(format!(
+            "session record: {} is not one (ignored)",
+            path.display()
+        ));
+        return Found::default();
+    };
+    let boot_id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", t.pid)).unwrap_or_default();
+    if record.pid != t.pid || !same_process(&record, &boot_id, &stat) {
+        steps.push(format!(
+            "session record: {} belongs to an earlier process with this PID; ignored",
+            path.display()
+        ));
+        return Found::default();
     }
+    steps.push(format!(
+        "session record: {} → sessionId {}",
+        path.display(),
+        record.session_id
+    ));
+    let log = chat_path(
+        &runtime_root_of(t.pid, t.root, &record.cwd),
+        &record.cwd,
+        &record.session_id,
+    );
+    let mut found = Found {
+        session_id: Some(record.session_id.clone()),
+        ..Found::default()
+    };
+    if log.is_file() {
+        found.transcript = Some(log);
+        found.via = Via::SessionRecord;
+    } else {
+        steps.push(format!(
+            "transcript: none yet at {} (nothing asked since it started)",
+            log.display()
+        ));
+    }
+    found
+}
+
+/// Where the qwen process `pid` with home `home` writes its projects (see [`runtime_root`]).
+pub fn runtime_root_of(pid: u32, home: &Path, cwd: &str) -> PathBuf {
     let env = procfs::environ(pid).unwrap_or_default();
     let user_home = env
         .get("HOME")
         .map(PathBuf::from)
-        .unwrap_or_else(|| fallback_home.to_path_buf());
+        .unwrap_or_else(|| home.parent().unwrap_or(home).to_path_buf());
     let setting = std::fs::read_to_string(home.join("settings.json"))
         .ok()
         .and_then(|s| runtime_setting(&s));
-    let root = runtime_root(
+    runtime_root(
         env.get("QWEN_RUNTIME_DIR").map(String::as_str),
         setting.as_deref(),
-        &home,
+        home,
         &user_home,
-        Path::new(&record.cwd),
-    );
-    let path = chat_path(&root, &record.cwd, &record.session_id);
-    path.is_file().then_some((path, record))
+        Path::new(cwd),
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::HashMap;
 
     const FIXTURES: &str = concat!(
         env!("CARGO_MANIFEST_DIR"),
@@ -300,62 +285,46 @@ mod tests {
     }
 
     #[test]
-    fn the_innermost_cli_with_the_no_relaunch_mark_owns_the_session() {
-        let pkg = "/c/node_modules/@qwen-code/qwen-code";
-        let launcher = argv("node /c/node_modules/.bin/qwen");
-        let cli = argv(&format!("/usr/bin/node --expose-gc {pkg}/cli.js"));
-        assert_eq!(role(&launcher), Some(Role::Launcher));
-        assert_eq!(role(&cli), Some(Role::Cli));
-        assert_eq!(role(&argv("node /srv/app/cli.js")), None);
-        assert_eq!(role(&argv("bash --norc")), None);
-        let owner_env: HashMap<String, String> = [(OWNER_ENV.to_string(), "true".to_string())]
-            .into_iter()
-            .collect();
-        let chain = vec![
-            (1, argv("bash"), None),
-            (2, launcher, Some(HashMap::new())),
-            (3, cli.clone(), Some(HashMap::new())),
-            (4, cli.clone(), Some(owner_env.clone())),
-        ];
-        assert_eq!(owner(&chain), Some(4));
-        // The mark decides, not the depth.
-        let chain = vec![
-            (3, cli.clone(), Some(owner_env)),
-            (4, cli.clone(), Some(HashMap::new())),
-        ];
-        assert_eq!(owner(&chain), Some(3));
-        let unreadable = vec![(3, cli.clone(), None), (4, cli, None)];
-        assert_eq!(owner(&unreadable), Some(4));
-    }
-
-    #[test]
-    fn the_recorded_owner_carries_the_mark_and_its_home() {
+    fn the_process_walk_hands_over_to_the_innermost_cli_which_owns_the_session() {
+        // The recorded chain: bash → node …/.bin/qwen → node cli.js → node cli.js (with
+        // QWEN_CODE_NO_RELAUNCH=true, the pid in the session record's name).
+        let tree = fixture("process/ps-tree.txt");
+        let procs = tree.lines().skip(1).map(|l| {
+            let mut w = l.split_whitespace();
+            let pid: u32 = w.next().unwrap().parse().unwrap();
+            let ppid: u32 = w.next().unwrap().parse().unwrap();
+            let cmd = l.split("\\_ ").last().unwrap_or(l);
+            let argv: Vec<String> = if cmd.contains("bash") {
+                vec!["bash".into()]
+            } else {
+                argv(cmd)
+            };
+            crate::proctree::ProcInfo {
+                pid,
+                ppid: Some(ppid),
+                name: "node".into(),
+                exe: None,
+                argv,
+                start: 1,
+            }
+        });
+        let table = crate::proctree::ProcTable::from_procs(procs);
+        let matcher = crate::proctree::Matcher::default().with_packages(crate::agents::packages());
+        let m = table.find_agent(27673, &matcher).expect("an agent");
+        assert_eq!((m.kind, m.pid), (crate::events::AgentKind::Qwen, 2464));
+        assert_eq!(m.chain, vec![27673, 2272, 2302, 2464]);
         let env: HashMap<String, String> = fixture("process/proc-2464-environ.txt")
             .lines()
             .filter_map(|l| l.split_once('='))
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect();
-        assert!(owns_session(&env));
+        assert_eq!(
+            env.get("QWEN_CODE_NO_RELAUNCH").map(String::as_str),
+            Some("true")
+        );
         assert_eq!(
             env.get("QWEN_HOME").map(String::as_str),
             Some("/tmp/qwenrec/home/.qwen")
-        );
-        let tree = fixture("process/ps-tree.txt");
-        let argvs: Vec<Vec<String>> = tree
-            .lines()
-            .skip(1)
-            .map(|l| {
-                let cmd = l.split("\\_ ").last().unwrap_or(l);
-                let cmd = cmd
-                    .split_whitespace()
-                    .skip_while(|w| w.chars().all(|c| c.is_ascii_digit()));
-                cmd.map(str::to_string).collect()
-            })
-            .collect();
-        let roles: Vec<Option<Role>> = argvs.iter().map(|a| role(a)).collect();
-        assert_eq!(
-            roles,
-            vec![None, Some(Role::Launcher), Some(Role::Cli), Some(Role::Cli)]
         );
     }
 

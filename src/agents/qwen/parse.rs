@@ -45,11 +45,18 @@ pub fn parse_value(v: &Value) -> Option<Event> {
         EventKind::Meta => None,
         _ => fields::time(obj.get("timestamp")),
     };
+    // A failed call is keyed by its prompt (`<sessionId>########<n>`), not its record: the
+    // client retries a 429 up to 17 times, one record each, and that is one turn to alert.
+    let key = match kind {
+        EventKind::ApiError(_) => ui_event(v).and_then(|e| str_of(e, "prompt_id")),
+        _ => None,
+    }
+    .or_else(|| str_of(v, "uuid"));
     Some(Event {
         kind,
         sidechain: is_subagent(v),
         at,
-        key: str_of(v, "uuid").map(str::to_string),
+        key: key.map(str::to_string),
         message_id: None,
     })
 }

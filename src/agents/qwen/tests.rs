@@ -2,7 +2,7 @@
 
 use serde_json::Value;
 
-use super::answer::{last_answer, last_answer_in};
+use super::answer::last_answer_in;
 use super::parse::{parse_fragments, parse_line};
 use crate::events::{Event, EventKind};
 use crate::transcript::Budget;
@@ -202,12 +202,8 @@ fn a_line_too_large_keeps_its_kind_ids_and_time() {
 
 #[test]
 fn the_last_answer_is_the_newest_finished_reply() {
-    let answer = |rel: &str| {
-        let file = std::fs::File::open(format!("{FIXTURES}/{rel}")).expect(rel);
-        last_answer(file, Budget::default())
-            .expect("read")
-            .map(|a| a.text)
-    };
+    let answer =
+        |rel: &str| last_answer(&format!("{FIXTURES}/{rel}"), Budget::default()).map(|a| a.text);
     assert_eq!(
         answer("states/03-answer-done/chat.jsonl").as_deref(),
         Some(ANSWER)
@@ -219,20 +215,40 @@ fn the_last_answer_is_the_newest_finished_reply() {
     );
     assert_eq!(answer(SESSION_B).as_deref(), Some("Tool done."));
     // The interrupted reply is no answer: the one before it is.
-    assert_eq!(answer(SESSION_A).as_deref(), Some("Tool done."));
-    // A window that starts mid-file still finds it.
-    let file = std::fs::File::open(format!("{FIXTURES}/{SESSION_A}")).expect("a");
-    let small = Budget {
-        max_bytes: 12_000,
-        max_lines: 1000,
-    };
     assert_eq!(
-        last_answer(file, small)
-            .expect("read")
-            .map(|a| a.text)
-            .as_deref(),
+        answer("states/06-interrupted/chat.jsonl").as_deref(),
         Some("Tool done.")
     );
+    // A turn that failed has none, and the reply before it does not stand in.
+    assert_eq!(answer("states/09-badreq/chat.jsonl"), None);
+    assert_eq!(answer(SESSION_A), None, "it ends in an HTTP 400");
+}
+
+/// The last answer as `agentpane last` reads it.
+fn last_answer(path: &str, budget: Budget) -> Option<crate::extract::Answer> {
+    crate::extract::transcript::last_answer_within(
+        std::path::Path::new(path),
+        Some(crate::events::AgentKind::Qwen),
+        budget,
+    )
+    .expect("read")
+}
+
+#[test]
+fn a_qwen_log_given_without_its_agent_is_read_as_qwen() {
+    let path = std::path::Path::new(FIXTURES).join("states/25-tool-done/chat.jsonl");
+    let answer = crate::extract::transcript::last_answer_within(&path, None, Budget::default())
+        .expect("read")
+        .expect("an answer");
+    assert_eq!(answer.agent, crate::events::AgentKind::Qwen);
+    assert_eq!(answer.text, "Tool done.");
+    for line in read(SESSION_B).lines() {
+        assert_eq!(
+            crate::agents::detect_line(line.as_bytes()),
+            Some(crate::events::AgentKind::Qwen),
+            "{line}"
+        );
+    }
 }
 
 #[test]
@@ -265,7 +281,7 @@ fn a_rewind_leaves_the_abandoned_turn_out_of_the_answer() {
 
 #[test]
 fn clearing_the_box_takes_two_presses_a_line() {
-    assert_eq!(super::clear_presses("SLOW story"), 2);
-    assert_eq!(super::clear_presses("a\nb\nc"), 6);
-    assert_eq!(super::clear_presses(""), 2);
+    assert_eq!(super::clear_presses(1), 2);
+    assert_eq!(super::clear_presses(3), 6);
+    assert_eq!(super::clear_presses(0), 2);
 }
