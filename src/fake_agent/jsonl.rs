@@ -14,7 +14,7 @@
 //!   `tmp/<project>` and `history/<project>` names the folder). See docs/agents/gemini.md;
 //! - qwen: `<QWEN_HOME or ~/.qwen>/sessions/<pid>.json` (`pid, procStart: "<boot id>:<start
 //!   ticks>", sessionId, cwd, startedAt, kind: "tui"`, removed on clean exit) and the chat log
-//!   `projects/<encoded cwd>/chats/<sessionId>.jsonl`, appended per write, never held open
+//!   `projects/<encoded cwd>/chats/<sessionId>.jsonl` (empty at start), appended per write, never held open
 //!   (docs/agents/qwen.md).
 
 use std::fs::File;
@@ -206,8 +206,8 @@ impl JsonlLog {
 
 impl JsonlLog {
     /// Qwen Code's session record names the process (its pid and start token) and the
-    /// session; the chat log appears with the first write, as the real one's at the first
-    /// prompt.
+    /// session. The chat log is created empty at start (the real one's appears at the first
+    /// prompt), so a test sees a fake without a turn as resolved.
     fn create_qwen(&mut self, home: &Path) -> Result<()> {
         let root = env_dir("QWEN_HOME").unwrap_or_else(|| home.join(".qwen"));
         self.transcript =
@@ -215,6 +215,7 @@ impl JsonlLog {
         let chats = self.transcript.parent().unwrap_or(&root).to_path_buf();
         std::fs::create_dir_all(&chats)
             .with_context(|| format!("cannot create {}", chats.display()))?;
+        open_append(&self.transcript)?;
         let sessions = root.join(crate::agents::qwen::locate::SESSIONS_DIR);
         std::fs::create_dir_all(&sessions)
             .with_context(|| format!("cannot create {}", sessions.display()))?;

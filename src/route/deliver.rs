@@ -172,7 +172,13 @@ pub fn paste(
     use DeliverError::{AfterPaste, NotPasted};
     let started = Instant::now();
     let tail = tail_marker(text);
-    let before = Seen::of(&tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?, &tail);
+    let mut screen = tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?;
+    if let Some((key, times)) = crate::agents::of(to.kind).clear_input(&screen) {
+        // Text the agent put back in its box (a cancelled prompt) would be sent with ours.
+        clear_input(tmux, pane, key, times, to, reports)?;
+        screen = tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?;
+    }
+    let before = Seen::of(&screen, &tail);
     let buffer = format!("agentpane-{id}");
     tmux.load_buffer(&buffer, text.as_bytes())
         .map_err(NotPasted)?;
@@ -226,6 +232,43 @@ pub fn paste(
         elapsed_ms: started.elapsed().as_millis() as u64,
     })
 }
+
+/// Empties `to`'s input box with `times` presses of `key`, only into `to` while it has the
+/// pane's foreground (the checks of a paste); waits until the screen shows it took them.
+fn clear_input(
+    tmux: &Tmux,
+    pane: &str,
+    key: &str,
+    times: usize,
+    to: &Recipient,
+    reports: &[PaneReport],
+) -> Result<(), DeliverError> {
+    let seen = recipient::check(tmux, pane, to, reports).map_err(DeliverError::Refused)?;
+    match tmux.send_keys_if(pane, &seen, key, times) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(DeliverError::Refused(Refusal::Away(format!(
+                "{pane}'s foreground changed just before its input box was cleared"
+            ))))
+        }
+        Err(e) => return Err(DeliverError::NotPasted(e)),
+    }
+    let agent = crate::agents::of(to.kind);
+    let until = Instant::now() + CLEAR_WAIT;
+    while Instant::now() < until {
+        std::thread::sleep(VERIFY_POLL);
+        let screen = tmux
+            .capture(pane, VERIFY_LINES)
+            .map_err(DeliverError::NotPasted)?;
+        if agent.clear_input(&screen).is_none() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// How long delivery waits to see an input box it cleared empty.
+const CLEAR_WAIT: Duration = Duration::from_millis(500);
 
 /// One Enter, only into `to` while it has the pane's foreground.
 fn enter(
