@@ -287,6 +287,11 @@ fn enter(
     }
 }
 
+/// `text` without its whitespace.
+fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
 /// A distinctive end of the text as a terminal shows it: the last non-empty line, after its
 /// last tab (tabs become spaces on screen), at most 24 characters.
 pub fn tail_marker(text: &str) -> String {
@@ -310,6 +315,8 @@ struct Seen {
 }
 
 impl Seen {
+    /// The tail is looked for without whitespace: an input box that wraps the text itself
+    /// (Qwen Code's) breaks a line inside it, with an indent, where the text had a space.
     fn of(capture: &str, tail: &str) -> Seen {
         let count = |needle: &str| {
             if needle.is_empty() {
@@ -318,12 +325,17 @@ impl Seen {
                 capture.matches(needle).count()
             }
         };
+        let tail = squash(tail);
         let lines: Vec<&str> = capture.lines().filter(|l| !l.trim().is_empty()).collect();
-        let bottom = &lines[lines.len().saturating_sub(NEAR_BOTTOM)..];
+        let bottom = squash(&lines[lines.len().saturating_sub(NEAR_BOTTOM)..].concat());
         Seen {
-            tails: count(tail),
+            tails: if tail.is_empty() {
+                0
+            } else {
+                squash(capture).matches(&tail).count()
+            },
             placeholders: PASTE_PLACEHOLDERS.iter().map(|p| count(p)).sum(),
-            near_bottom: !tail.is_empty() && bottom.iter().any(|l| l.contains(tail)),
+            near_bottom: !tail.is_empty() && bottom.contains(&tail),
         }
     }
 
@@ -703,6 +715,13 @@ mod tests {
         // Gemini CLI 0.61.0 shows a multi-line paste as one placeholder line.
         let gemini = Seen::of(" > [Pasted Text: 8 lines]\n", "zzz");
         assert!(gemini.arrived_since(&Seen::of(" >   Type your message\n", "zzz")));
+        // Qwen Code 0.24.4 wraps a long line in its box itself, indenting the rest.
+        let tail = tail_marker("… once you start building the project.");
+        let wrapped = Seen::of(
+            "> … once you start\n  building the project. \u{200B}\n",
+            &tail,
+        );
+        assert!(wrapped.arrived_since(&Seen::of(">   Type your message\n", &tail)));
     }
 
     #[test]

@@ -58,7 +58,11 @@ pub fn refine(
             (s, Source::Pane)
         }
         Title::Idle if s.state == State::Attention => {
-            if screen().is_some_and(|text| shows_error(&text)) {
+            // An older turn's error may stand just above the box once the cancelled prompt
+            // left the history: a rate limit's line must name its 429.
+            let code = matches!(s.reason.as_deref(), Some("rate limit" | "quota exceeded"))
+                .then_some("429");
+            if screen().is_some_and(|text| shows_error(&text, code)) {
                 return (s, source);
             }
             // The error is gone from the screen: the person cancelled the retries.
@@ -75,9 +79,10 @@ pub fn refine(
 /// Lines above the input box that can hold the failed turn's error line.
 const ABOVE_BOX: usize = 8;
 
-/// Whether the lines just above the input box show an error (`✕ [API Error: …]`): a final
-/// error, or one being retried; after Escape cancelled the retries, neither is left.
-fn shows_error(screen: &str) -> bool {
+/// Whether the lines just above the input box show an error (`✕ [API Error: …]`, naming
+/// `code` when given): a final error, or one being retried; after Escape cancelled the
+/// retries, neither is left.
+fn shows_error(screen: &str, code: Option<&str>) -> bool {
     let clean = strip_ansi_escapes::strip_str(screen);
     let lines: Vec<&str> = clean
         .lines()
@@ -87,7 +92,7 @@ fn shows_error(screen: &str) -> bool {
     let end = input_box(&lines).map_or(lines.len(), |(top, _)| top);
     lines[end.saturating_sub(ABOVE_BOX)..end]
         .iter()
-        .any(|l| l.starts_with('✕'))
+        .any(|l| l.starts_with('✕') && code.is_none_or(|c| l.contains(c)))
 }
 
 /// The input box among a screen's non-empty trimmed lines: (index of its top rule, its
@@ -234,6 +239,15 @@ mod tests {
             (s.state, s.reason.as_deref(), src),
             (State::YourTurn, Some("interrupted"), Source::Pane)
         );
+    }
+
+    #[test]
+    fn an_older_turns_error_above_the_box_does_not_keep_a_cancelled_retry() {
+        let screen = "  > BADREQ now\n  ✕ [API Error: 400 model mock-model does not exist] \
+                      (Press Ctrl+Y to retry)\n\n────────────────────────\n> QUOTA please \u{200B}\n\
+                      ────────────────────────\n  ➜ proj · mock-model\n";
+        assert!(shows_error(screen, None));
+        assert!(!shows_error(screen, Some("429")));
     }
 
     #[test]
