@@ -92,7 +92,7 @@ fn shows_error(screen: &str, code: Option<&str>) -> bool {
     let end = input_box(&lines).map_or(lines.len(), |(top, _)| top);
     lines[end.saturating_sub(ABOVE_BOX)..end]
         .iter()
-        .any(|l| l.starts_with('✕') && code.is_none_or(|c| l.contains(c)))
+        .any(|l| l.starts_with('✕') && code.map_or(true, |c| l.contains(c)))
 }
 
 /// The input box among a screen's non-empty trimmed lines: (index of its top rule, its
