@@ -52,6 +52,7 @@ fixture() {
     codex) echo "$ROOT/fixtures/real/codex/kvsankar-agent-history/session-01.jsonl" ;;
     gemini) echo "$ROOT/fixtures/real-clients/gemini-0.61.0/session.jsonl" ;;
     opencode) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
+    qwen) echo "$ROOT/fixtures/real-clients/qwen-0.24.4/states/25-tool-done/chat.jsonl" ;;
     *) echo "$SCREEN_STEPS" ;;
     esac
 }

@@ -16,17 +16,19 @@ pub enum AgentKind {
     Codex,
     Gemini,
     Opencode,
+    Qwen,
     Amp,
     Aider,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 6] = [
+    pub const ALL: [AgentKind; 7] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
         AgentKind::Opencode,
+        AgentKind::Qwen,
         AgentKind::Amp,
         AgentKind::Aider,
     ];
@@ -38,6 +40,7 @@ impl AgentKind {
             AgentKind::Codex => "codex",
             AgentKind::Gemini => "gemini",
             AgentKind::Opencode => "opencode",
+            AgentKind::Qwen => "qwen",
             AgentKind::Amp => "amp",
             AgentKind::Aider => "aider",
         }

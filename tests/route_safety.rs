@@ -500,3 +500,54 @@ fn a_backgrounded_agent_gets_nothing() {
     assert_eq!(read(&inbox), "");
     assert!(!screen(&server, &dst).contains("touch"));
 }
+
+#[test]
+fn a_prompt_the_agent_put_back_in_its_box_is_cleared_first_and_only_in_the_agent() {
+    let server = TmuxServer::start();
+    let src = Hostile::new(&server, "src");
+    let (mut env, inbox) = agent_env(&server, "qwen");
+    // Qwen Code 0.24.4 after Escape: the cancelled prompt is back in its input box.
+    let put_back = common::real_client_fixture("qwen-0.24.4/states/06-interrupted/screen.txt");
+    env.push((
+        "AGENTPANE_FAKE_SCREEN".into(),
+        put_back.to_string_lossy().into(),
+    ));
+    let dst = server.shell_pane("bash --norc --noprofile -i");
+    server.start_from_shell(&dst, "qwen", &env);
+    let pid = server.agent_pid(&dst);
+    // The prompt is in the agent's input line too (typed, never submitted).
+    server.tmux(&["send-keys", "-t", &dst, "-l", "SLOW story"]);
+    wait_until(DEADLINE, "the held prompt typed", || {
+        screen(&server, &dst)
+            .lines()
+            .any(|l| l.trim() == "SLOW story")
+    });
+    // Suspended, the agent gets nothing, and neither does its shell: no clearing key either.
+    server.suspend(&dst, pid);
+    server.tmux(&["send-keys", "-t", &dst, "-l", "echo kept"]);
+    let run = src.route(&server, &dst, &[]);
+    assert_eq!(run.code, 6, "{run:?}");
+    std::thread::sleep(SETTLE);
+    assert!(
+        screen(&server, &dst).contains("echo kept"),
+        "the shell's line untouched:\n{}",
+        screen(&server, &dst)
+    );
+    server.tmux(&["send-keys", "-t", &dst, "C-u"]);
+    server.send_line(&dst, "fg");
+    wait_until(DEADLINE, "the agent back in the foreground", || {
+        procfs::stat(pid).is_some_and(|s| !s.stopped() && s.in_foreground())
+    });
+    server.tmux(&["send-keys", "-t", &dst, "-l", "SLOW story"]);
+    // In the foreground, the box is cleared, then the route pasted and submitted alone.
+    let run = src.route(&server, &dst, &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    wait_until(DEADLINE, "the routed text in the agent", || {
+        read(&inbox).contains("echo done")
+    });
+    let got = read(&inbox);
+    assert!(got.starts_with("Run this:"), "nothing before it: {got:?}");
+    assert!(!got.contains("SLOW story"), "{got:?}");
+    src.assert_never_ran("qwen");
+    quit(&server, &dst, pid);
+}

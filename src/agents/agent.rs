@@ -234,6 +234,14 @@ pub trait Agent: Sync {
     fn input_pending(&self, _screen: &str) -> bool {
         false
     }
+
+    /// The key (tmux name) that empties its input box and how many presses it takes, when
+    /// `screen` shows the box holding text a paste must not be appended to (a cancelled
+    /// prompt the agent put back). Delivery presses it before the paste, under the same
+    /// checks as the paste.
+    fn clear_input(&self, _screen: &str) -> Option<(&'static str, usize)> {
+        None
+    }
 }
 
 /// Reads a JSONL log's records newest first until one answers (see [`Agent::answer_reader`]).

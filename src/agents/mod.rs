@@ -11,6 +11,7 @@ pub mod fields;
 pub mod gemini;
 pub mod locate;
 pub mod opencode;
+pub mod qwen;
 pub mod record;
 pub mod retry;
 pub mod stores;
@@ -28,6 +29,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &codex::Codex,
     &gemini::Gemini,
     &opencode::Opencode,
+    &qwen::Qwen,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

@@ -51,6 +51,24 @@ impl Retrying {
     }
 }
 
+impl Retrying {
+    /// Marks `status` as this retry loop: `attention`, its reason, the next attempt as the
+    /// reset time (`now` + the seconds shown) and the attempts.
+    pub fn mark(&self, status: &mut crate::state::Status, now: crate::events::Time) {
+        status.state = crate::state::State::Attention;
+        status.reason = Some(self.reason());
+        status.resets_at = self
+            .next_in
+            .and_then(|s| chrono::Duration::try_seconds(s as i64))
+            .map(|d| now + d);
+        status.retry = Some(crate::state::Retry {
+            attempt: self.attempt,
+            limit: self.limit,
+            next_at: status.resets_at,
+        });
+    }
+}
+
 /// The number in `s` after `prefix` (`"in 13s"` with prefix `"in "` → 13).
 pub fn number_after(s: &str, prefix: &str) -> Option<u64> {
     let rest = &s[s.find(prefix)? + prefix.len()..];

@@ -1,6 +1,6 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini` or `opencode` through symlinks (see `crate::fake_agent`) —
+//! `claude`, `codex`, `gemini`, `opencode` or `qwen` through symlinks (see `crate::fake_agent`) —
 //! replay real transcripts from `fixtures/real/` and `fixtures/real-clients/` with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
 //! folder); a watcher serves that server; the live status line, window states and alerts are
@@ -41,9 +41,9 @@ const NOTES: &str = "notes";
 const ROUTED_FROM: &str = "api";
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
+const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "opencode", "qwen"];
 
-const ACTORS: [Actor; 7] = [
+const ACTORS: [Actor; 8] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -138,6 +138,20 @@ const ACTORS: [Actor; 7] = [
         start: "4",
         screen: None,
     },
+    // Qwen Code 0.24.4: an answer, then a shell call and the answer after it (the recorded
+    // session with real-looking text, fixtures/real-clients/qwen-0.24.4/README.md).
+    Actor {
+        window: "net",
+        agent: "qwen",
+        fixture: (
+            "qwen-chat.jsonl",
+            include_str!("../../fixtures/real-clients/qwen-0.24.4/demo.jsonl"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
+        start: "6",
+        screen: None,
+    },
 ];
 
 pub fn run(args: DemoArgs, _ctx: &Context) -> Result<i32> {
@@ -210,6 +224,7 @@ impl World {
             ("CLAUDE_CONFIG_DIR", p("claude")),
             ("CODEX_HOME", p("codex")),
             ("GEMINI_CLI_HOME", p("home")),
+            ("QWEN_HOME", p("home/.qwen")),
             ("XDG_DATA_HOME", p("data")),
         ]
         .into_iter()

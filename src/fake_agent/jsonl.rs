@@ -11,7 +11,11 @@
 //!   minute>-<first 8 of the id>.jsonl`, appended per write, never held open, starting with
 //!   the metadata line; the project is registered the way Gemini CLI 0.61.0 does it
 //!   (`projects.json` maps the folder to a short name, a `.project_root` file in
-//!   `tmp/<project>` and `history/<project>` names the folder). See docs/agents/gemini.md.
+//!   `tmp/<project>` and `history/<project>` names the folder). See docs/agents/gemini.md;
+//! - qwen: `<QWEN_HOME or ~/.qwen>/sessions/<pid>.json` (`pid, procStart: "<boot id>:<start
+//!   ticks>", sessionId, cwd, startedAt, kind: "tui"`, removed on clean exit) and the chat log
+//!   `projects/<encoded cwd>/chats/<sessionId>.jsonl` (empty at start), appended per write, never held open
+//!   (docs/agents/qwen.md).
 
 use std::fs::File;
 use std::io::Write;
@@ -98,6 +102,7 @@ impl JsonlLog {
         match kind {
             AgentKind::Codex => log.create_codex(&home, fixture)?,
             AgentKind::Gemini => log.create_gemini(&home, fixture)?,
+            AgentKind::Qwen => log.create_qwen(&home)?,
             _ => log.create_claude(&home, hold)?,
         }
         Ok(log)
@@ -195,6 +200,41 @@ impl JsonlLog {
                 "lastUpdated": "", "kind": "main"});
             self.append(&meta.to_string())?;
         }
+        Ok(())
+    }
+}
+
+impl JsonlLog {
+    /// Qwen Code's session record names the process (its pid and start token) and the
+    /// session. The chat log is created empty at start (the real one's appears at the first
+    /// prompt), so a test sees a fake without a turn as resolved.
+    fn create_qwen(&mut self, home: &Path) -> Result<()> {
+        let root = env_dir("QWEN_HOME").unwrap_or_else(|| home.join(".qwen"));
+        self.transcript =
+            crate::agents::qwen::locate::chat_path(&root, &self.cwd, &self.session_id);
+        let chats = self.transcript.parent().unwrap_or(&root).to_path_buf();
+        std::fs::create_dir_all(&chats)
+            .with_context(|| format!("cannot create {}", chats.display()))?;
+        open_append(&self.transcript)?;
+        let sessions = root.join(crate::agents::qwen::locate::SESSIONS_DIR);
+        std::fs::create_dir_all(&sessions)
+            .with_context(|| format!("cannot create {}", sessions.display()))?;
+        let pid = std::process::id();
+        let boot = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let started_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        let record = json!({
+            "schemaVersion": 1, "pid": pid,
+            "procStart": crate::agents::qwen::locate::proc_start_token(&boot, &stat),
+            "sessionId": self.session_id, "cwd": self.cwd, "startedAt": started_ms,
+            "qwenVersion": "0.0.0-agentpane-fake", "kind": "tui",
+        });
+        let path = sessions.join(format!("{pid}.json"));
+        paths::write_atomic(&path, record.to_string().as_bytes())?;
+        self.record = Some(path);
         Ok(())
     }
 }

@@ -173,7 +173,13 @@ pub fn paste(
     use DeliverError::{AfterPaste, NotPasted};
     let started = Instant::now();
     let tail = tail_marker(text);
-    let before = Seen::of(&tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?, &tail);
+    let mut screen = tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?;
+    if let Some((key, times)) = crate::agents::of(to.kind).clear_input(&screen) {
+        // Text the agent put back in its box (a cancelled prompt) would be sent with ours.
+        clear_input(tmux, pane, key, times, to, reports)?;
+        screen = tmux.capture(pane, VERIFY_LINES).map_err(NotPasted)?;
+    }
+    let before = Seen::of(&screen, &tail);
     let buffer = format!("agentpane-{id}");
     tmux.load_buffer(&buffer, text.as_bytes())
         .map_err(NotPasted)?;
@@ -228,6 +234,43 @@ pub fn paste(
     })
 }
 
+/// Empties `to`'s input box with `times` presses of `key`, only into `to` while it has the
+/// pane's foreground (the checks of a paste); waits until the screen shows it took them.
+fn clear_input(
+    tmux: &Tmux,
+    pane: &str,
+    key: &str,
+    times: usize,
+    to: &Recipient,
+    reports: &[PaneReport],
+) -> Result<(), DeliverError> {
+    let seen = recipient::check(tmux, pane, to, reports).map_err(DeliverError::Refused)?;
+    match tmux.send_keys_if(pane, &seen, key, times) {
+        Ok(true) => {}
+        Ok(false) => {
+            return Err(DeliverError::Refused(Refusal::Away(format!(
+                "{pane}'s foreground changed just before its input box was cleared"
+            ))))
+        }
+        Err(e) => return Err(DeliverError::NotPasted(e)),
+    }
+    let agent = crate::agents::of(to.kind);
+    let until = Instant::now() + CLEAR_WAIT;
+    while Instant::now() < until {
+        std::thread::sleep(VERIFY_POLL);
+        let screen = tmux
+            .capture(pane, VERIFY_LINES)
+            .map_err(DeliverError::NotPasted)?;
+        if agent.clear_input(&screen).is_none() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// How long delivery waits to see an input box it cleared empty.
+const CLEAR_WAIT: Duration = Duration::from_millis(500);
+
 /// One Enter, only into `to` while it has the pane's foreground.
 fn enter(
     tmux: &Tmux,
@@ -243,6 +286,11 @@ fn enter(
         )))),
         Err(e) => Err(DeliverError::AfterPaste(e)),
     }
+}
+
+/// `text` without its whitespace.
+fn squash(text: &str) -> String {
+    text.chars().filter(|c| !c.is_whitespace()).collect()
 }
 
 /// A distinctive end of the text as a terminal shows it: the last non-empty line, after its
@@ -268,6 +316,8 @@ struct Seen {
 }
 
 impl Seen {
+    /// The tail is looked for without whitespace: an input box that wraps the text itself
+    /// (Qwen Code's) breaks a line inside it, with an indent, where the text had a space.
     fn of(capture: &str, tail: &str) -> Seen {
         let count = |needle: &str| {
             if needle.is_empty() {
@@ -276,12 +326,17 @@ impl Seen {
                 capture.matches(needle).count()
             }
         };
+        let tail = squash(tail);
         let lines: Vec<&str> = capture.lines().filter(|l| !l.trim().is_empty()).collect();
-        let bottom = &lines[lines.len().saturating_sub(NEAR_BOTTOM)..];
+        let bottom = squash(&lines[lines.len().saturating_sub(NEAR_BOTTOM)..].concat());
         Seen {
-            tails: count(tail),
+            tails: if tail.is_empty() {
+                0
+            } else {
+                squash(capture).matches(&tail).count()
+            },
             placeholders: PASTE_PLACEHOLDERS.iter().map(|p| count(p)).sum(),
-            near_bottom: !tail.is_empty() && bottom.iter().any(|l| l.contains(tail)),
+            near_bottom: !tail.is_empty() && bottom.contains(&tail),
         }
     }
 
@@ -661,6 +716,13 @@ mod tests {
         // Gemini CLI 0.61.0 shows a multi-line paste as one placeholder line.
         let gemini = Seen::of(" > [Pasted Text: 8 lines]\n", "zzz");
         assert!(gemini.arrived_since(&Seen::of(" >   Type your message\n", "zzz")));
+        // Qwen Code 0.24.4 wraps a long line in its box itself, indenting the rest.
+        let tail = tail_marker("… once you start building the project.");
+        let wrapped = Seen::of(
+            "> … once you start\n  building the project. \u{200B}\n",
+            &tail,
+        );
+        assert!(wrapped.arrived_since(&Seen::of(">   Type your message\n", &tail)));
     }
 
     #[test]

@@ -137,17 +137,7 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
                 .and_then(|screen| crate::agents::retrying(a.kind, screen))
         });
         if let Some(retry) = retry {
-            status.state = crate::state::State::Attention;
-            status.reason = Some(retry.reason());
-            status.resets_at = retry
-                .next_in
-                .and_then(|s| chrono::Duration::try_seconds(s as i64))
-                .map(|d| now + d);
-            status.retry = Some(crate::state::Retry {
-                attempt: retry.attempt,
-                limit: retry.limit,
-                next_at: status.resets_at,
-            });
+            retry.mark(&mut status, now);
             source = Source::Pane;
         }
     }

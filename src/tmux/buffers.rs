@@ -46,6 +46,20 @@ impl Tmux {
         self.run_if(pane, expect, &enter, &refused)
     }
 
+    /// Presses `key` (a tmux key name, `C-u`) `times` times, only while the pane still runs
+    /// what `expect` saw (see [`Tmux::paste_buffer_if`]); `Ok(false)` when it does not.
+    pub fn send_keys_if(
+        &self,
+        pane: &str,
+        expect: &PaneNow,
+        key: &str,
+        times: usize,
+    ) -> Result<bool, TmuxError> {
+        let keys = format!("send-keys -N {} -t {pane} {key}", times.max(1));
+        let refused = format!("display-message -p {REFUSED_MARK}");
+        self.run_if(pane, expect, &keys, &refused)
+    }
+
     fn run_if(
         &self,
         pane: &str,

@@ -130,6 +130,9 @@ impl FakeAgent {
             AgentKind::Codex => fake.fixture("codex/kvsankar-agent-history/session-01.jsonl"),
             AgentKind::Gemini => fake.real_client_fixture("gemini-0.61.0/session.jsonl"),
             AgentKind::Opencode => fake.real_client_fixture("opencode-1.18.33/replay.sql"),
+            AgentKind::Qwen => {
+                fake.real_client_fixture("qwen-0.24.4/states/25-tool-done/chat.jsonl")
+            }
             AgentKind::Amp | AgentKind::Aider => fake,
         }
     }

@@ -17,6 +17,7 @@ pub mod gemini;
 pub mod http;
 pub mod openai;
 pub mod openai_chat;
+pub mod qwen;
 pub mod start;
 
 use std::collections::BTreeSet;

@@ -96,7 +96,8 @@ pub fn last_user_text(messages: &[Value]) -> String {
         .unwrap_or_default()
 }
 
-fn chunk(delta: Value, finish: Option<&str>) -> (String, String) {
+/// One `chat.completion.chunk` event; the last one (with `finish`) carries `usage`.
+pub fn chunk(delta: Value, finish: Option<&str>) -> (String, String) {
     let mut c = json!({
         "id": "chatcmpl-standin", "object": "chat.completion.chunk", "created": 1,
         "model": MODEL,
@@ -108,7 +109,8 @@ fn chunk(delta: Value, finish: Option<&str>) -> (String, String) {
     (String::new(), c.to_string())
 }
 
-fn text_stream(parts: &[&str], pace: Duration) -> Reply {
+/// A streamed assistant reply of `parts`, `pace` before each event.
+pub fn text_stream(parts: &[&str], pace: Duration) -> Reply {
     let mut events = vec![chunk(json!({"role": "assistant", "content": ""}), None)];
     events.extend(parts.iter().map(|p| chunk(json!({"content": p}), None)));
     events.push(chunk(json!({}), Some("stop")));

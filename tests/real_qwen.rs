@@ -1,0 +1,342 @@
+//! The released Qwen Code (pinned in tests/real/clients.txt) against its OpenAI Chat stand-in
+//! (tests/real/qwen.rs), in a private tmux server with the watcher running: what `resolve`,
+//! `last`, `route` and the alerts say at each step of real turns, typed as a person types.
+//!
+//! The 429 step comes last: Qwen Code first retries a 429 inside the request for ~95 s with
+//! only a spinner on screen, and only then shows the countdown agentpane reads.
+//!
+//! `QWEN_STANDIN_DIR=/tmp/x cargo test --test real_qwen -- --ignored --nocapture` serves the
+//! stand-in alone for a hand-driven recording session (see [`qwen_stand_in_serves_until_stopped`]).
+
+mod common;
+mod real;
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use common::{FakeAgent, TmuxServer, Watch};
+use real::http::MockServer;
+use real::openai_chat::ANSWER;
+use real::{press, type_prompt, wait_drawn, wait_for, wait_screen, Client, STEP};
+
+/// A Claude transcript whose last answer routes into Qwen Code.
+const CLAUDE_WITH_ANSWER: &str =
+    "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+
+/// How long Qwen Code retries a 429 in silence before it shows the countdown (~95 s
+/// recorded), with room for a loaded machine.
+const SILENT_RETRIES: Duration = Duration::from_secs(180);
+
+/// A tmux server with the stand-in and Qwen Code's settings pointing at it.
+struct World {
+    server: TmuxServer,
+    api: MockServer,
+}
+
+impl World {
+    fn new() -> World {
+        let api = real::qwen::start();
+        let server = TmuxServer::start();
+        real::qwen::write_settings(&real::qwen::home(server.path()));
+        World { server, api }
+    }
+
+    /// Starts `client` in `work/<dir>` and waits for its input box; the pane id.
+    fn qwen(&self, client: &Client, dir: &str) -> String {
+        let env = real::qwen::env(self.server.path(), &self.api.url());
+        // By its full path: tmux looks the command up in its own PATH, not the pane's.
+        let program = client.bin_dir(self.server.path()).join("qwen");
+        let pane =
+            self.server
+                .new_window(&program.display().to_string(), &self.server.work(dir), &env);
+        wait_drawn(&self.server, &pane, &client.label());
+        wait_screen(&self.server, &pane, STEP, "Qwen Code's input box", |s| {
+            s.contains("Type your message")
+        });
+        pane
+    }
+
+    fn resolve(&self, pane: &str) -> Value {
+        let run = self.server.agentpane(&["resolve", pane, "--json"]);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.json()
+    }
+
+    /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution.
+    fn wait_state(&self, pane: &str, state: &str, reason: Option<&str>) -> Value {
+        self.wait_state_for(pane, state, reason, STEP)
+    }
+
+    fn wait_state_for(
+        &self,
+        pane: &str,
+        state: &str,
+        reason: Option<&str>,
+        deadline: Duration,
+    ) -> Value {
+        let mut last = Value::Null;
+        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            wait_for(
+                deadline,
+                &format!("{pane} to read {state} {reason:?}"),
+                || {
+                    let r = self.resolve(pane);
+                    let ok = r["state"] == state
+                        && match reason {
+                            Some(want) => r["reason"] == want,
+                            None => r["reason"].is_null(),
+                        };
+                    last = r.clone();
+                    ok.then_some(r)
+                },
+            )
+        }));
+        found.unwrap_or_else(|_| {
+            panic!(
+                "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
+                real::screen(&self.server, pane)
+            )
+        })
+    }
+
+    /// The text parts of the newest prompt the main loop sent (requests that offer tools).
+    fn last_prompt_parts(&self) -> Vec<String> {
+        self.api
+            .requests()
+            .iter()
+            .rev()
+            .filter_map(|r| r.json())
+            .filter(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
+            .find_map(|b| {
+                let messages = b["messages"].as_array()?.clone();
+                let user = messages.iter().rev().find(|m| m["role"] == "user")?.clone();
+                Some(match &user["content"] {
+                    Value::String(s) => vec![s.clone()],
+                    Value::Array(parts) => parts
+                        .iter()
+                        .filter_map(|p| p["text"].as_str().map(str::to_string))
+                        .collect(),
+                    _ => Vec::new(),
+                })
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The alerts for `pane` so far: (state, reason).
+fn alerts_now(watch: &Watch, pane: &str) -> Vec<(String, String)> {
+    watch
+        .alerts()
+        .iter()
+        .filter(|a| a["pane"] == pane)
+        .map(|a| {
+            (
+                a["state"].as_str().unwrap_or("").to_string(),
+                a["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+fn wait_alerts(watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
+    wait_for(STEP, &format!("{n} alerts for {pane}"), || {
+        let a = alerts_now(watch, pane);
+        (a.len() >= n).then_some(a)
+    })
+}
+
+#[test]
+fn qwen_turns_read_right_alert_once_and_route_in_and_out() {
+    for client in real::clients("qwen") {
+        let label = client.label();
+        let started = Instant::now();
+        let w = World::new();
+        // A Claude pane with an answer to route in, started before the watcher so its
+        // finished turn is history, not news.
+        let claude = w
+            .server
+            .spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+        let watch = Watch::start(&w.server, &[]);
+        let pane = w.qwen(&client, "proj");
+
+        // A fresh session: its record names it, its log appears at the first prompt.
+        let fresh = w.wait_state(&pane, "idle", None);
+        assert_eq!(fresh["agent"], "qwen", "{label}: {fresh:#}");
+        assert!(fresh["transcript"].is_null(), "{label}: {fresh:#}");
+        assert!(fresh["session_id"].is_string(), "{label}: {fresh:#}");
+        std::thread::sleep(Duration::from_secs(2));
+        assert!(
+            alerts_now(&watch, &pane).is_empty(),
+            "{label}: a fresh start is no news"
+        );
+
+        // An answer: your-turn, `last` is the answer byte for byte, one alert.
+        type_prompt(&w.server, &pane, "hello there");
+        let done = w.wait_state(&pane, "your-turn", None);
+        let transcript = done["transcript"].as_str().unwrap().to_string();
+        assert!(
+            transcript.contains("/projects/") && transcript.contains("/chats/"),
+            "{label}: {done:#}"
+        );
+        assert_eq!(done["via"], "session-record", "{label}");
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.code, 0, "{label}: {last:?}");
+        assert_eq!(last.json()["text"], ANSWER, "{label}");
+        assert_eq!(last.json()["source"], "transcript", "{label}");
+        let alerts = wait_alerts(&watch, &pane, 1);
+        assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
+
+        // Routing out: the answer reaches another agent byte for byte.
+        let (sink, file) = w.server.inbox_agent("sink");
+        let routed = w.server.agentpane(&["route", &pane, &sink]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        wait_for(STEP, "the routed answer in the sink", || {
+            let got = std::fs::read_to_string(&file).unwrap_or_default();
+            (got == format!("{ANSWER}\n")).then_some(())
+        });
+
+        // A shell call waiting for approval: waiting with the tool, alerted; nothing may be
+        // routed into the dialog. Approved, it runs and the turn ends.
+        type_prompt(&w.server, &pane, "RUNBASH please");
+        wait_screen(&w.server, &pane, STEP, "the approval dialog", |s| {
+            s.contains("Allow execution")
+        });
+        w.wait_state(&pane, "waiting", Some("permission: run_shell_command"));
+        let alerts = wait_alerts(&watch, &pane, 2);
+        assert_eq!(
+            alerts[1],
+            ("waiting".into(), "permission: run_shell_command".into()),
+            "{label}"
+        );
+        let refused = w.server.agentpane(&["route", &claude, &pane]);
+        assert_eq!(refused.code, 1, "{label}: {refused:?}");
+        assert!(
+            refused.stderr.contains("waiting") || refused.stdout.contains("waiting"),
+            "{label}: {refused:?}"
+        );
+        press(&w.server, &pane, "Enter");
+        w.wait_state(&pane, "your-turn", None);
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.code, 0, "{label}: {last:?}");
+        assert_eq!(last.json()["text"], "Tool done.", "{label}");
+        let alerts = wait_alerts(&watch, &pane, 3);
+        assert_eq!(alerts[2], ("your-turn".into(), String::new()), "{label}");
+
+        // Escape mid-stream: your-turn (interrupted), never alerted; the client puts the
+        // cancelled prompt back in its input box.
+        type_prompt(&w.server, &pane, "SLOW please");
+        wait_screen(&w.server, &pane, STEP, "the slow reply streaming", |s| {
+            s.contains("word5 ")
+        });
+        w.wait_state(&pane, "working", None);
+        press(&w.server, &pane, "Escape");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+        wait_screen(&w.server, &pane, STEP, "the prompt back in the box", |s| {
+            agentpane::agents::qwen::pane::held_lines(s) > 0
+        });
+
+        // Routing in, into the box holding the cancelled prompt: the box is cleared first,
+        // and the API gets the routed answer alone, byte for byte.
+        let source = w.server.agentpane(&["last", &claude, "--json"]).json()["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let routed = w.server.agentpane(&["route", &claude, &pane]);
+        assert_eq!(
+            routed.code,
+            0,
+            "{label}: {routed:?}\n{}",
+            real::screen(&w.server, &pane)
+        );
+        let parts = wait_for(STEP, "the routed prompt at the API", || {
+            let parts = w.last_prompt_parts();
+            parts
+                .last()
+                .is_some_and(|p| p.contains(&source[..20]))
+                .then_some(parts)
+        });
+        assert_eq!(
+            parts.last(),
+            Some(&source),
+            "{label}: the API got {parts:?}"
+        );
+        assert!(
+            !parts.iter().any(|p| p.contains("SLOW please")),
+            "{label}: the cancelled prompt went with it: {parts:?}"
+        );
+        w.wait_state(&pane, "your-turn", None);
+        let alerts = wait_alerts(&watch, &pane, 4);
+        assert_eq!(alerts[3], ("your-turn".into(), String::new()), "{label}");
+
+        // HTTP 400: attention naming it, alerted; its turn has no answer to hand on.
+        type_prompt(&w.server, &pane, "BADREQ now");
+        let reason = "api error 400: model mock-model does not exist";
+        w.wait_state(&pane, "attention", Some(reason));
+        let alerts = wait_alerts(&watch, &pane, 5);
+        assert_eq!(alerts[4], ("attention".into(), reason.into()), "{label}");
+        let none = w.server.agentpane(&["last", &pane]);
+        assert_eq!(none.code, 1, "{label}: {none:?}");
+        let route_none = w.server.agentpane(&["route", &pane, &sink]);
+        assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+
+        // HTTP 429: working while the client retries in silence, attention once the countdown
+        // shows, one alert for the turn; Escape during the wait ends it as interrupted.
+        type_prompt(&w.server, &pane, "QUOTA please");
+        w.wait_state(&pane, "working", Some("retrying"));
+        let want = "rate limit — retrying (attempt 1/10, next in ";
+        let row = wait_for(
+            SILENT_RETRIES,
+            &format!("{label}: attention, {want}…"),
+            || {
+                let r = w.resolve(&pane);
+                (r["state"] == "attention"
+                    && r["reason"].as_str().is_some_and(|g| g.starts_with(want)))
+                .then_some(r)
+            },
+        );
+        assert_eq!(row["retry"]["attempt"], 1, "{label}: {row:#}");
+        assert!(row["retry"]["next_at"].is_string(), "{label}: {row:#}");
+        let alerts = wait_alerts(&watch, &pane, 6);
+        assert_eq!(alerts[5].0, "attention", "{label}: {alerts:?}");
+        std::thread::sleep(Duration::from_secs(8));
+        assert_eq!(alerts_now(&watch, &pane).len(), 6, "{label}: one per turn");
+        press(&w.server, &pane, "Escape");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+
+        // One alert per turn that needs the person; never the interrupts.
+        std::thread::sleep(Duration::from_secs(3));
+        let alerts = alerts_now(&watch, &pane);
+        assert_eq!(alerts.len(), 6, "{label}: {alerts:?}");
+        assert!(
+            !alerts.iter().any(|a| a.1 == "interrupted"),
+            "{label}: {alerts:?}"
+        );
+        assert_eq!(watch.stop(), 0);
+        eprintln!("{label}: the scenario took {:.0?}", started.elapsed());
+    }
+}
+
+#[test]
+#[ignore = "serves the stand-in for a hand-driven recording session"]
+fn qwen_stand_in_serves_until_stopped() {
+    let dir = PathBuf::from(std::env::var_os("QWEN_STANDIN_DIR").expect("QWEN_STANDIN_DIR"));
+    let requests = dir.join("requests");
+    std::fs::create_dir_all(&requests).expect("create requests dir");
+    let api = real::qwen::start();
+    std::fs::write(dir.join("url"), api.url()).expect("write url");
+    let started = Instant::now();
+    let mut written = 0;
+    while !dir.join("stop").exists() && started.elapsed() < Duration::from_secs(3600) {
+        for (n, req) in api.requests().iter().enumerate().skip(written) {
+            let body = req.json().unwrap_or(serde_json::Value::Null);
+            let record = serde_json::json!({"method": req.method, "path": req.path,
+                "body": body});
+            std::fs::write(requests.join(format!("{n:03}.json")), record.to_string())
+                .expect("write request");
+            written = n + 1;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
