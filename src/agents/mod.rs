@@ -3,6 +3,7 @@
 
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod fields;
 pub mod gemini;
 pub mod locate;
