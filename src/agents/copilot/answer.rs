@@ -193,6 +193,16 @@ mod tests {
     }
 
     #[test]
+    fn an_error_after_the_answer_means_the_newest_interaction_failed() {
+        let text = format!(
+            "{}{}\n",
+            upto("turns.jsonl", "assistant.turn_end", 1),
+            r#"{"type":"session.error","data":{"errorType":"query","message":"boom"},"id":"e","timestamp":"2026-12-02T09:37:37Z","parentId":null}"#
+        );
+        assert_eq!(answer_of(&text), None);
+    }
+
+    #[test]
     fn a_subagent_s_message_is_not_the_answer() {
         let text = format!(
             "{}{}\n",

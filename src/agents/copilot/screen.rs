@@ -252,8 +252,16 @@ mod tests {
         ] {
             assert_eq!(dialog(&screen(name)), None, "{name}");
         }
-        // The question scrolled up into history with the idle footer under it.
-        let history = format!("{}\n{}", screen("approval"), screen("plain-done"));
+        // A dialog with the idle footer under it is history, not a live dialog.
+        let painted: String = screen("approval")
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert!(dialog(&painted).is_some());
+        let history = format!(
+            "{painted} ← open sidebar · Interactive · Manual Approval · / commands · ? help\n"
+        );
         assert_eq!(dialog(&history), None);
         // Prose that asks the same.
         assert_eq!(
