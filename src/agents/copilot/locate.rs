@@ -247,7 +247,7 @@ mod tests {
     #[test]
     fn the_recorded_layouts_name_their_owner_while_it_runs() {
         // `ls -la` of real session folders: before the first prompt, live, after a clean
-        // exit (SIGHUP) and after SIGKILL.
+        // exit (SIGHUP), after SIGKILL, and one session held by two processes.
         let text = fixture("session-folder.txt");
         let sections: Vec<&str> = text.split("\n# ").collect();
         let pids: Vec<Vec<u32>> = sections
@@ -259,7 +259,17 @@ mod tests {
                     .collect()
             })
             .collect();
-        assert_eq!(pids, vec![vec![28675], vec![29473], vec![], vec![2037]]);
+        assert_eq!(
+            pids,
+            vec![
+                vec![28675],
+                vec![29473],
+                vec![],
+                vec![2037],
+                // `copilot --continue` of the live session, "Resume anyway": both own it.
+                vec![30539, 30710],
+            ]
+        );
         assert!(
             !sections[0].contains(EVENTS_FILE),
             "no log before the first prompt"

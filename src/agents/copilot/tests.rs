@@ -140,3 +140,29 @@ fn a_question_keeps_the_turn_open_until_answered() {
     let answered = upto("ask-user.jsonl", "assistant.turn_end", 2);
     assert_eq!(says(&state_after(&answered, 1)), (State::YourTurn, None));
 }
+
+#[test]
+fn one_process_leaving_a_shared_session_ends_nothing_for_the_other() {
+    // Pane 1 answered, pane 2 ran `copilot --continue` ("Resume anyway") and answered, pane 1
+    // exited (its `session.shutdown` lands in the middle), pane 2 answered again, then exited.
+    let all: Vec<Value> = lines("two-processes.jsonl")
+        .iter()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = all.iter().filter_map(|v| v["type"].as_str()).collect();
+    assert_eq!(
+        types.iter().filter(|t| **t == "session.shutdown").count(),
+        2
+    );
+    let first_exit = types.iter().position(|t| *t == "session.shutdown").unwrap();
+    let next_prompt = upto("two-processes.jsonl", "user.message", 3);
+    assert!(next_prompt.len() > first_exit + 1);
+    assert_eq!(says(&state_after(&next_prompt, 1)), (State::Working, None));
+    let answered = upto("two-processes.jsonl", "assistant.turn_end", 3);
+    let s = state_after(&answered, 1);
+    assert_eq!(says(&s), (State::YourTurn, None));
+    assert_eq!(
+        s.turn_key.as_deref(),
+        next_prompt.last().unwrap()["data"]["interactionId"].as_str()
+    );
+}
