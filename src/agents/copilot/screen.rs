@@ -187,6 +187,21 @@ pub fn failed(screen: &str) -> Option<String> {
         .map(|e| crate::text::chars(e.trim(), 200))
 }
 
+/// The line count of a collapsed paste in the input box: Copilot 1.0.102 shows a bracketed
+/// paste of more than 10 lines as `❯ [Paste #N - M lines]` (and submits the full text); a
+/// shorter or single-line paste shows as typed.
+pub fn paste_placeholder(screen: &str) -> Option<usize> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let input = clean
+        .lines()
+        .rev()
+        .find(|l| l.trim_start().starts_with('❯'))?;
+    let rest = input.trim_start().strip_prefix('❯')?.trim();
+    let inner = rest.strip_prefix("[Paste #")?.split_once("]")?.0;
+    let (_, count) = inner.split_once(" - ")?;
+    count.strip_suffix(" lines")?.trim().parse().ok()
+}
+
 fn idle_footer(line: &str) -> bool {
     let c = content(line);
     c.contains(" · / commands · ") || c.starts_with("← open sidebar")
@@ -278,6 +293,16 @@ mod tests {
         assert_eq!(footer(&screen("429-retrying")), Some(Footer::Working));
         assert_eq!(footer(&screen("plain-done")), Some(Footer::Idle));
         assert_eq!(footer(&screen("exit")), None);
+    }
+
+    #[test]
+    fn a_long_paste_shows_as_a_placeholder() {
+        assert_eq!(paste_placeholder(&screen("paste-placeholder")), Some(20));
+        // Three lines show as typed.
+        let three = screen("paste-three-lines");
+        assert_eq!(paste_placeholder(&three), None);
+        assert!(three.contains("❯ line one"));
+        assert_eq!(paste_placeholder(&screen("plain-done")), None);
     }
 
     #[test]
