@@ -1,5 +1,5 @@
 //! The recorded Copilot CLI 1.0.102 logs, cut at each step of their turns, through the state
-//! engine: what agentpane would say at that moment (docs/agents/copilot.md#states).
+//! engine: what agentpane would say at that moment (docs/agents/copilot.md#turns).
 
 use chrono::Duration;
 use serde_json::Value;
