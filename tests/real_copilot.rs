@@ -1,9 +1,11 @@
-//! The OpenAI chat stand-in (tests/real/openai_chat.rs) served on its own, for recording what
-//! a released client writes by driving it by hand in a private tmux server. This is how
-//! fixtures/real-clients/copilot-1.0.102 was made (its README has the steps):
+//! The released GitHub Copilot CLI (pinned in tests/real/clients.txt). Phase 1 holds only the
+//! recorder: the OpenAI chat stand-in (tests/real/openai_chat.rs) served on its own, for
+//! driving the client by hand in a private tmux server. This is how
+//! fixtures/real-clients/copilot-1.0.102 was made (its README has the steps); the scenarios that
+//! run the client here come with the wiring (scripts/drift.sh runs this file for `copilot`).
 //!
 //! ```sh
-//! STANDIN_DIR=/tmp/rec cargo test --test real_copilot_standin -- --ignored --exact standin
+//! STANDIN_DIR=/tmp/rec cargo test --test real_copilot -- --ignored --exact standin
 //! ```
 //!
 //! writes the port to `$STANDIN_DIR/port`, appends every request to
