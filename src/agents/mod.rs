@@ -7,6 +7,7 @@ pub mod aider;
 pub mod amp;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod fields;
 pub mod gemini;
 pub mod locate;
