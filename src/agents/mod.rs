@@ -26,6 +26,7 @@ use crate::events::{AgentKind, Event};
 /// claimed by the first agent here whose format it fits, so the loosest formats come last.
 const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &codex::Codex,
+    &copilot::Copilot,
     &gemini::Gemini,
     &opencode::Opencode,
     &claude::Claude,

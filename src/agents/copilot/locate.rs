@@ -189,6 +189,22 @@ pub fn find(home: &Path, pid: u32) -> Option<Session> {
     session_of(home, pid, &open, &[]).or_else(|| session_of(home, pid, &open, &list_sessions(home)))
 }
 
+/// The live session folders (a lock names a process) of `cwd` under `home` that have no
+/// `events.jsonl` yet: where a fresh session's log will appear at its first prompt.
+pub fn awaiting_log(home: &Path, cwd: &str) -> Vec<PathBuf> {
+    let root = home.join(SESSION_STATE);
+    list_sessions(home)
+        .into_iter()
+        .filter(|l| !l.locks.is_empty())
+        .map(|l| root.join(l.id))
+        .filter(|dir| !dir.join(EVENTS_FILE).exists())
+        .filter(|dir| {
+            std::fs::read_to_string(dir.join("workspace.yaml"))
+                .is_ok_and(|y| workspace_field(&y, "cwd") == Some(cwd))
+        })
+        .collect()
+}
+
 /// A field of a session's `workspace.yaml` (`cwd`, `name`, `created_at`, …): flat
 /// `key: value` lines, read without a YAML parser.
 pub fn workspace_field<'a>(yaml: &'a str, key: &str) -> Option<&'a str> {

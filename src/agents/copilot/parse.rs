@@ -47,22 +47,33 @@ pub fn kind_of(ty: &str, data: &Value, at: Option<Time>) -> EventKind {
         "tool.execution_complete" => EventKind::ToolResult {
             ids: tool_call_id(data),
         },
-        // The same call the `assistant.message` named; it keeps the turn open. Its approval
-        // (a `permission.requested` without its `permission.completed`) is what makes the
-        // turn wait on the human: see [`pending`].
-        "permission.requested" => EventKind::ToolUse {
-            ids: data
-                .pointer("/permissionRequest/toolCallId")
-                .and_then(Value::as_str)
+        // An approval asked in the log itself: the turn waits on the human until the request
+        // is answered (`permission.completed` of the same `requestId`, its result).
+        "permission.requested" if data.get("resolvedByHook") != Some(&Value::Bool(true)) => {
+            EventKind::AwaitingHuman {
+                ids: str_of(data, "requestId")
+                    .map(|s| vec![s.to_string()])
+                    .unwrap_or_default(),
+                reason: permission_reason(data),
+            }
+        }
+        "permission.completed" => EventKind::ToolResult {
+            ids: str_of(data, "requestId")
                 .map(|s| vec![s.to_string()])
                 .unwrap_or_default(),
-            names: vec![permission_tool(data)],
         },
+        // A question put to the human (`ask_user`): answered by its tool result.
+        "tool.execution_start" if str_of(data, "toolName") == Some("ask_user") => {
+            EventKind::AwaitingHuman {
+                ids: tool_call_id(data),
+                reason: "question".into(),
+            }
+        }
         // Proof of life inside an open turn: the model-call boundary (see the module doc),
         // tool starts, answered approvals and questions, hooks, subagents.
         "assistant.turn_end"
         | "tool.execution_start"
-        | "permission.completed"
+        | "permission.requested"
         | "human_response.recorded"
         | "hook.start"
         | "hook.end"
@@ -316,6 +327,19 @@ pub fn pending(records: &[Value]) -> Option<Pending> {
     None
 }
 
+/// The `waiting` reason of a `permission.requested` record: `permission: bash (touch a)`.
+fn permission_reason(data: &Value) -> String {
+    let request = data.get("permissionRequest").unwrap_or(&Value::Null);
+    Pending {
+        kind: PendingKind::Permission,
+        tool: permission_tool(data),
+        detail: permission_detail(request),
+        tool_call_id: None,
+        at: None,
+    }
+    .reason()
+}
+
 /// The tool a permission request is about, in the words of the dialog.
 fn permission_tool(data: &Value) -> String {
     let request = data.get("permissionRequest").unwrap_or(&Value::Null);
@@ -507,17 +531,34 @@ mod tests {
         assert_eq!(p.kind, PendingKind::Permission);
         assert_eq!(p.reason(), "permission: bash (touch hello.txt)");
         assert_eq!(p.tool_call_id.as_deref(), Some("call_0"));
-        // The same call as a tool use: the turn is open on it.
+        // The record itself says the turn waits on the human, and for what; its answer is
+        // the `permission.completed` of the same request.
+        let request = at_dialog.last().unwrap();
+        let id = request
+            .pointer("/data/requestId")
+            .unwrap()
+            .as_str()
+            .unwrap();
         assert_eq!(
-            parse_value(at_dialog.last().unwrap()).unwrap().kind,
-            EventKind::ToolUse {
-                ids: vec!["call_0".into()],
-                names: vec!["bash".into()]
+            parse_value(request).unwrap().kind,
+            EventKind::AwaitingHuman {
+                ids: vec![id.to_string()],
+                reason: "permission: bash (touch hello.txt)".into()
+            }
+        );
+        let all = values("approval.jsonl");
+        let completed = all
+            .iter()
+            .find(|v| str_of(v, "type") == Some("permission.completed"))
+            .unwrap();
+        assert_eq!(
+            parse_value(completed).unwrap().kind,
+            EventKind::ToolResult {
+                ids: vec![id.to_string()]
             }
         );
         // Approved, then the second approval cancelled with Escape (abort user_initiated),
         // then the process exited: nothing pends at any of those points.
-        let all = values("approval.jsonl");
         let approved = all
             .iter()
             .position(|v| str_of(v, "type") == Some("permission.completed"))
@@ -547,6 +588,13 @@ mod tests {
         assert_eq!(p.detail.as_deref(), Some("Which color?"));
         assert_eq!(p.reason(), "question");
         assert_eq!(pending(&values("ask-user.jsonl")), None);
+        assert_eq!(
+            parse_value(asked.last().unwrap()).unwrap().kind,
+            EventKind::AwaitingHuman {
+                ids: vec!["call_0".into()],
+                reason: "question".into()
+            }
+        );
     }
 
     #[test]

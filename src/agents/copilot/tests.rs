@@ -104,20 +104,31 @@ fn a_400_and_an_exhausted_429_are_attention() {
 }
 
 #[test]
-fn an_approval_is_an_open_tool_call_whose_pending_request_names_the_command() {
+fn an_approval_in_the_log_is_waiting_naming_the_tool_and_command() {
     let at_dialog = upto("approval.jsonl", "permission.requested", 1);
     let s = state_after(&at_dialog, 5);
-    assert_eq!(says(&s), (State::Working, Some("tool: bash")));
+    assert_eq!(
+        says(&s),
+        (State::Waiting, Some("permission: bash (touch hello.txt)"))
+    );
+    assert!(s.turn_open);
+    // A person may take their time: still waiting ten minutes later.
+    let s = state_after(&at_dialog, 600);
+    assert_eq!(s.state, State::Waiting);
     let p = parse::pending(&at_dialog).expect("pending");
     assert_eq!(p.kind, PendingKind::Permission);
     assert_eq!(p.reason(), "permission: bash (touch hello.txt)");
     // Approved: the command runs, then the answer closes the turn.
     let approved = upto("approval.jsonl", "permission.completed", 1);
     assert_eq!(parse::pending(&approved), None);
+    assert_eq!(says(&state_after(&approved, 1)), (State::Working, None));
+    let asking = upto("approval.jsonl", "tool.execution_start", 1);
     assert_eq!(
-        says(&state_after(&approved, 1)),
+        says(&state_after(&asking, 1)),
         (State::Working, Some("tool: bash"))
     );
+    let ran = upto("approval.jsonl", "tool.execution_complete", 1);
+    assert_eq!(says(&state_after(&ran, 1)), (State::Working, None));
     let done = upto("approval.jsonl", "assistant.turn_end", 2);
     assert_eq!(says(&state_after(&done, 1)), (State::YourTurn, None));
     // Escape at the second dialog cancels the whole turn.
@@ -134,7 +145,7 @@ fn a_question_keeps_the_turn_open_until_answered() {
     let asked = upto("ask-user.jsonl", "tool.execution_start", 1);
     assert_eq!(
         says(&state_after(&asked, 5)),
-        (State::Working, Some("tool: ask_user"))
+        (State::Waiting, Some("question"))
     );
     assert_eq!(parse::pending(&asked).unwrap().kind, PendingKind::Question);
     let answered = upto("ask-user.jsonl", "assistant.turn_end", 2);
