@@ -530,7 +530,7 @@ pub fn age(now: Time, at: Option<Time>) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chrono::TimeZone;
+    use chrono::{TimeZone, Utc};
 
     fn t(secs: i64) -> Time {
         Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
