@@ -52,6 +52,7 @@ fixture() {
     codex) echo "$ROOT/fixtures/real/codex/kvsankar-agent-history/session-01.jsonl" ;;
     gemini) echo "$ROOT/fixtures/real-clients/gemini-0.61.0/session.jsonl" ;;
     opencode) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
+    copilot) echo "$ROOT/fixtures/real-clients/copilot-1.0.102/demo.jsonl" ;;
     *) echo "$SCREEN_STEPS" ;;
     esac
 }

@@ -130,6 +130,7 @@ impl FakeAgent {
             AgentKind::Codex => fake.fixture("codex/kvsankar-agent-history/session-01.jsonl"),
             AgentKind::Gemini => fake.real_client_fixture("gemini-0.61.0/session.jsonl"),
             AgentKind::Opencode => fake.real_client_fixture("opencode-1.18.33/replay.sql"),
+            AgentKind::Copilot => fake.real_client_fixture("copilot-1.0.102/demo.jsonl"),
             AgentKind::Amp | AgentKind::Aider => fake,
         }
     }
