@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-KINDS=${KINDS:-claude codex gemini opencode amp aider}
+KINDS=${KINDS:-claude codex gemini opencode amp aider copilot}
 PANES=${PANES:-25}
 MIXED=${MIXED:-100}
 MIXED_WRITERS=${MIXED_WRITERS:-claude opencode}
