@@ -264,6 +264,38 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         let alerts = wait_alerts(&watch, &pane, 5);
         assert_eq!(alerts[4], ("your-turn".into(), String::new()), "{label}");
 
+        // A long answer (over ten lines: Copilot shows `[Paste #1 - 12 lines]` in its box)
+        // arrives whole, byte for byte.
+        let long: String = (1..=12)
+            .map(|i| format!("line {i}: `x = {i} * 2`  # two spaces\n"))
+            .collect::<String>()
+            .trim_end()
+            .to_string();
+        let writer = w
+            .server
+            .spawn(&FakeAgent::idle(agentpane::events::AgentKind::Copilot).in_dir("long"));
+        let record = serde_json::json!({"type": "assistant.message", "data": {
+            "messageId": "m-long", "interactionId": "i-long", "content": long,
+            "toolRequests": []}, "id": "e-long", "timestamp": "", "parentId": null});
+        w.server.send_line(&writer, &format!("line {record}"));
+        wait_for(STEP, "the long answer in the fake", || {
+            let r = w.server.agentpane(&["last", &writer, "--json"]);
+            (r.code == 0 && r.json()["text"] == long.as_str()).then_some(())
+        });
+        let routed = w.server.agentpane(&["route", &writer, &pane]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        let got = wait_for(STEP, "the long routed prompt at the API", || {
+            let p = w.last_prompt();
+            p.starts_with("line 1:").then_some(p)
+        });
+        assert_eq!(
+            got, long,
+            "{label}: the API got another text than was routed"
+        );
+        w.wait_state(&pane, "your-turn", None);
+        let alerts = wait_alerts(&watch, &pane, 6);
+        assert_eq!(alerts[5], ("your-turn".into(), String::new()), "{label}");
+
         // Last, as it takes a minute: a 429 Copilot retries five times, writing nothing until
         // it gives up; then attention naming it, alerted, no answer handed on.
         type_prompt(&w.server, &pane, "QUOTA please");
@@ -276,9 +308,9 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
             },
         );
         assert_eq!(row["reason"], "quota exceeded", "{label}: {row:#}");
-        let alerts = wait_alerts(&watch, &pane, 6);
+        let alerts = wait_alerts(&watch, &pane, 7);
         assert_eq!(
-            alerts[5],
+            alerts[6],
             ("attention".into(), "quota exceeded".into()),
             "{label}"
         );
@@ -288,7 +320,7 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         // One alert per turn that needs the human; never the interrupt.
         std::thread::sleep(Duration::from_secs(3));
         let alerts = alerts_now(&watch, &pane);
-        assert_eq!(alerts.len(), 6, "{label}: {alerts:?}");
+        assert_eq!(alerts.len(), 7, "{label}: {alerts:?}");
         assert!(
             !alerts.iter().any(|a| a.1 == "interrupted"),
             "{label}: {alerts:?}"
