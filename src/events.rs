@@ -1,5 +1,6 @@
 //! Normalised transcript events (docs/design.md#events): what every agent adapter produces and the
-//! state engine consumes. Small, agent-neutral, ordered by position in the file.
+//! state engine consumes. Small, agent-neutral, ordered by position in the file. Also the clean
+//! last [`Answer`] an adapter reads for extraction.
 
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -171,5 +172,49 @@ impl Event {
     pub fn message(mut self, id: impl Into<String>) -> Event {
         self.message_id = Some(id.into());
         self
+    }
+}
+
+/// A clean final answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Answer {
+    pub text: String,
+    pub agent: AgentKind,
+    pub at: Option<Time>,
+    /// The message id / turn id it came from.
+    pub key: Option<String>,
+}
+
+impl Answer {
+    /// The first non-blank line, at most `max` characters (for tables and menus).
+    pub fn head(&self, max: usize) -> String {
+        let line = self
+            .text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty())
+            .unwrap_or("");
+        crate::text::chars(line, max)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(text: &str) -> Answer {
+        Answer {
+            text: text.into(),
+            agent: AgentKind::Claude,
+            at: None,
+            key: None,
+        }
+    }
+
+    #[test]
+    fn head_is_the_first_non_blank_line_bounded() {
+        assert_eq!(answer("\n\n  Done.\nmore").head(60), "Done.");
+        assert_eq!(answer("abcdef").head(4), "abc…");
+        assert_eq!(answer("héllo").head(5), "héllo");
     }
 }

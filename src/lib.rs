@@ -16,6 +16,7 @@ pub mod fake_agent;
 pub mod memory;
 pub mod paths;
 pub mod proctree;
+pub mod read;
 pub mod resolve;
 pub mod route;
 pub mod scan;

@@ -269,7 +269,7 @@ fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::testkit::{report, t};
+    use crate::scan::testkit::{report, t};
 
     fn quiet_open_turn(last: i64) -> PaneReport {
         let mut r = report(1, 1, State::Idle, last);

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::agents::claude::record::SessionRecord;
 pub use crate::agents::locate::{Target, TranscriptCache, Via};
+use crate::agents::record::SessionRecord;
 use crate::agents::{self, Lookup, Shared};
 use crate::events::{AgentKind, Time};
 use crate::paths;

@@ -527,6 +527,30 @@ pub fn age(now: Time, at: Option<Time>) -> Duration {
         .unwrap_or(Duration::ZERO)
 }
 
+/// Which evidence decided a pane's state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Source {
+    Hook,
+    SessionRecord,
+    Transcript,
+    Pane,
+    None,
+}
+
+impl Source {
+    /// The name used in JSON and on screen.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Hook => "hook",
+            Source::SessionRecord => "session-record",
+            Source::Transcript => "transcript",
+            Source::Pane => "pane",
+            Source::None => "none",
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@ pub fn chars(text: &str, max: usize) -> String {
 }
 
 /// `12s`, `5m`, `3h`, `2d`.
-pub fn age(now: crate::events::Time, at: crate::events::Time) -> String {
+pub fn age(now: chrono::DateTime<chrono::Utc>, at: chrono::DateTime<chrono::Utc>) -> String {
     let secs = (now - at).num_seconds().max(0);
     match secs {
         s if s < 60 => format!("{s}s"),

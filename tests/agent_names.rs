@@ -22,20 +22,9 @@ const ALLOWED: &[(&str, &str)] = &[
         "the fake agents the tests and the demo run, one per kind",
     ),
     (
-        "doctor",
-        "the table of client releases verified in CI, per agent",
-    ),
-    (
-        "evidence/pane.rs",
-        "the approval dialogs of three agents in one table, not yet in their folders",
-    ),
-    (
-        "evidence/record.rs",
-        "the live session record is Claude Code's type (`Resolved.record`)",
-    ),
-    (
-        "resolve.rs",
-        "the live session record is Claude Code's type (`Resolved.record`)",
+        "doctor/gather.rs",
+        "checks the hooks `agentpane hooks install` puts in Claude Code's settings, the one \
+         agent with installable hooks",
     ),
 ];
 

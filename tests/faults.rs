@@ -17,11 +17,12 @@ use std::time::{Duration, Instant};
 use agentpane::agents;
 use agentpane::events::{AgentKind, Event, Time};
 use agentpane::paths;
+use agentpane::read::reverse::{Line, ReverseLines};
+use agentpane::read::Budget;
 use agentpane::state::{classify, Observation, Windows};
 use agentpane::tmux::{Runner, Tmux, TmuxError, PANE_FORMAT};
 use agentpane::transcript::follow::Follower;
-use agentpane::transcript::reverse::{Line, ReverseLines};
-use agentpane::transcript::{classify_file, tail_events_from, Budget};
+use agentpane::transcript::{classify_file, tail_events_from};
 use common::{agentpane_bin, fixture, wait_until, FakeAgent, TmuxServer, DEADLINE};
 use proptest::prelude::*;
 

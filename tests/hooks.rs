@@ -14,7 +14,7 @@ use agentpane::evidence::hook::{HookEvidence, HookKind, HookRecord};
 use agentpane::evidence::{
     detect_prompt, reconcile, PaneEvidence, PromptKind, RecordState, RecordStatus,
 };
-use agentpane::scan::Source;
+use agentpane::state::Source;
 use agentpane::state::{classify, Observation, State, Status, Windows};
 use chrono::TimeZone;
 use serde_json::Value;
@@ -164,7 +164,7 @@ mod settings;
 mod totality {
     use super::*;
     use agentpane::evidence::hook::HookInput;
-    use agentpane::evidence::{countdown, parse_reset};
+    use agentpane::read::ratelimit::{countdown, parse_reset};
     use proptest::prelude::*;
 
     proptest! {

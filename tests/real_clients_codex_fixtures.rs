@@ -7,8 +7,9 @@ use std::path::PathBuf;
 
 use agentpane::events::{AgentKind, Time};
 use agentpane::extract::last_answer_from_transcript;
+use agentpane::read::Budget;
 use agentpane::state::{classify, Observation, State, Status, Windows};
-use agentpane::transcript::{tail_events_from, Budget};
+use agentpane::transcript::tail_events_from;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -7,8 +7,9 @@ use std::path::{Path, PathBuf};
 
 use agentpane::events::{AgentKind, Time};
 use agentpane::extract::last_answer_from_transcript;
+use agentpane::read::Budget;
 use agentpane::state::{classify, Observation, State, Status, Windows};
-use agentpane::transcript::{classify_file, tail_events_from, Budget};
+use agentpane::transcript::{classify_file, tail_events_from};
 use serde_json::Value;
 
 fn fixture(rel: &str) -> PathBuf {

@@ -13,8 +13,8 @@ use anyhow::Result;
 use super::locate::{Found, Target, TranscriptCache};
 use super::retry::Retrying;
 use crate::events::{AgentKind, Event, Time};
-use crate::evidence::Source;
 use crate::proctree::ProcTable;
+use crate::state::Source;
 use crate::state::{Status, Windows};
 
 /// What one resolution shares with the locators of every pane it resolves.
@@ -153,8 +153,8 @@ pub trait Agent: Sync {
     fn last_answer(
         &self,
         _path: &Path,
-        _budget: crate::transcript::Budget,
-    ) -> Option<Result<Option<crate::extract::Answer>>> {
+        _budget: crate::read::Budget,
+    ) -> Option<Result<Option<crate::events::Answer>>> {
         None
     }
 
@@ -200,6 +200,17 @@ pub trait Agent: Sync {
         (status, source)
     }
 
+    /// The approval dialogs its screen draws.
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        &[]
+    }
+
+    /// A question it asks on screen in a form of its own, not a titled dialog (`lines`: the
+    /// bottom of the screen).
+    fn question(&self, _lines: &[&str]) -> Option<crate::read::dialog::Prompt> {
+        None
+    }
+
     /// A line of its screen that belongs to a tool's output box, beyond the marks every agent
     /// shares (`⎿`, `└`).
     fn tool_line(&self, _trimmed: &str, _first: char) -> bool {
@@ -230,7 +241,7 @@ pub trait AnswerReader {
     /// One record; what it means for the answer.
     fn push(&mut self, record: &serde_json::Value) -> AnswerStep;
     /// The answer collected when the records ran out.
-    fn finish(self: Box<Self>) -> Option<crate::extract::Answer>;
+    fn finish(self: Box<Self>) -> Option<crate::events::Answer>;
 }
 
 /// What one record means on the way back to the last answer.
@@ -238,7 +249,7 @@ pub enum AnswerStep {
     /// Keep reading.
     More,
     /// This is the answer.
-    Found(crate::extract::Answer),
+    Found(crate::events::Answer),
     /// The newest turn failed: it has no answer, and an older one must not stand in.
     Failed,
 }

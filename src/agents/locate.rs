@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::agents::claude::record::SessionRecord;
+use crate::agents::record::SessionRecord;
 use crate::paths;
 use crate::proctree::procfs;
 

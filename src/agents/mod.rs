@@ -12,6 +12,7 @@ pub mod fields;
 pub mod gemini;
 pub mod locate;
 pub mod opencode;
+pub mod record;
 pub mod retry;
 pub mod stores;
 
@@ -126,7 +127,7 @@ pub fn retrying(agent: AgentKind, screen: &str) -> Option<retry::Retrying> {
 /// A rate-limit reset time in an API-error text, read relative to the record's own time.
 pub fn reset_time(text: &str, at: Option<crate::events::Time>) -> Option<crate::events::Time> {
     let at = at?;
-    crate::evidence::parse_reset(text, at, crate::evidence::ratelimit::local_offset(at))
+    crate::read::ratelimit::parse_reset(text, at, crate::read::ratelimit::local_offset(at))
 }
 
 /// Maps a line too large to decode (head and tail fragments only) to an event.

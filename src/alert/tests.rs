@@ -2,7 +2,7 @@
 #![allow(clippy::cloned_ref_to_slice_refs)]
 
 use super::*;
-use crate::segment::testkit::{focused, report, t};
+use crate::scan::testkit::{focused, report, t};
 
 struct Run {
     engine: Engine,

@@ -5,9 +5,10 @@ use serde::Serialize;
 
 use super::Context;
 use crate::cli::LastArgs;
+use crate::events::Answer;
 use crate::events::{AgentKind, Time};
+use crate::extract;
 use crate::extract::cache::AnswerCache;
-use crate::extract::{self, Answer};
 use crate::route::source::{pane_answer, report_of};
 use crate::state::State;
 

@@ -12,7 +12,8 @@ use crate::cli::{PanesArgs, ResolveArgs};
 use crate::events::{AgentKind, Time};
 use crate::exit;
 use crate::resolve::{Resolved, Via};
-use crate::scan::{self, PaneReport, Source};
+use crate::scan::{self, PaneReport};
+use crate::state::Source;
 use crate::state::State;
 use crate::text::age;
 
@@ -115,7 +116,7 @@ impl<'a> PaneRow<'a> {
 /// The head of the pane's last answer, reading at most 2 MiB back.
 fn answer_head(report: &PaneReport) -> Option<String> {
     let path = report.resolved.transcript.as_deref()?;
-    let budget = crate::transcript::Budget {
+    let budget = crate::read::Budget {
         max_bytes: 2 * 1024 * 1024,
         max_lines: 5_000,
     };

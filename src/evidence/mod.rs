@@ -4,20 +4,18 @@
 //!
 //! Data flow: `agentpane hook` (inside the agent's hook path) writes [`HookEvidence`] files;
 //! the scanner reads them together with the session record ([`RecordStatus`]) and, when it
-//! captured the pane, [`PaneEvidence`]; [`reconcile`] decides. Rate-limit reset times and the
-//! countdown text live in [`ratelimit`].
+//! captured the pane, [`PaneEvidence`]; [`reconcile`] decides. Rate-limit reset times are read in
+//! [`crate::read::ratelimit`].
 
 pub mod hook;
 pub mod pane;
-pub mod ratelimit;
 pub mod reconcile;
 pub mod record;
 pub mod settings;
 
 pub use hook::{HookEvidence, HookInput, HookKind, HookRecord};
 pub use pane::{detect_prompt, PaneEvidence, Prompt, PromptKind};
-pub use ratelimit::{countdown, parse_reset};
-pub use reconcile::{reconcile, Source};
+pub use reconcile::reconcile;
 pub use record::{RecordState, RecordStatus};
 
 pub(crate) use crate::text::bounded;

@@ -12,37 +12,11 @@
 //! 4. The pane refines: a known approval dialog turns a pending tool call into `waiting`;
 //!    a pane showing no dialog ends a hook/record permission wait older than the settle window.
 
-use serde::Serialize;
-
 use super::hook::{HookEvidence, HookKind, HookRecord};
 use super::pane::{PaneEvidence, PromptKind};
 use super::record::{RecordState, RecordStatus};
 use crate::events::Time;
-use crate::state::{age, max_time, State, Status, Windows};
-
-/// Which evidence decided a pane's state.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Source {
-    Hook,
-    SessionRecord,
-    Transcript,
-    Pane,
-    None,
-}
-
-impl Source {
-    /// The name used in JSON and on screen.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Source::Hook => "hook",
-            Source::SessionRecord => "session-record",
-            Source::Transcript => "transcript",
-            Source::Pane => "pane",
-            Source::None => "none",
-        }
-    }
-}
+use crate::state::{age, max_time, Source, State, Status, Windows};
 
 /// One source's opinion about the turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -378,7 +352,7 @@ mod tests {
         let tail = crate::transcript::tail_events(
             std::path::Path::new(path),
             None,
-            crate::transcript::Budget::default(),
+            crate::read::Budget::default(),
         )
         .unwrap();
         let asked = tail.events.last().and_then(|e| e.at).unwrap();
@@ -404,7 +378,7 @@ mod tests {
         let tail = crate::transcript::tail_events(
             std::path::Path::new(path),
             None,
-            crate::transcript::Budget::default(),
+            crate::read::Budget::default(),
         )
         .unwrap();
         let ended = tail.events.iter().filter_map(|e| e.at).max().unwrap();

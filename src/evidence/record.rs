@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use chrono::{DateTime, TimeZone, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
 use super::bounded;
-use crate::agents::claude::record::SessionRecord;
+use crate::agents::record::SessionRecord;
 use crate::events::Time;
+use crate::read::time::{epoch_time, json_time};
 
 /// What the record says the session is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -104,32 +104,6 @@ impl RecordStatus {
     }
 }
 
-/// A time written as epoch milliseconds, epoch seconds, or an RFC 3339 string.
-pub(crate) fn json_time(value: &Value) -> Option<Time> {
-    match value {
-        Value::Number(n) => epoch_time(n.as_f64()?),
-        Value::String(s) => match s.trim().parse::<f64>() {
-            Ok(n) => epoch_time(n),
-            Err(_) => DateTime::parse_from_rfc3339(s.trim())
-                .ok()
-                .map(|d| d.with_timezone(&Utc)),
-        },
-        _ => None,
-    }
-}
-
-/// Epoch seconds or milliseconds (values past 1e11 are milliseconds: 1e11 s is year 5138).
-pub(crate) fn epoch_time(n: f64) -> Option<Time> {
-    if !n.is_finite() || n <= 0.0 {
-        return None;
-    }
-    let ms = if n >= 1e11 { n } else { n * 1000.0 };
-    if ms > 1e15 {
-        return None;
-    }
-    Utc.timestamp_millis_opt(ms as i64).single()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -181,14 +155,5 @@ mod tests {
         assert!(RecordStatus::parse(br#"{"pid":1}"#).is_none());
         assert!(RecordStatus::parse(b"[1,2]").is_none());
         assert!(RecordStatus::parse(b"{\"status\":").is_none());
-    }
-
-    #[test]
-    fn epoch_seconds_and_millis() {
-        let s = epoch_time(1_764_500_000.0).unwrap();
-        let ms = epoch_time(1_764_500_000_000.0).unwrap();
-        assert_eq!(s, ms);
-        assert!(epoch_time(-1.0).is_none());
-        assert!(epoch_time(f64::NAN).is_none());
     }
 }

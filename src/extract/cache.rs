@@ -10,8 +10,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use lru::LruCache;
 
-use super::{last_answer_from_transcript, Answer};
+use super::last_answer_from_transcript;
 use crate::events::AgentKind;
+use crate::events::Answer;
 
 /// What identifies one version of a transcript file.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,11 +7,11 @@ use std::path::Path;
 use anyhow::{Context, Result};
 use serde_json::Value;
 
-use super::Answer;
 use crate::agents::{self, AnswerReader, AnswerStep};
 use crate::events::AgentKind;
-use crate::transcript::reverse::{Line, ReverseLines};
-use crate::transcript::{Budget, MAX_LINE};
+use crate::events::Answer;
+use crate::read::reverse::{Line, ReverseLines};
+use crate::read::{Budget, MAX_LINE};
 
 /// The clean last answer in `path`, or `None` when the transcript has none (yet).
 pub fn last_answer_from_transcript(
@@ -34,7 +34,7 @@ pub fn last_answer_within(
     if let Some(answer) = own.and_then(|a| a.last_answer(path, budget)) {
         return answer;
     }
-    let file = crate::transcript::open_regular(path)?;
+    let file = crate::read::open_regular(path)?;
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut reader: Option<(AgentKind, Box<dyn AnswerReader>)> = None;
@@ -84,4 +84,33 @@ pub fn last_answer_within(
             a
         })
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::agents::gemini::is_log;
+    use crate::agents::gemini::tests::{log, now, ANSWER};
+    use crate::events::AgentKind;
+    use crate::state::{Observation, State, Windows};
+
+    #[test]
+    fn the_log_is_recognised() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, log()[..6].join("\n") + "\n").unwrap();
+        assert!(is_log(&path));
+        let (agent, s) = crate::transcript::classify_file(
+            &path,
+            None,
+            now(),
+            &Windows::default(),
+            Observation::default(),
+        )
+        .unwrap();
+        assert_eq!((agent, s.state), (AgentKind::Gemini, State::YourTurn));
+        let a = crate::extract::last_answer_from_transcript(&path, None)
+            .unwrap()
+            .unwrap();
+        assert_eq!((a.agent, a.text.as_str()), (AgentKind::Gemini, ANSWER));
+    }
 }

@@ -372,7 +372,7 @@ mod tests {
         assert_eq!(a.len(), 36);
         assert_eq!(a.as_bytes()[14], b'4');
         assert!(
-            crate::agents::codex::locate::session_id_of(Path::new(&format!(
+            crate::agents::codex::home::session_id_of(Path::new(&format!(
                 "rollout-2026-01-01T00-00-00-{a}.jsonl"
             )))
             .is_some()

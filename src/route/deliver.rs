@@ -14,7 +14,8 @@ use serde::Serialize;
 use super::queue::{disposition, Disposition, Outcome, Queued, Store};
 use super::recipient::{self, Recipient, Refusal};
 use crate::events::AgentKind;
-use crate::scan::{PaneReport, Source};
+use crate::scan::PaneReport;
+use crate::state::Source;
 use crate::state::State;
 use crate::tmux::{Tmux, TmuxError};
 

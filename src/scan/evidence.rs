@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use super::screens::Screens;
-use super::{PaneReport, Source};
+use super::PaneReport;
 use crate::events::Time;
 use crate::evidence::{self, HookEvidence, PaneEvidence, RecordStatus};
+use crate::state::Source;
 use crate::state::Windows;
 use crate::tmux::{Pane, Tmux};
 

@@ -12,7 +12,7 @@ mod screens;
 
 use serde::Serialize;
 
-pub use crate::evidence::Source;
+use crate::state::Source;
 pub use evidence::{with_evidence, SUSPENDED};
 pub use scanner::{Counters, Scanner, RESOLVE_MAX_AGE};
 
@@ -173,29 +173,7 @@ fn report_with(resolved: Resolved, now: Time, reader: &mut Reader) -> PaneReport
 }
 
 #[cfg(test)]
-pub(crate) mod testkit {
-    /// One `list-panes` line for pane `%1` of process `pid`.
-    pub fn pane_line(pid: u32, command: &str, title: &str) -> String {
-        let f = [
-            "%1",
-            &pid.to_string(),
-            "main",
-            "0",
-            "w",
-            "0",
-            "/tmp",
-            "1",
-            "1",
-            "0",
-            "0",
-            "@1",
-            command,
-            "1796193805",
-            title,
-        ];
-        format!("{}\n", f.join("\u{1f}"))
-    }
-}
+pub(crate) mod testkit;
 
 #[cfg(test)]
 mod tests {

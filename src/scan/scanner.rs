@@ -264,7 +264,7 @@ mod tests {
         // The watcher's view of Claude Code 2.1.197 whose record said `waiting` (permission)
         // just before its first transcript was written: reusing that resolution kept the pane
         // `idle` in the watcher, unalerted, for up to a minute.
-        let mut r = crate::segment::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
+        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
         assert!(!awaits_transcript(&r), "a transcript: reuse");
         r.transcript = None;
         assert!(awaits_transcript(&r), "no transcript yet: resolve again");

@@ -212,6 +212,3 @@ fn expand(format: &str, values: &HashMap<String, String>) -> String {
 
 #[cfg(test)]
 mod tests;
-
-#[cfg(test)]
-pub(crate) mod testkit;

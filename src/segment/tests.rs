@@ -1,5 +1,5 @@
-use super::testkit::{report, t};
 use super::*;
+use crate::scan::testkit::{report, t};
 
 fn seg(reports: &[PaneReport]) -> String {
     render(

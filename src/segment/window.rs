@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use super::Icons;
 use crate::events::{AgentKind, Time};
-use crate::scan::{PaneReport, Source};
+use crate::scan::PaneReport;
+use crate::state::Source;
 use crate::state::{urgency, State};
 
 /// One agent pane as `pane-status --json` shows it.

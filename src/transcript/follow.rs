@@ -135,7 +135,7 @@ impl Follower {
 
 /// Opens for reading; a FIFO or device is refused (it would block or never end).
 fn open(path: &Path) -> io::Result<File> {
-    crate::transcript::open_regular(path).map_err(|e| io::Error::other(format!("{e:#}")))
+    crate::read::open_regular(path).map_err(|e| io::Error::other(format!("{e:#}")))
 }
 
 #[cfg(test)]

@@ -1,12 +1,10 @@
-//! Reading transcripts: backwards from the end for the current state ([`reverse`]), forwards
+//! Reading transcripts: backwards from the end for the current state ([`crate::read::reverse`]), forwards
 //! from an offset for watch mode ([`follow`]). The cost of [`tail_events`] depends on how far
 //! back the deciding event is, never on the file's size.
 
 pub mod follow;
 pub mod reader;
-pub mod reverse;
 
-use std::fs::File;
 use std::io::{Read, Seek};
 use std::path::Path;
 
@@ -14,27 +12,9 @@ use anyhow::{Context, Result};
 
 use crate::agents;
 use crate::events::{AgentKind, Event, EventKind, Time};
+use crate::read::reverse::{Line, ReverseLines};
+use crate::read::{open_regular, Budget, MAX_LINE};
 use crate::state::{self, Observation, Status, Windows};
-use reverse::{Line, ReverseLines};
-
-/// Lines longer than this are read as head + tail only.
-pub const MAX_LINE: usize = 4 * 1024 * 1024;
-
-/// How far back a state read may go before it settles for what it found.
-#[derive(Debug, Clone, Copy)]
-pub struct Budget {
-    pub max_bytes: u64,
-    pub max_lines: usize,
-}
-
-impl Default for Budget {
-    fn default() -> Budget {
-        Budget {
-            max_bytes: 32 * 1024 * 1024,
-            max_lines: 50_000,
-        }
-    }
-}
 
 /// The tail of a transcript as events in file order, ending at the last complete line and
 /// starting at the latest decisive main-thread event (or where the budget ran out).
@@ -45,25 +25,6 @@ pub struct Tail {
     /// Lines that could not be decoded (partial, invalid UTF-8, not JSON).
     pub skipped: usize,
     pub bytes_read: u64,
-}
-
-/// Opens a transcript for reading, refusing anything but a regular file: a FIFO or a device
-/// would block or never end. (O_NONBLOCK makes the open itself return at once; it changes
-/// nothing for regular files.)
-pub fn open_regular(path: &Path) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(path)
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    let meta = file
-        .metadata()
-        .with_context(|| format!("cannot read {}", path.display()))?;
-    if !meta.is_file() {
-        anyhow::bail!("cannot read {}: not a regular file", path.display());
-    }
-    Ok(file)
 }
 
 /// Reads events backwards from the end of `path` until the state is decided.

@@ -265,7 +265,7 @@ fn escalations(
 mod tests {
     use super::*;
     use crate::channel::message::{Header, Kind, Recipient};
-    use crate::segment::testkit::{report, t};
+    use crate::scan::testkit::{report, t};
     use crate::state::State;
 
     fn msg(id: &str, kind: Kind, from: &str, created: i64) -> Message {

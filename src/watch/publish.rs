@@ -109,7 +109,7 @@ pub fn clear_all(old: &Options) -> Vec<OptionChange> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::segment::testkit::{report, t};
+    use crate::scan::testkit::{report, t};
     use crate::segment::DEFAULT_FORMAT;
 
     fn opts(reports: &[PaneReport]) -> Options {

@@ -315,7 +315,7 @@ mod tests {
         let tdir = dir.path().join("proj");
         std::fs::create_dir_all(&state).unwrap();
         std::fs::create_dir_all(&tdir).unwrap();
-        let mut r = crate::segment::testkit::report(1, 1, crate::state::State::Working, 0);
+        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Working, 0);
         r.resolved.transcript = Some(tdir.join("x.jsonl"));
         let f = folders(&[r], &state, &dir.path().join("sock"));
         assert!(f.contains(&state) && f.contains(&tdir) && f.contains(dir.path()));
@@ -326,7 +326,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data/opencode");
         std::fs::create_dir_all(&data).unwrap();
-        let mut r = crate::segment::testkit::report(1, 1, crate::state::State::Idle, 0);
+        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0);
         r.resolved.transcript = None;
         r.resolved.agent = Some(crate::resolve::AgentProcess {
             kind: crate::events::AgentKind::Opencode,

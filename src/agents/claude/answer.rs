@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::agents::agent::{AnswerReader, AnswerStep};
 use crate::agents::fields;
 use crate::events::AgentKind;
-use crate::extract::Answer;
+use crate::events::Answer;
 
 /// Collects the lines of one assistant message, newest first.
 #[derive(Default)]

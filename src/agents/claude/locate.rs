@@ -15,10 +15,10 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use super::record::SessionRecord;
 use crate::agents::locate::{
     cwd_matches, head_values, mtime_secs, str_at, Found, Target, TranscriptCache, Via,
 };
+use crate::agents::record::SessionRecord;
 use crate::proctree::procfs;
 
 /// Claude Code's project folder name for a cwd: every character that is not an ASCII letter

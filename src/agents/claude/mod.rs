@@ -1,9 +1,9 @@
 //! Claude adapter.
 
 pub mod answer;
+pub mod dialogs;
 pub mod locate;
 pub mod parse;
-pub mod record;
 pub mod screen;
 
 use std::path::Path;
@@ -111,6 +111,14 @@ impl crate::agents::Agent for Claude {
 
     fn answer_reader(&self) -> Option<Box<dyn crate::agents::AnswerReader>> {
         Some(Box::<answer::Reader>::default())
+    }
+
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        dialogs::DIALOGS
+    }
+
+    fn question(&self, lines: &[&str]) -> Option<crate::read::dialog::Prompt> {
+        dialogs::question(lines)
     }
 
     fn shows_retries(&self) -> bool {

@@ -6,7 +6,7 @@ use serde_json::Value;
 use crate::agents::agent::{AnswerReader, AnswerStep};
 use crate::agents::fields;
 use crate::events::AgentKind;
-use crate::extract::Answer;
+use crate::events::Answer;
 
 /// Reads rollout records newest first.
 #[derive(Debug, Default)]

@@ -92,7 +92,7 @@ pub fn threads_held(root: &Path, open: &[PathBuf]) -> Vec<Thread> {
         t.rollout = open
             .iter()
             .filter(|p| is_rollout(p))
-            .find(|p| super::locate::session_id_of(p).as_deref() == Some(t.id.as_str()))
+            .find(|p| super::home::session_id_of(p).as_deref() == Some(t.id.as_str()))
             .cloned();
     }
     threads
@@ -124,7 +124,7 @@ pub fn client_starts(root: &Path, table: &ProcTable, me: u32, fallback_home: &Pa
         .iter()
         .filter(|p| p.pid != me && p.name == "codex")
         .filter(|p| !cmdline(p.pid).iter().any(|a| a == "app-server"))
-        .filter(|p| super::locate::codex_home(p.pid, fallback_home).0 == root)
+        .filter(|p| super::home::codex_home(p.pid, fallback_home).0 == root)
         .filter(|p| !holds_threads(root, &procfs::open_files(p.pid)))
         .map(|p| procfs::start_ms(p.pid).unwrap_or(p.start.saturating_mul(1000)))
         .collect()

@@ -10,27 +10,14 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Datelike, Duration, Utc};
 
 use super::daemon::{self, Pick};
+use super::home::session_id_of;
 use crate::agents::locate::{cwd_matches, head_values, mtime_secs, str_at, Found, Target, Via};
 use crate::proctree::{procfs, ProcTable};
-
-/// The home of a codex process: its `CODEX_HOME`, else `<its HOME>/.codex`, else
-/// `fallback_home/.codex`. The second value says which.
-pub fn codex_home(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
-    crate::agents::locate::agent_root(pid, "CODEX_HOME", ".codex", fallback_home)
-}
 
 fn is_rollout(path: &Path) -> bool {
     path.file_name()
         .and_then(|n| n.to_str())
         .is_some_and(|n| n.starts_with("rollout-") && n.ends_with(".jsonl"))
-}
-
-/// The session id in a rollout name: `rollout-2026-06-05T04-58-20-<uuid>.jsonl`.
-pub fn session_id_of(path: &Path) -> Option<String> {
-    let stem = path.file_stem()?.to_str()?;
-    let id = stem.get(stem.len().checked_sub(36)?..)?;
-    (id.chars().all(|c| c.is_ascii_hexdigit() || c == '-') && id.contains('-'))
-        .then(|| id.to_string())
 }
 
 /// True when the rollout's `session_meta.source` says a program drives the session (`exec`,

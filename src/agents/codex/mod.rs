@@ -2,6 +2,8 @@
 
 pub mod answer;
 pub mod daemon;
+pub mod dialogs;
+pub mod home;
 pub mod locate;
 pub mod parse;
 pub mod screen;
@@ -31,7 +33,7 @@ impl crate::agents::Agent for Codex {
     }
 
     fn root(&self, pid: u32, home: &Path) -> Option<(std::path::PathBuf, &'static str)> {
-        Some(locate::codex_home(pid, home))
+        Some(home::codex_home(pid, home))
     }
 
     fn locate(
@@ -87,6 +89,10 @@ impl crate::agents::Agent for Codex {
 
     fn answer_reader(&self) -> Option<Box<dyn crate::agents::AnswerReader>> {
         Some(Box::new(answer::Reader))
+    }
+
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        dialogs::DIALOGS
     }
 
     fn shows_retries(&self) -> bool {

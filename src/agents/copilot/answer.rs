@@ -12,10 +12,10 @@ use anyhow::{Context, Result};
 use serde_json::Value;
 
 use crate::agents::fields::{self, str_of};
+use crate::events::Answer;
 use crate::events::{AgentKind, Time};
-use crate::extract::Answer;
-use crate::transcript::reverse::{Line, ReverseLines};
-use crate::transcript::{Budget, MAX_LINE};
+use crate::read::reverse::{Line, ReverseLines};
+use crate::read::{Budget, MAX_LINE};
 
 /// An answer, before it is tagged with the agent kind the registry gives Copilot.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +87,7 @@ pub fn step(v: &Value) -> Step {
 
 /// The last answer in `path`, or `None` when the newest interaction has none (yet).
 pub fn last_answer(path: &Path, budget: Budget) -> Result<Option<TurnAnswer>> {
-    let file = crate::transcript::open_regular(path)?;
+    let file = crate::read::open_regular(path)?;
     last_answer_from(file, budget).with_context(|| format!("cannot read {}", path.display()))
 }
 

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use crate::agents::locate::{Found, Target, Via};
 use crate::agents::{AnswerReader, AnswerStep, Lookup};
 use crate::events::{AgentKind, Event, Time};
-use crate::evidence::Source;
+use crate::state::Source;
 use crate::state::{State, Status, Windows};
 
 /// GitHub Copilot CLI.
@@ -173,7 +173,7 @@ impl AnswerReader for Answers {
         }
     }
 
-    fn finish(self: Box<Self>) -> Option<crate::extract::Answer> {
+    fn finish(self: Box<Self>) -> Option<crate::events::Answer> {
         None
     }
 }

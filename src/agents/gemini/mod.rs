@@ -11,10 +11,10 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 
+use crate::events::Answer;
 use crate::events::{AgentKind, ApiError, Event, EventKind};
-use crate::extract::Answer;
+use crate::read::Budget;
 use crate::state;
-use crate::transcript::Budget;
 use records::{Kind, Live, Message};
 
 /// The event a live message stands for (`None`: bookkeeping).
@@ -173,7 +173,7 @@ pub fn tail_events_from<R: Read + Seek>(src: R, budget: Budget) -> std::io::Resu
 
 /// The events of a chat log that decide its state (see [`tail_events_from`]).
 pub fn state_events(path: &Path) -> Result<Vec<Event>> {
-    let file = crate::transcript::open_regular(path)?;
+    let file = crate::read::open_regular(path)?;
     tail_events_from(file, Budget::default())
         .with_context(|| format!("cannot read {}", path.display()))
 }
@@ -182,7 +182,7 @@ pub fn state_events(path: &Path) -> Result<Vec<Event>> {
 /// an error came after it: the turn that failed has no answer, and the reply before it
 /// answered another prompt.
 pub fn last_answer(path: &Path, budget: Budget) -> Result<Option<Answer>> {
-    let file = crate::transcript::open_regular(path)?;
+    let file = crate::read::open_regular(path)?;
     last_answer_from(file, budget).with_context(|| format!("cannot read {}", path.display()))
 }
 
@@ -215,7 +215,7 @@ pub fn last_answer_from<R: Read + Seek>(src: R, budget: Budget) -> std::io::Resu
 /// True when the file's first line is a Gemini CLI session's metadata. Only a regular file is
 /// read (a FIFO would block).
 pub fn is_log(path: &Path) -> bool {
-    let Ok(file) = crate::transcript::open_regular(path) else {
+    let Ok(file) = crate::read::open_regular(path) else {
         return false;
     };
     let mut head = Vec::new();
@@ -311,12 +311,12 @@ impl crate::agents::Agent for Gemini {
     fn refine(
         &self,
         status: crate::state::Status,
-        source: crate::evidence::Source,
+        source: crate::state::Source,
         title: Option<&str>,
         screen: &mut dyn FnMut() -> Option<String>,
         now: crate::events::Time,
         windows: &crate::state::Windows,
-    ) -> (crate::state::Status, crate::evidence::Source) {
+    ) -> (crate::state::Status, crate::state::Source) {
         // It logs a tool call only once it is complete: its title says the rest.
         pane::refine(status, source, title, screen, now, windows)
     }
@@ -332,4 +332,4 @@ impl crate::agents::Agent for Gemini {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -4,7 +4,7 @@
 //! `✋  Action Required`, each followed by the folder), and draws its approval dialog with
 //! the tool's name (`Allow execution of [Shell]?`).
 
-use crate::evidence::Source;
+use crate::state::Source;
 use crate::state::{age, State, Status, Windows};
 
 /// The state Gemini CLI puts in the terminal title.

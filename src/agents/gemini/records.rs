@@ -21,8 +21,8 @@ use serde_json::Value;
 
 use crate::agents::fields::{self, scan_all, scan_str};
 use crate::events::Time;
-use crate::transcript::reverse::{Line, ReverseLines};
-use crate::transcript::{Budget, MAX_LINE};
+use crate::read::reverse::{Line, ReverseLines};
+use crate::read::{Budget, MAX_LINE};
 
 /// One tool call of a gemini record.
 #[derive(Debug, Clone, PartialEq, Eq)]

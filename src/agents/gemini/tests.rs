@@ -5,7 +5,7 @@
 use super::*;
 use crate::state::{Observation, State, Status, Windows};
 
-fn log() -> Vec<String> {
+pub(crate) fn log() -> Vec<String> {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/fixtures/real-clients/gemini-0.61.0/session.jsonl"
@@ -24,7 +24,7 @@ fn upto(last: usize) -> std::io::Cursor<Vec<u8>> {
     std::io::Cursor::new(text.into_bytes())
 }
 
-fn now() -> crate::events::Time {
+pub(crate) fn now() -> crate::events::Time {
     chrono::DateTime::parse_from_rfc3339("2026-12-01T22:31:00Z")
         .unwrap()
         .with_timezone(&chrono::Utc)
@@ -39,7 +39,7 @@ fn answer(last: usize) -> Option<Answer> {
     last_answer_from(upto(last), Budget::default()).unwrap()
 }
 
-const ANSWER: &str =
+pub(crate) const ANSWER: &str =
     "Here is the answer.\n\n```rust\nfn main() {\n    println!(\"hi\");\n}\n```\nDone.";
 
 #[test]
@@ -193,27 +193,6 @@ fn a_failed_turn_has_no_answer_until_the_next_reply() {
         "a new prompt still waiting: nothing answered it yet"
     );
     assert_eq!(read(7).as_deref(), Some("C"));
-}
-
-#[test]
-fn the_log_is_recognised() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("s.jsonl");
-    std::fs::write(&path, log()[..6].join("\n") + "\n").unwrap();
-    assert!(is_log(&path));
-    let (agent, s) = crate::transcript::classify_file(
-        &path,
-        None,
-        now(),
-        &Windows::default(),
-        Observation::default(),
-    )
-    .unwrap();
-    assert_eq!((agent, s.state), (AgentKind::Gemini, State::YourTurn));
-    let a = crate::extract::last_answer_from_transcript(&path, None)
-        .unwrap()
-        .unwrap();
-    assert_eq!((a.agent, a.text.as_str()), (AgentKind::Gemini, ANSWER));
 }
 
 #[test]

@@ -10,7 +10,7 @@ use super::parse::time_ms;
 use super::store::{self, MessageRow};
 use super::SessionRef;
 use crate::events::AgentKind;
-use crate::extract::Answer;
+use crate::events::Answer;
 
 /// The answer of `session`, or `None` when it has none (yet, or its last turn failed).
 pub fn last_answer(session: &SessionRef) -> Result<Option<Answer>> {
@@ -83,6 +83,18 @@ mod tests {
         let r = SessionRef {
             db,
             session: SESSION.into(),
+        };
+        assert_eq!(last_answer(&r).unwrap(), None);
+    }
+
+    #[test]
+    fn a_step_finished_unknown_is_no_answer_yet() {
+        // The state side of this session is read in parse.rs (the turn continues).
+        let dir = tempfile::tempdir().unwrap();
+        let db = testkit::db_from(dir.path(), &testkit::fixture("unknown-finish.sql"));
+        let r = SessionRef {
+            db,
+            session: "ses_dcc1975e1ffel1i4bnDPC2h7UL".into(),
         };
         assert_eq!(last_answer(&r).unwrap(), None);
     }

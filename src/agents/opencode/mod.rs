@@ -6,6 +6,7 @@
 //! agentpane shows or takes a transcript path. See docs/agents/opencode.md.
 
 pub mod answer;
+pub mod dialogs;
 pub mod locate;
 pub mod parse;
 pub mod reader;
@@ -169,12 +170,16 @@ impl crate::agents::Agent for Opencode {
     fn last_answer(
         &self,
         path: &Path,
-        _budget: crate::transcript::Budget,
-    ) -> Option<Result<Option<crate::extract::Answer>>> {
+        _budget: crate::read::Budget,
+    ) -> Option<Result<Option<crate::events::Answer>>> {
         Some(session_of(path, Some(self.kind())).and_then(|s| match s {
             Some(session) => answer::last_answer(&session),
             None => Ok(None),
         }))
+    }
+
+    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
+        dialogs::DIALOGS
     }
 
     fn shows_retries(&self) -> bool {

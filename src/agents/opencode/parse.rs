@@ -247,14 +247,6 @@ mod tests {
             );
             assert_eq!(s.state, State::Working, "after {keep} messages: {s:?}");
         }
-        let r = crate::agents::opencode::SessionRef {
-            db,
-            session: "ses_dcc1975e1ffel1i4bnDPC2h7UL".into(),
-        };
-        assert_eq!(
-            crate::agents::opencode::answer::last_answer(&r).unwrap(),
-            None
-        );
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! Claude Code's live session record, `<root>/sessions/<PID>.json`: the fields agentpane
-//! uses, read leniently, and the check that the record belongs to this process and not to an
-//! earlier one with the same PID (docs/design.md#resolving-a-pane). Finding the file is the
-//! locator's job (`locate.rs`); what its `status` means is evidence (`evidence/record.rs`).
+//! The live session record, in Claude Code's format (`<root>/sessions/<PID>.json`, the only
+//! agent that keeps one today): the fields agentpane uses, read leniently, and the check that
+//! the record belongs to this process and not to an earlier one with the same PID
+//! (docs/design.md#resolving-a-pane). It sits beside the shared locator types because
+//! [`Found`](super::locate::Found) carries it. Finding the file is Claude's locator's job
+//! (`claude/locate.rs`); what its `status` means is evidence (`evidence/record.rs`).
 
 use chrono::{Local, NaiveDateTime, TimeZone, Utc};
 use serde::Serialize;

@@ -1,4 +1,4 @@
-//! Builders for constructed scan reports, shared by the pure tests of the outputs.
+//! Builders for constructed scan reports, shared by the pure tests of the scan and the outputs.
 
 use std::path::PathBuf;
 
@@ -6,7 +6,8 @@ use chrono::TimeZone;
 
 use crate::events::{AgentKind, Time};
 use crate::resolve::{AgentProcess, Resolved, Via};
-use crate::scan::{PaneReport, Source};
+use crate::scan::PaneReport;
+use crate::state::Source;
 use crate::state::{State, Status};
 use crate::tmux::Pane;
 
@@ -67,4 +68,26 @@ pub fn focused(mut r: PaneReport) -> PaneReport {
     r.resolved.pane.window_active = true;
     r.resolved.pane.session_attached = 1;
     r
+}
+
+/// One `list-panes` line for pane `%1` of process `pid`.
+pub fn pane_line(pid: u32, command: &str, title: &str) -> String {
+    let f = [
+        "%1",
+        &pid.to_string(),
+        "main",
+        "0",
+        "w",
+        "0",
+        "/tmp",
+        "1",
+        "1",
+        "0",
+        "0",
+        "@1",
+        command,
+        "1796193805",
+        title,
+    ];
+    format!("{}\n", f.join("\u{1f}"))
 }

@@ -4,7 +4,7 @@
 
 use chrono::{Datelike, Duration, FixedOffset, NaiveDate, NaiveTime, TimeZone, Utc};
 
-use super::record::{epoch_time, json_time};
+use super::time::{epoch_time, json_time};
 use crate::events::Time;
 
 /// Finds when a rate limit resets in `text`, relative to `now` (the time the text was

@@ -1,0 +1,73 @@
+//! Codex's approval dialogs as its screen draws them, today's and those of the TypeScript
+//! Codex before it.
+
+use crate::read::dialog::{content, numbered_yes, option_label, Dialog, PromptKind, TitleLine};
+
+/// Its dialogs: run a command, make edits, grant permissions.
+pub const DIALOGS: &[Dialog] = &[
+    Dialog {
+        titles: &[TitleLine::Is(
+            "Would you like to run the following command?",
+        )],
+        shown: "Would you like to run the following command?",
+        kind: PromptKind::Permission,
+        approves: numbered_yes,
+        tool: |_, below| Some(command_program(below).unwrap_or_else(|| "command".into())),
+    },
+    Dialog {
+        titles: &[TitleLine::Is("Would you like to make the following edits?")],
+        shown: "Would you like to make the following edits?",
+        kind: PromptKind::Permission,
+        approves: numbered_yes,
+        tool: |_, _| Some("edit".into()),
+    },
+    Dialog {
+        titles: &[TitleLine::Is("Would you like to grant these permissions?")],
+        shown: "Would you like to grant these permissions?",
+        kind: PromptKind::Permission,
+        approves: numbered_yes,
+        tool: |_, _| Some("permissions".into()),
+    },
+    // The TypeScript Codex drew the command above the question.
+    Dialog {
+        titles: &[TitleLine::Is("Allow command?")],
+        shown: "Allow command?",
+        kind: PromptKind::Permission,
+        approves: old_yes,
+        tool: |above, _| {
+            Some(
+                command_program(&above[above.len().saturating_sub(12)..])
+                    .unwrap_or_else(|| "command".into()),
+            )
+        },
+    },
+    Dialog {
+        titles: &[
+            TitleLine::Is("Allow changes?"),
+            TitleLine::Is("Apply changes?"),
+        ],
+        shown: "Allow changes?",
+        kind: PromptKind::Permission,
+        approves: old_yes,
+        tool: |_, _| Some("edit".into()),
+    },
+];
+
+/// The TypeScript Codex's options: numbered, or `Yes (y)` / `[y] Yes`.
+fn old_yes(line: &str) -> bool {
+    if option_label(line).is_some() {
+        return numbered_yes(line);
+    }
+    let l = line.trim_start_matches(['❯', '›', '>', '»', ' ']);
+    l.starts_with("Yes (y)") || l.starts_with("[y] Yes") || l.starts_with("[y] yes")
+}
+
+/// The program of its `$ command` line, e.g. `git` for `$ git push`.
+fn command_program(lines: &[&str]) -> Option<String> {
+    lines.iter().find_map(|l| {
+        let cmd = content(l).strip_prefix("$ ")?;
+        let program = cmd.split_whitespace().next()?;
+        let name = program.rsplit('/').next().unwrap_or(program);
+        (!name.is_empty()).then(|| crate::text::bounded(name, 64))
+    })
+}

@@ -1,0 +1,16 @@
+//! opencode's permission dialog as its screen draws it (1.18: `△ Permission required`, then
+//! `Allow once   Allow always   Reject`).
+
+use crate::read::dialog::{Dialog, PromptKind, TitleLine};
+
+/// Its one dialog. It names a kind (`# Shell command`); the database names the tool.
+pub const DIALOGS: &[Dialog] = &[Dialog {
+    titles: &[
+        TitleLine::Is("△ Permission required"),
+        TitleLine::Is("Permission required"),
+    ],
+    shown: "Permission required",
+    kind: PromptKind::Permission,
+    approves: |line| line.starts_with("Allow once"),
+    tool: |_, _| None,
+}];
