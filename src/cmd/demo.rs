@@ -147,7 +147,7 @@ const ACTORS: [Actor; 8] = [
             include_str!("../../fixtures/real-clients/copilot-1.0.102/demo.jsonl"),
         ),
         lines: usize::MAX,
-        pace_ms: 1100,
+        pace_ms: 800,
         start: "3",
         screen: None,
     },
