@@ -19,11 +19,12 @@ pub enum AgentKind {
     Qwen,
     Amp,
     Aider,
+    Copilot,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 7] = [
+    pub const ALL: [AgentKind; 8] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -31,6 +32,7 @@ impl AgentKind {
         AgentKind::Qwen,
         AgentKind::Amp,
         AgentKind::Aider,
+        AgentKind::Copilot,
     ];
 
     /// The executable name that identifies the agent.
@@ -43,6 +45,7 @@ impl AgentKind {
             AgentKind::Qwen => "qwen",
             AgentKind::Amp => "amp",
             AgentKind::Aider => "aider",
+            AgentKind::Copilot => "copilot",
         }
     }
 
@@ -88,6 +91,10 @@ pub enum EventKind {
     },
     /// Tool results for these ids.
     ToolResult { ids: Vec<String> },
+    /// The turn is blocked on the human, in the log itself (an approval asked, a question
+    /// put), until every one of `ids` has its [`EventKind::ToolResult`] (the human's answer).
+    /// `reason` says what is asked: `permission: bash (touch hello.txt)`, `question`.
+    AwaitingHuman { ids: Vec<String>, reason: String },
     /// The result of a tool call that started a subagent in the background (Claude Code's
     /// async `Agent` call): the call is answered at once, but the session is not done until
     /// the subagent reports back.

@@ -166,6 +166,10 @@ enum Decision {
     Open {
         reason: Option<String>,
     },
+    /// Blocked on the human inside an open turn.
+    Waiting {
+        reason: String,
+    },
     Closed,
     SettleClose,
     Interrupted,
@@ -341,6 +345,15 @@ fn classify_turn(events: &[Event], now: Time, windows: &Windows, obs: Observatio
                 let reason = (!pending.is_empty()).then(|| format!("tool: {}", pending.join(", ")));
                 Decision::Open { reason }
             }
+            EventKind::AwaitingHuman { ids, reason } => {
+                if !ids.is_empty() && ids.iter().all(|id| results.contains(id.as_str())) {
+                    Decision::Open { reason: None }
+                } else {
+                    Decision::Waiting {
+                        reason: reason.clone(),
+                    }
+                }
+            }
             EventKind::AssistantText { closes: Some(true) } => Decision::Closed,
             EventKind::AssistantText {
                 closes: Some(false),
@@ -373,9 +386,13 @@ fn classify_turn(events: &[Event], now: Time, windows: &Windows, obs: Observatio
     // event closes the turn at once, whatever the assistant line said.
     if let Some(end) = ended_by_record {
         let closes_open_turn = match &decided {
-            Some((ev, Decision::Open { .. } | Decision::SettleClose | Decision::Closed)) => {
-                ev.at.is_none() || end.at.is_none() || ev.at <= end.at
-            }
+            Some((
+                ev,
+                Decision::Open { .. }
+                | Decision::Waiting { .. }
+                | Decision::SettleClose
+                | Decision::Closed,
+            )) => ev.at.is_none() || end.at.is_none() || ev.at <= end.at,
             None => true,
             _ => false,
         };
@@ -403,6 +420,16 @@ fn classify_turn(events: &[Event], now: Time, windows: &Windows, obs: Observatio
             }
         }
         Decision::Open { reason } => open(ev, reason, life, now, windows, obs),
+        Decision::Waiting { reason } => {
+            // Nothing is written while a person decides: the wait does not go quiet like a
+            // working turn; it lasts as long as attention does.
+            let mut s = open(ev, Some(reason.clone()), life, now, windows, obs);
+            if age(now, s.last_activity) <= windows.attention {
+                s.state = State::Waiting;
+                s.reason = Some(reason);
+            }
+            s
+        }
         Decision::Interrupted => {
             let mut s = closed(ev, ev.at, local, now, windows);
             if s.state == State::YourTurn {
@@ -521,5 +548,146 @@ impl Source {
             Source::Pane => "pane",
             Source::None => "none",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chrono::{TimeZone, Utc};
+
+    fn t(secs: i64) -> Time {
+        Utc.timestamp_opt(1_800_000_000 + secs, 0).unwrap()
+    }
+
+    fn ev(kind: EventKind, secs: i64) -> Event {
+        Event::new(kind).at(t(secs)).key("turn")
+    }
+
+    fn ask(ids: &[&str], secs: i64) -> Event {
+        ev(
+            EventKind::AwaitingHuman {
+                ids: ids.iter().map(|s| s.to_string()).collect(),
+                reason: "permission: bash (touch a)".into(),
+            },
+            secs,
+        )
+    }
+
+    fn result(ids: &[&str], secs: i64) -> Event {
+        ev(
+            EventKind::ToolResult {
+                ids: ids.iter().map(|s| s.to_string()).collect(),
+            },
+            secs,
+        )
+    }
+
+    fn tool(secs: i64) -> Event {
+        ev(
+            EventKind::ToolUse {
+                ids: vec!["call".into()],
+                names: vec!["bash".into()],
+            },
+            secs,
+        )
+    }
+
+    fn state_of(events: &[Event], now: i64) -> Status {
+        classify(events, t(now), &Windows::default(), Observation::default())
+    }
+
+    #[test]
+    fn a_question_put_to_the_human_is_waiting_with_its_reason() {
+        let events = [ev(EventKind::UserPrompt, 0), tool(1), ask(&["r1"], 2)];
+        let s = state_of(&events, 3);
+        assert_eq!(s.state, State::Waiting);
+        assert_eq!(s.reason.as_deref(), Some("permission: bash (touch a)"));
+        assert!(s.turn_open);
+        assert_eq!(s.turn_key.as_deref(), Some("turn"));
+    }
+
+    #[test]
+    fn progress_after_the_question_keeps_it_waiting() {
+        let events = [
+            ev(EventKind::UserPrompt, 0),
+            ask(&["r1"], 2),
+            ev(EventKind::Progress, 3),
+        ];
+        assert_eq!(state_of(&events, 4).state, State::Waiting);
+    }
+
+    #[test]
+    fn the_answer_to_the_question_means_working_again() {
+        let events = [
+            ev(EventKind::UserPrompt, 0),
+            ask(&["r1"], 2),
+            result(&["r1"], 5),
+        ];
+        let s = state_of(&events, 6);
+        assert_eq!(s.state, State::Working);
+        assert_eq!(s.reason, None);
+    }
+
+    #[test]
+    fn waiting_lasts_until_every_question_is_answered() {
+        let events = [ev(EventKind::UserPrompt, 0), ask(&["r1", "r2"], 2)];
+        assert_eq!(state_of(&events, 3).state, State::Waiting);
+        // A result that arrived before the question was put (read in a tail) answers it.
+        let answered = [
+            ev(EventKind::UserPrompt, 0),
+            result(&["r1", "r2"], 1),
+            ask(&["r1", "r2"], 2),
+        ];
+        assert_eq!(state_of(&answered, 3).state, State::Working);
+    }
+
+    #[test]
+    fn a_wait_outlasts_the_open_turn_window_but_not_attentions() {
+        let events = [ev(EventKind::UserPrompt, 0), ask(&["r1"], 2)];
+        let w = Windows::default();
+        let ten_min = 2 + w.open_turn.as_secs() as i64 * 2;
+        assert_eq!(state_of(&events, ten_min).state, State::Waiting);
+        let late = 3 + w.attention.as_secs() as i64;
+        let s = state_of(&events, late);
+        assert_eq!(s.state, State::Idle);
+        assert_eq!(s.reason.as_deref(), Some("quiet"));
+    }
+
+    #[test]
+    fn an_interrupt_or_an_error_after_the_question_decides() {
+        let stopped = [
+            ev(EventKind::UserPrompt, 0),
+            ask(&["r1"], 2),
+            ev(EventKind::Interrupted, 3),
+        ];
+        let s = state_of(&stopped, 4);
+        assert_eq!(
+            (s.state, s.reason.as_deref()),
+            (State::YourTurn, Some("interrupted"))
+        );
+        let failed = [
+            ev(EventKind::UserPrompt, 0),
+            ask(&["r1"], 2),
+            ev(
+                EventKind::ApiError(crate::events::ApiError {
+                    kind: "rate limit".into(),
+                    text: "429".into(),
+                    resets_at: None,
+                }),
+                3,
+            ),
+        ];
+        assert_eq!(state_of(&failed, 4).state, State::Attention);
+    }
+
+    #[test]
+    fn a_turn_end_record_after_the_question_closes_the_turn() {
+        let events = [
+            ev(EventKind::UserPrompt, 0),
+            ask(&["r1"], 2),
+            ev(EventKind::TurnEnd, 3),
+        ];
+        assert_eq!(state_of(&events, 4).state, State::YourTurn);
     }
 }

@@ -13,7 +13,9 @@ use serde_json::Value;
 use common::{FakeAgent, TmuxServer, Watch};
 use real::http::MockServer;
 use real::openai_chat::{self, ANSWER};
-use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
+use real::{
+    alerts_now, press, start, type_prompt, wait_alerts, wait_for, wait_screen, Client, STEP,
+};
 
 /// A Claude transcript whose last answer routes into opencode.
 const CLAUDE_WITH_ANSWER: &str =
@@ -45,32 +47,12 @@ impl World {
     }
 
     fn resolve(&self, pane: &str) -> Value {
-        let run = self.server.agentpane(&["resolve", pane, "--json"]);
-        assert_eq!(run.code, 0, "{run:?}");
-        run.json()
+        real::resolve(&self.server, pane)
     }
 
     /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution.
     fn wait_state(&self, pane: &str, state: &str, reason: Option<&str>) -> Value {
-        let mut last = Value::Null;
-        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(STEP, &format!("{pane} to read {state} {reason:?}"), || {
-                let r = self.resolve(pane);
-                let ok = r["state"] == state
-                    && match reason {
-                        Some(want) => r["reason"] == want,
-                        None => r["reason"].is_null(),
-                    };
-                last = r.clone();
-                ok.then_some(r)
-            })
-        }));
-        found.unwrap_or_else(|_| {
-            panic!(
-                "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
-                real::screen(&self.server, pane)
-            )
-        })
+        real::wait_state(&self.server, pane, state, reason)
     }
 
     /// The newest messages in opencode's database, for failure messages.
@@ -114,37 +96,6 @@ impl World {
                 Some(openai_chat::last_user_text(&messages))
             })
             .unwrap_or_default()
-    }
-}
-
-/// The alerts for `pane` so far: (state, reason).
-fn alerts_now(watch: &Watch, pane: &str) -> Vec<(String, String)> {
-    watch
-        .alerts()
-        .iter()
-        .filter(|a| a["pane"] == pane)
-        .map(|a| {
-            (
-                a["state"].as_str().unwrap_or("").to_string(),
-                a["reason"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-fn wait_alerts(watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
-    let end = std::time::Instant::now() + STEP;
-    loop {
-        let a = alerts_now(watch, pane);
-        if a.len() >= n {
-            return a;
-        }
-        assert!(
-            std::time::Instant::now() < end,
-            "timed out waiting for {n} alerts for {pane}; all alerts: {:#?}",
-            watch.alerts()
-        );
-        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

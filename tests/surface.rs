@@ -290,7 +290,7 @@ fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
 fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     let (stdout, tmp) = run_demo("3");
     assert!(
-        stdout.contains("(claude, codex, gemini, opencode, qwen)"),
+        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot)"),
         "{stdout}"
     );
     // The closing `panes` table: one row per agent pane, each with its own agent.
@@ -310,7 +310,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
             .split_whitespace()
             .collect()
     };
-    for agent in ["claude", "codex", "gemini", "opencode", "qwen"] {
+    for agent in ["claude", "codex", "gemini", "opencode", "qwen", "copilot"] {
         row(agent);
     }
     // Qwen Code replays a first answered turn at start, then a tool turn.

@@ -30,6 +30,14 @@ pub fn scan_str<'a>(fragment: &'a [u8], key: &str) -> Option<&'a str> {
     std::str::from_utf8(&rest[..end]).ok()
 }
 
+/// The RFC 3339 time of the first `"key":"…"` in a fragment (a huge line's tail, where the
+/// envelope's `timestamp` comes last).
+pub fn scan_time(fragment: &[u8], key: &str) -> Option<Time> {
+    scan_str(fragment, key)
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
 /// Every `"key":"value"` string in a fragment.
 pub fn scan_all<'a>(fragment: &'a [u8], key: &str) -> Vec<&'a str> {
     let mut out = Vec::new();

@@ -7,6 +7,7 @@ pub mod aider;
 pub mod amp;
 pub mod claude;
 pub mod codex;
+pub mod copilot;
 pub mod fields;
 pub mod gemini;
 pub mod locate;
@@ -27,6 +28,7 @@ use crate::events::{AgentKind, Event};
 /// claimed by the first agent here whose format it fits, so the loosest formats come last.
 const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &codex::Codex,
+    &copilot::Copilot,
     &gemini::Gemini,
     &opencode::Opencode,
     &qwen::Qwen,

@@ -1,6 +1,6 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini`, `opencode` or `qwen` through symlinks (see `crate::fake_agent`) —
+//! `claude`, `codex`, `gemini`, `opencode`, `qwen` or `copilot` through symlinks (see `crate::fake_agent`) —
 //! replay real transcripts from `fixtures/real/` and `fixtures/real-clients/` with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
 //! folder); a watcher serves that server; the live status line, window states and alerts are
@@ -41,9 +41,9 @@ const NOTES: &str = "notes";
 const ROUTED_FROM: &str = "api";
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "opencode", "qwen"];
+const AGENTS: [&str; 6] = ["claude", "codex", "gemini", "opencode", "qwen", "copilot"];
 
-const ACTORS: [Actor; 8] = [
+const ACTORS: [Actor; 9] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -150,6 +150,19 @@ const ACTORS: [Actor; 8] = [
         lines: usize::MAX,
         pace_ms: 1500,
         start: "6",
+        screen: None,
+    },
+    // Copilot CLI 1.0.102: a question answered, then a test run (a bash call) and its report.
+    Actor {
+        window: "cli",
+        agent: "copilot",
+        fixture: (
+            "copilot-events.jsonl",
+            include_str!("../../fixtures/real-clients/copilot-1.0.102/demo.jsonl"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 800,
+        start: "3",
         screen: None,
     },
 ];

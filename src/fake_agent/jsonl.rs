@@ -16,6 +16,11 @@
 //!   ticks>", sessionId, cwd, startedAt, kind: "tui"`, removed on clean exit) and the chat log
 //!   `projects/<encoded cwd>/chats/<sessionId>.jsonl` (empty at start), appended per write, never held open
 //!   (docs/agents/qwen.md).
+//! - copilot: `<COPILOT_HOME or ~/.copilot>/session-state/<id>/` with `workspace.yaml` (its
+//!   cwd), `inuse.<PID>.lock` (the pid) and `inuse.<PID>.hold` held open from the start (both
+//!   removed on clean exit), and `events.jsonl`, appended per write, never held open, created
+//!   by the first step as Copilot CLI creates it at the first prompt. See
+//!   docs/agents/copilot.md.
 
 use std::fs::File;
 use std::io::Write;
@@ -37,8 +42,10 @@ pub struct JsonlLog {
     session_id: String,
     cwd: String,
     transcript: PathBuf,
-    /// Claude's session record, removed on clean exit.
-    record: Option<PathBuf>,
+    /// Files removed on clean exit (Claude's session record, Copilot's locks).
+    cleanup: Vec<PathBuf>,
+    /// A file held open for the whole run that is not the log (Copilot's `inuse.<PID>.hold`).
+    hold_file: Option<File>,
     /// Held open (always for Codex; for Claude with `AGENTPANE_FAKE_HOLD=1`).
     held: Option<File>,
     /// Fixture lines used up while creating (Codex's `session_meta`, Gemini's metadata).
@@ -74,8 +81,8 @@ impl Sink for JsonlLog {
     }
 
     fn finish(self: Box<Self>) {
-        if let Some(record) = &self.record {
-            let _ = std::fs::remove_file(record);
+        for file in &self.cleanup {
+            let _ = std::fs::remove_file(file);
         }
     }
 }
@@ -95,7 +102,8 @@ impl JsonlLog {
             session_id: random_uuid(),
             cwd,
             transcript: PathBuf::new(),
-            record: None,
+            cleanup: Vec::new(),
+            hold_file: None,
             held: None,
             consumed: 0,
         };
@@ -103,6 +111,7 @@ impl JsonlLog {
             AgentKind::Codex => log.create_codex(&home, fixture)?,
             AgentKind::Gemini => log.create_gemini(&home, fixture)?,
             AgentKind::Qwen => log.create_qwen(&home)?,
+            AgentKind::Copilot => log.create_copilot(&home)?,
             _ => log.create_claude(&home, hold)?,
         }
         Ok(log)
@@ -167,8 +176,33 @@ impl JsonlLog {
             "kind": "interactive", "entrypoint": "cli", "status": "idle",
         });
         paths::write_atomic(&record_path, record.to_string().as_bytes())?;
-        self.record = Some(record_path);
+        self.cleanup.push(record_path);
         self.held = hold.then_some(file);
+        Ok(())
+    }
+
+    /// Copilot CLI makes the session folder, its `workspace.yaml` and its locks at start;
+    /// `events.jsonl` comes with the first step.
+    fn create_copilot(&mut self, home: &Path) -> Result<()> {
+        let root = env_dir("COPILOT_HOME").unwrap_or_else(|| home.join(".copilot"));
+        let dir = root.join("session-state").join(&self.session_id);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+        let workspace = format!(
+            "id: {}\ncwd: {}\nclient_name: github/cli\ncreated_at: {now}\nupdated_at: {now}\n",
+            self.session_id, self.cwd
+        );
+        std::fs::write(dir.join("workspace.yaml"), workspace)
+            .with_context(|| format!("cannot write {}", dir.display()))?;
+        let pid = std::process::id();
+        let lock = dir.join(format!("inuse.{pid}.lock"));
+        std::fs::write(&lock, pid.to_string())
+            .with_context(|| format!("cannot write {}", lock.display()))?;
+        let hold = dir.join(format!("inuse.{pid}.hold"));
+        self.hold_file = Some(open_append(&hold)?);
+        self.cleanup.extend([lock, hold]);
+        self.transcript = dir.join("events.jsonl");
         Ok(())
     }
 
@@ -234,7 +268,7 @@ impl JsonlLog {
         });
         let path = sessions.join(format!("{pid}.json"));
         paths::write_atomic(&path, record.to_string().as_bytes())?;
-        self.record = Some(path);
+        self.cleanup.push(path);
         Ok(())
     }
 }
@@ -350,6 +384,21 @@ pub(super) fn rewrite(v: &mut Value, kind: AgentKind, session_id: &str, cwd: &st
             if ty.as_deref() == Some("session_meta") {
                 payload.insert("id".into(), json!(session_id));
                 payload.insert("timestamp".into(), json!(now));
+            }
+        }
+        AgentKind::Copilot => {
+            // `session.start` names the session and its folder.
+            let Some(data) = obj.get_mut("data").and_then(Value::as_object_mut) else {
+                return;
+            };
+            if data.contains_key("sessionId") {
+                data.insert("sessionId".into(), json!(session_id));
+            }
+            if data.contains_key("startTime") {
+                data.insert("startTime".into(), json!(now));
+            }
+            if let Some(context) = data.get_mut("context").and_then(Value::as_object_mut) {
+                context.insert("cwd".into(), json!(cwd));
             }
         }
         AgentKind::Gemini => {

@@ -292,3 +292,71 @@ pub fn wait_row(
         std::thread::sleep(Duration::from_millis(300));
     }
 }
+
+/// `agentpane resolve PANE --json` on `tmux`.
+pub fn resolve(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
+    let run = tmux.agentpane(&["resolve", pane, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.json()
+}
+
+/// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution. Panics
+/// with the last resolution and the screen after [`STEP`].
+pub fn wait_state(
+    tmux: &TmuxServer,
+    pane: &str,
+    state: &str,
+    reason: Option<&str>,
+) -> serde_json::Value {
+    let mut last = serde_json::Value::Null;
+    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(STEP, &format!("{pane} to read {state} {reason:?}"), || {
+            let r = resolve(tmux, pane);
+            let ok = r["state"] == state
+                && match reason {
+                    Some(want) => r["reason"] == want,
+                    None => r["reason"].is_null(),
+                };
+            last = r.clone();
+            ok.then_some(r)
+        })
+    }));
+    found.unwrap_or_else(|_| {
+        panic!(
+            "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
+            screen(tmux, pane)
+        )
+    })
+}
+
+/// The alerts the watcher raised for `pane` so far: (state, reason).
+pub fn alerts_now(watch: &crate::common::Watch, pane: &str) -> Vec<(String, String)> {
+    watch
+        .alerts()
+        .iter()
+        .filter(|a| a["pane"] == pane)
+        .map(|a| {
+            (
+                a["state"].as_str().unwrap_or("").to_string(),
+                a["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Waits until the watcher has raised `n` alerts for `pane`; them all.
+pub fn wait_alerts(watch: &crate::common::Watch, pane: &str, n: usize) -> Vec<(String, String)> {
+    let end = Instant::now() + STEP;
+    loop {
+        let a = alerts_now(watch, pane);
+        if a.len() >= n {
+            return a;
+        }
+        assert!(
+            Instant::now() < end,
+            "timed out waiting for {n} alerts for {pane}; all alerts: {:#?}",
+            watch.alerts()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -4,6 +4,9 @@
 //!
 //! The reply depends on the newest user text (tests type these words into the client):
 //! - `RUNBASH` → one `bash` tool call (`echo hello`); once its result comes back, "Tool done.";
+//! - `RUNWRITE` → the same with `touch hello.txt` (Copilot CLI runs `echo` without asking, but
+//!   asks before a command that writes);
+//! - `ASKUSER` → one `ask_user` tool call (Copilot CLI's question to the user);
 //! - `BADREQ` → HTTP 400 `model_not_found` (opencode does not retry a 400);
 //! - `QUOTA` → HTTP 429 `insufficient_quota` (opencode retries it with growing back-off);
 //! - `SLOW` → a reply streamed for ~30 s (long enough to press Escape mid-stream);
@@ -65,8 +68,19 @@ pub fn reply(req: &Request) -> Reply {
                 "type": "insufficient_quota", "code": "insufficient_quota"}}),
         );
     }
+    if user.contains("RUNWRITE") {
+        return tool_call("bash", bash("touch hello.txt"));
+    }
     if user.contains("RUNBASH") {
-        return tool_call();
+        return tool_call("bash", bash("echo hello"));
+    }
+    if user.contains("ASKUSER") {
+        let schema = json!({"properties": {"color": {"type": "string", "title": "Color",
+            "enum": ["red", "blue"]}}, "required": ["color"]});
+        return tool_call(
+            "ask_user",
+            json!({"message": "Which color?", "requestedSchema": schema}),
+        );
     }
     if user.contains("SLOW") {
         let words: Vec<String> = (0..150).map(|i| format!("word{i} ")).collect();
@@ -118,15 +132,19 @@ pub fn text_stream(parts: &[&str], pace: Duration) -> Reply {
     Reply::sse_paced(events, pace)
 }
 
-fn tool_call() -> Reply {
+fn bash(command: &str) -> Value {
+    json!({"command": command, "description": "Say hello"})
+}
+
+fn tool_call(name: &str, args: Value) -> Reply {
     static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let args = json!({"command": "echo hello", "description": "Say hello"}).to_string();
+    let args = args.to_string();
     Reply::sse(vec![
         chunk(
             json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0,
                 "id": format!("call_{n}"), "type": "function",
-                "function": {"name": "bash", "arguments": ""}}]}),
+                "function": {"name": name, "arguments": ""}}]}),
             None,
         ),
         chunk(

@@ -304,3 +304,66 @@ pub fn opencode(tmux: &TmuxServer, client: &Client, dir: &str) -> String {
     });
     pane
 }
+
+// GitHub Copilot CLI.
+
+/// Copilot CLI's home (`COPILOT_HOME`) for this tmux server.
+pub fn copilot_home(tmux: &TmuxServer) -> PathBuf {
+    tmux.path().join("copilot")
+}
+
+/// Writes Copilot CLI's `config.json` before it starts: `work/<folder>` trusted for each of
+/// `folders` (else the first start in a folder asks "Confirm folder trust"). Each folder is a
+/// git repository, as in the recording.
+pub fn copilot_config(tmux: &TmuxServer, folders: &[&str]) {
+    let home = copilot_home(tmux);
+    std::fs::create_dir_all(&home).expect("create COPILOT_HOME");
+    let trusted: Vec<String> = folders
+        .iter()
+        .map(|f| {
+            let dir = tmux.work(f);
+            let _ = std::process::Command::new("git")
+                .args(["init", "-q"])
+                .current_dir(&dir)
+                .status();
+            dir.to_string_lossy().into_owned()
+        })
+        .collect();
+    let config = json!({"trustedFolders": trusted});
+    std::fs::write(home.join("config.json"), config.to_string()).expect("write config.json");
+}
+
+/// The environment a Copilot CLI pane runs with: its home, and the documented switches that
+/// run it offline against the OpenAI chat stand-in at `api_url` (`copilot help environment`).
+pub fn copilot_env(tmux: &TmuxServer, api_url: &str) -> Vec<(String, String)> {
+    let home = copilot_home(tmux).to_string_lossy().into_owned();
+    [
+        ("COPILOT_HOME", home.as_str()),
+        ("COPILOT_OFFLINE", "true"),
+        ("COPILOT_AUTO_UPDATE", "false"),
+        ("COPILOT_PROVIDER_BASE_URL", &format!("{api_url}/v1")),
+        ("COPILOT_PROVIDER_TYPE", "openai"),
+        ("COPILOT_PROVIDER_API_KEY", "sk-mock"),
+        ("COPILOT_MODEL", "mock-model"),
+        ("COPILOT_PROVIDER_MAX_PROMPT_TOKENS", "128000"),
+        ("COPILOT_PROVIDER_MAX_OUTPUT_TOKENS", "8192"),
+        ("TERM", "xterm-256color"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// Starts Copilot CLI through its npm loader (`node_modules/.bin/copilot`, as a user's shell
+/// does) in a new window in `work/<dir>` (trusted by [`copilot_config`]) and waits for its
+/// idle footer; the pane id.
+pub fn copilot(tmux: &TmuxServer, client: &Client, api_url: &str, dir: &str) -> String {
+    let env = copilot_env(tmux, api_url);
+    let program = client.program();
+    let pane = tmux.new_window(&program.display().to_string(), &tmux.work(dir), &env);
+    wait_drawn(tmux, &pane, &client.label());
+    wait_screen(tmux, &pane, STEP, "Copilot CLI's input box", |s| {
+        s.contains("open sidebar") && s.contains("Interactive")
+    });
+    pane
+}

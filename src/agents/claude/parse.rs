@@ -59,9 +59,7 @@ pub fn parse_fragments(head: &[u8], tail: &[u8]) -> Option<Event> {
     };
     let at = match kind {
         EventKind::Meta => None,
-        _ => fields::scan_str(tail, "timestamp")
-            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
-            .map(|t| t.with_timezone(&chrono::Utc)),
+        _ => fields::scan_time(tail, "timestamp"),
     };
     Some(Event {
         kind,

@@ -1,0 +1,364 @@
+//! The released GitHub Copilot CLI (pinned in tests/real/clients.txt) against the OpenAI chat
+//! stand-in (tests/real/openai_chat.rs), offline, in a private tmux server with the watcher
+//! running: what `resolve`, `last`, `route` and the alerts say at each step of real turns,
+//! typed as a person types. Copilot writes its approvals to its own log, so `waiting` comes
+//! from the log, not the screen.
+//!
+//! The last test is the recorder that made fixtures/real-clients/copilot-1.0.102 (its README
+//! has the steps): the stand-in served on its own, for driving the client by hand.
+//!
+//! ```sh
+//! STANDIN_DIR=/tmp/rec cargo test --test real_copilot -- --ignored --exact standin
+//! ```
+//!
+//! writes the port to `$STANDIN_DIR/port`, appends every request to
+//! `$STANDIN_DIR/requests.jsonl`, and stops when `$STANDIN_DIR/stop` appears.
+
+mod common;
+mod real;
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use common::{FakeAgent, TmuxServer, Watch};
+use real::http::MockServer;
+use real::openai_chat::{self, ANSWER};
+use real::{
+    alerts_now, press, start, type_prompt, wait_alerts, wait_for, wait_screen, Client, STEP,
+};
+
+/// A Claude transcript whose last answer routes into Copilot.
+const CLAUDE_WITH_ANSWER: &str =
+    "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+
+/// A tmux server with the stand-in and Copilot's home trusting `work/proj` and `work/shared`.
+struct World {
+    server: TmuxServer,
+    api: MockServer,
+}
+
+impl World {
+    fn new() -> World {
+        let api = openai_chat::start();
+        let server = TmuxServer::start();
+        start::copilot_config(&server, &["proj", "shared"]);
+        World { server, api }
+    }
+
+    /// Starts `client` in `work/<dir>` and waits for its input box.
+    fn copilot(&self, client: &Client, dir: &str) -> String {
+        start::copilot(&self.server, client, &self.api.url(), dir)
+    }
+
+    fn resolve(&self, pane: &str) -> Value {
+        real::resolve(&self.server, pane)
+    }
+
+    /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution.
+    fn wait_state(&self, pane: &str, state: &str, reason: Option<&str>) -> Value {
+        real::wait_state(&self.server, pane, state, reason)
+    }
+
+    /// The newest user text the API received, without the `<current_datetime>` block
+    /// Copilot puts before every prompt.
+    fn last_prompt(&self) -> String {
+        let text = self
+            .api
+            .requests()
+            .iter()
+            .rev()
+            .filter_map(|r| r.json())
+            .find_map(|b| {
+                let messages = b["messages"].as_array()?.clone();
+                Some(openai_chat::last_user_text(&messages))
+            })
+            .unwrap_or_default();
+        match text.split_once("</current_datetime>\n\n") {
+            Some((_, prompt)) => prompt.to_string(),
+            None => text,
+        }
+    }
+}
+
+/// Escape twice, as Copilot's footer asks (`esc esc interrupt`), again if the first double
+/// press was not taken; then, as a person would, Ctrl-C. Copilot 1.0.102 now and then ignores
+/// Escape for a whole turn (seen by hand as well), while Ctrl-C stops it the same way (an
+/// `abort` record, `user_initiated` instead of `user_abort`): agentpane's reading is the same.
+fn interrupt(server: &TmuxServer, pane: &str) {
+    let cancelled = || {
+        let end = Instant::now() + Duration::from_secs(2);
+        while Instant::now() < end {
+            if real::screen(server, pane).contains("Operation cancelled by user") {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        false
+    };
+    for _ in 0..2 {
+        press(server, pane, "Escape");
+        std::thread::sleep(Duration::from_millis(300));
+        press(server, pane, "Escape");
+        if cancelled() {
+            return;
+        }
+    }
+    eprintln!("{pane}: Escape-Escape was not taken; Ctrl-C");
+    press(server, pane, "C-c");
+    assert!(
+        cancelled(),
+        "{pane} went on streaming after Escape and Ctrl-C:\n{}",
+        real::screen(server, pane)
+    );
+}
+
+#[test]
+fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
+    for client in real::clients("copilot") {
+        let label = client.label();
+        let started = Instant::now();
+        let w = World::new();
+        // A Claude pane with an answer to route in, started before the watcher so its
+        // finished turn is history, not news.
+        let claude = w
+            .server
+            .spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+        let watch = Watch::start(&w.server, &[]);
+        let pane = w.copilot(&client, "proj");
+
+        // A fresh session: its folder and lock exist, its log does not yet.
+        let fresh = w.wait_state(&pane, "idle", None);
+        assert_eq!(fresh["agent"], "copilot", "{label}: {fresh:#}");
+        assert!(fresh["transcript"].is_null(), "{label}: {fresh:#}");
+        assert!(fresh["session_id"].is_string(), "{label}: {fresh:#}");
+        assert_eq!(fresh["via"], "open-file", "{label}: {fresh:#}");
+
+        // An answer: your-turn, `last` is the answer byte for byte, one alert.
+        type_prompt(&w.server, &pane, "hello there");
+        let done = w.wait_state(&pane, "your-turn", None);
+        let transcript = done["transcript"].as_str().unwrap().to_string();
+        let session = fresh["session_id"].as_str().unwrap();
+        assert!(
+            transcript.ends_with(&format!("/session-state/{session}/events.jsonl")),
+            "{label}: {done:#}"
+        );
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.code, 0, "{label}: {last:?}");
+        assert_eq!(last.json()["text"], ANSWER, "{label}");
+        assert_eq!(last.json()["source"], "transcript", "{label}");
+        let alerts = wait_alerts(&watch, &pane, 1);
+        assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
+
+        // Routing out: the answer reaches another agent byte for byte.
+        let (sink, file) = w.server.inbox_agent("sink");
+        let routed = w.server.agentpane(&["route", &pane, &sink]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        wait_for(STEP, "the routed answer in the sink", || {
+            let got = std::fs::read_to_string(&file).unwrap_or_default();
+            (got == format!("{ANSWER}\n")).then_some(())
+        });
+
+        // Escape-Escape mid-stream: your-turn (interrupted), never alerted.
+        type_prompt(&w.server, &pane, "SLOW please");
+        wait_screen(&w.server, &pane, STEP, "the slow reply streaming", |s| {
+            s.contains("word5 ")
+        });
+        w.wait_state(&pane, "working", None);
+        interrupt(&w.server, &pane);
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+
+        // A command that writes asks first: waiting, the tool and command as reason, read
+        // from the log itself; alerted; nothing may be routed into the dialog.
+        type_prompt(&w.server, &pane, "RUNWRITE please");
+        wait_screen(&w.server, &pane, STEP, "the approval dialog", |s| {
+            s.contains("Do you want to run this command?")
+        });
+        let waiting = w.wait_state(&pane, "waiting", Some("permission: bash (touch hello.txt)"));
+        assert_eq!(waiting["source"], "transcript", "{label}: {waiting:#}");
+        let alerts = wait_alerts(&watch, &pane, 2);
+        assert_eq!(
+            alerts[1],
+            (
+                "waiting".into(),
+                "permission: bash (touch hello.txt)".into()
+            ),
+            "{label}"
+        );
+        let refused = w.server.agentpane(&["route", &claude, &pane]);
+        assert_eq!(refused.code, 1, "{label}: {refused:?}");
+        assert!(
+            refused.stderr.contains("waiting") || refused.stdout.contains("waiting"),
+            "{label}: {refused:?}"
+        );
+        // Approved ("1. Yes"): the command runs, the answer after it closes the turn.
+        press(&w.server, &pane, "Enter");
+        w.wait_state(&pane, "your-turn", None);
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.code, 0, "{label}: {last:?}");
+        assert_eq!(last.json()["text"], "Tool done.", "{label}");
+        assert!(w.server.work("proj").join("hello.txt").is_file(), "{label}");
+        // Each finished turn is alerted once it has stood for the alert delay; the next prompt
+        // waits for that (a quick follow-up would rightly cancel it).
+        let alerts = wait_alerts(&watch, &pane, 3);
+        assert_eq!(alerts[2], ("your-turn".into(), String::new()), "{label}");
+
+        // An API error: attention naming it; its turn has no answer to hand on.
+        type_prompt(&w.server, &pane, "BADREQ now");
+        w.wait_state(
+            &pane,
+            "attention",
+            Some("api error 400: model stand-in does not exist"),
+        );
+        let alerts = wait_alerts(&watch, &pane, 4);
+        assert_eq!(
+            alerts[3],
+            (
+                "attention".into(),
+                "api error 400: model stand-in does not exist".into()
+            ),
+            "{label}: {alerts:?}"
+        );
+        let none = w.server.agentpane(&["last", &pane]);
+        assert_eq!(none.code, 1, "{label}: {none:?}");
+        let route_none = w.server.agentpane(&["route", &pane, &sink]);
+        assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+
+        // Routing in: a Claude answer pasted into Copilot's box reaches the API intact.
+        let source = w.server.agentpane(&["last", &claude, "--json"]).json()["text"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let routed = w.server.agentpane(&["route", &claude, &pane]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        let got = wait_for(STEP, "the routed prompt at the API", || {
+            let p = w.last_prompt();
+            p.starts_with(&source[..20]).then_some(p)
+        });
+        assert_eq!(
+            got, source,
+            "{label}: the API got another text than was routed"
+        );
+        w.wait_state(&pane, "your-turn", None);
+        let alerts = wait_alerts(&watch, &pane, 5);
+        assert_eq!(alerts[4], ("your-turn".into(), String::new()), "{label}");
+
+        // A long answer (over ten lines: Copilot shows `[Paste #1 - 12 lines]` in its box)
+        // arrives whole, byte for byte.
+        let long: String = (1..=12)
+            .map(|i| format!("line {i}: `x = {i} * 2`  # two spaces\n"))
+            .collect::<String>()
+            .trim_end()
+            .to_string();
+        let writer = w
+            .server
+            .spawn(&FakeAgent::idle(agentpane::events::AgentKind::Copilot).in_dir("long"));
+        let record = serde_json::json!({"type": "assistant.message", "data": {
+            "messageId": "m-long", "interactionId": "i-long", "content": long,
+            "toolRequests": []}, "id": "e-long", "timestamp": "", "parentId": null});
+        w.server.send_line(&writer, &format!("line {record}"));
+        wait_for(STEP, "the long answer in the fake", || {
+            let r = w.server.agentpane(&["last", &writer, "--json"]);
+            (r.code == 0 && r.json()["text"] == long.as_str()).then_some(())
+        });
+        let routed = w.server.agentpane(&["route", &writer, &pane]);
+        assert_eq!(routed.code, 0, "{label}: {routed:?}");
+        let got = wait_for(STEP, "the long routed prompt at the API", || {
+            let p = w.last_prompt();
+            p.starts_with("line 1:").then_some(p)
+        });
+        assert_eq!(
+            got, long,
+            "{label}: the API got another text than was routed"
+        );
+        w.wait_state(&pane, "your-turn", None);
+        let alerts = wait_alerts(&watch, &pane, 6);
+        assert_eq!(alerts[5], ("your-turn".into(), String::new()), "{label}");
+
+        // Last, as it takes a minute: a 429 Copilot retries five times, writing nothing until
+        // it gives up; then attention naming it, alerted, no answer handed on.
+        type_prompt(&w.server, &pane, "QUOTA please");
+        let row = wait_for(
+            Duration::from_secs(150),
+            "attention after the 429 retries",
+            || {
+                let r = w.resolve(&pane);
+                (r["state"] == "attention").then_some(r)
+            },
+        );
+        assert_eq!(row["reason"], "quota exceeded", "{label}: {row:#}");
+        let alerts = wait_alerts(&watch, &pane, 7);
+        assert_eq!(
+            alerts[6],
+            ("attention".into(), "quota exceeded".into()),
+            "{label}"
+        );
+        let none = w.server.agentpane(&["last", &pane]);
+        assert_eq!(none.code, 1, "{label}: {none:?}");
+
+        // One alert per turn that needs the human; never the interrupt.
+        std::thread::sleep(Duration::from_secs(3));
+        let alerts = alerts_now(&watch, &pane);
+        assert_eq!(alerts.len(), 7, "{label}: {alerts:?}");
+        assert!(
+            !alerts.iter().any(|a| a.1 == "interrupted"),
+            "{label}: {alerts:?}"
+        );
+        assert_eq!(watch.stop(), 0);
+        eprintln!("{label}: the scenario took {:.0?}", started.elapsed());
+    }
+}
+
+#[test]
+fn two_copilot_sessions_in_one_folder_each_show_their_own() {
+    for client in real::clients("copilot") {
+        let label = client.label();
+        let w = World::new();
+        let a = w.copilot(&client, "shared");
+        let b = w.copilot(&client, "shared");
+        let (ra, rb) = (w.resolve(&a), w.resolve(&b));
+        let (sa, sb) = (ra["session_id"].as_str(), rb["session_id"].as_str());
+        assert!(
+            sa.is_some() && sb.is_some() && sa != sb,
+            "{label}: {ra:#} {rb:#}"
+        );
+        type_prompt(&w.server, &a, "hello from a");
+        let done = w.wait_state(&a, "your-turn", None);
+        assert_eq!(done["session_id"], ra["session_id"], "{label}: {done:#}");
+        // The neighbour's answer is not b's: b has no log yet.
+        let fresh = w.wait_state(&b, "idle", None);
+        assert!(fresh["transcript"].is_null(), "{label}: {fresh:#}");
+        assert_eq!(fresh["session_id"], rb["session_id"], "{label}");
+        type_prompt(&w.server, &b, "SLOW from b");
+        let busy = w.wait_state(&b, "working", None);
+        assert_eq!(busy["session_id"], rb["session_id"], "{label}: {busy:#}");
+        assert_eq!(w.resolve(&a)["state"], "your-turn", "{label}");
+        assert_ne!(busy["transcript"], done["transcript"], "{label}");
+    }
+}
+
+#[test]
+#[ignore = "serves the stand-in until $STANDIN_DIR/stop exists; run by hand to record a client"]
+fn standin() {
+    let dir = PathBuf::from(std::env::var_os("STANDIN_DIR").expect("STANDIN_DIR"));
+    let log = dir.join("requests.jsonl");
+    let api = real::http::MockServer::start(move |req| {
+        let record = serde_json::json!({
+            "method": req.method, "path": req.path, "body": req.json().unwrap_or_default(),
+        });
+        if let Ok(mut f) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&log)
+        {
+            let _ = writeln!(f, "{record}");
+        }
+        real::openai_chat::reply(req)
+    });
+    std::fs::write(dir.join("port"), api.port().to_string()).expect("write the port");
+    while !dir.join("stop").exists() {
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
