@@ -67,9 +67,7 @@ fn unanswered_for(screen: &str) -> Option<u64> {
         .take(PROMPT_ABOVE)
         .position(|l| l.starts_with("> "))?;
     let between = &lines[at - prompt..at];
-    let answering = between
-        .iter()
-        .any(|l| l.starts_with(['✦', '╭', '│', '╰', '✓', '✔', '⊶', 'x', '?']));
+    let answering = between.iter().any(|l| l.starts_with(['✦', '╭', '│', '╰']));
     if answering {
         return None;
     }
