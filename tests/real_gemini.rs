@@ -219,6 +219,102 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
     }
 }
 
+/// `pane`'s row in `panes --json`.
+fn row(server: &TmuxServer, pane: &str) -> serde_json::Value {
+    let run = server.agentpane(&["panes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.json()
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|r| r["pane_id"] == pane)
+        .cloned()
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// Gemini CLI retries a plain 429 up to 10 times and shows none of it: the title says working,
+/// the loading line `Thinking... (esc to cancel, 34s)` sits under the prompt, the log holds
+/// only the prompt. A prompt unanswered 30 s reads `attention` (no attempt, limit or wait:
+/// the client gives none), alerted once for the turn; the answer that ends the loop brings
+/// the pane back to `your-turn`.
+#[test]
+fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
+    for client in real::clients("gemini") {
+        let server = TmuxServer::start();
+        let api = gemini::start();
+        let home = gemini::home(server.path());
+        let watch = Watch::start(&server, &[]);
+        let pane = start::gemini(&server, &client, &home, &api, "proj");
+        let label = client.label();
+        wait_state(&server, &pane, "idle", None);
+        let started = std::time::Instant::now();
+
+        // Four 429s, then the answer: waits of about 5, 10, 20 and 30 s.
+        let prompt = "RATE429x4 please";
+        start::gemini_submit(&server, &pane, prompt);
+        wait_state(&server, &pane, "working", None);
+        let r = wait_for(STEP, &format!("{label}: attention while retrying"), || {
+            let r = row(&server, &pane);
+            (r["state"] == "attention").then_some(r)
+        });
+        let attention_after = started.elapsed();
+        let reason = r["reason"].as_str().unwrap_or_default();
+        assert!(
+            reason.starts_with("no reply from the API for ") && reason.ends_with(" s — retrying"),
+            "{label}: {r:#}"
+        );
+        assert_eq!(r["source"], "pane", "{label}: {r:#}");
+        assert!(r["retry"].is_object(), "{label}: {r:#}");
+        assert!(r["retry"]["attempt"].is_null(), "{label}: {r:#}");
+        assert!(
+            api.requests()
+                .iter()
+                .filter(|q| gemini::prompt_of(q) == prompt)
+                .count()
+                >= 3,
+            "{label}: attention before the third attempt"
+        );
+        let out = server.agentpane(&["last", &pane]);
+        assert_eq!(out.code, 1, "{label}: no answer yet: {out:?}");
+
+        // One alert for the turn, however many scans and attempts follow.
+        wait_for(STEP, "the retry alert", || {
+            (!alerts_for(&watch, &pane).is_empty()).then_some(())
+        });
+        std::thread::sleep(Duration::from_secs(6));
+        assert_eq!(
+            alerts_for(&watch, &pane).len(),
+            1,
+            "{label}: {:?}",
+            watch.alerts()
+        );
+        assert_eq!(alerts_for(&watch, &pane)[0].0, "attention", "{label}");
+
+        // The fifth attempt is answered: your-turn, its answer, no retry left.
+        let r = wait_state(&server, &pane, "your-turn", None);
+        let recovered_after = started.elapsed();
+        assert_eq!(
+            last_text(&server, &pane).as_deref(),
+            Some(answer_to(prompt).as_str()),
+            "{label}: {r:#}"
+        );
+        assert!(row(&server, &pane)["retry"].is_null(), "{label}");
+        assert_eq!(
+            api.requests()
+                .iter()
+                .filter(
+                    |q| gemini::prompt_of(q) == prompt && q.path.contains(":streamGenerateContent")
+                )
+                .count(),
+            5,
+            "{label}"
+        );
+        eprintln!(
+            "{label}: attention after {attention_after:?}, your-turn after {recovered_after:?}"
+        );
+    }
+}
+
 #[test]
 fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() {
     for client in real::clients("gemini") {

@@ -8,6 +8,8 @@
 //! - `ERR`: HTTP 400 `INVALID_ARGUMENT`; `ERR429`: a spent quota (429 `RESOURCE_EXHAUSTED`,
 //!   `limit: 0`, which the client does not retry); `ERR403`: 403 `PERMISSION_DENIED`;
 //!   `RATE429`: a plain 429 `RESOURCE_EXHAUSTED`, which the client retries (10 attempts);
+//!   `RATE429x<N>`: that 429 to the prompt's first N requests, then its answer (the client's
+//!   retry loop recovering: waits of 5, 10, 20 s, ±30 %, so N = 4 answers after ~65 s);
 //! - `SLOW`: text streamed over ~15 s (for Escape);
 //! - anything else: [`answer_to`] the prompt, with a code block.
 
@@ -99,11 +101,8 @@ pub fn reply(req: &Request) -> Reply {
             "args": {"command": command.trim(), "description": "run it"}}}]);
         return Reply::sse(vec![chunk(call, true)]);
     }
-    if prompt.starts_with("RATE429") {
-        return Reply::json(
-            429,
-            json!({"error": {"code": 429, "message": "Too many requests, please slow down.", "status": "RESOURCE_EXHAUSTED"}}),
-        );
+    if prompt.starts_with("RATE429") && !prompt.starts_with("RATE429x") {
+        return rate_limited();
     }
     if prompt.starts_with("ERR429") {
         return Reply::json(
@@ -132,7 +131,20 @@ pub fn reply(req: &Request) -> Reply {
         events.push(chunk(json!([{"text": "end."}]), true));
         return Reply::sse_paced(events, Duration::from_millis(300));
     }
-    let text = answer_to(&prompt);
+    answer(&prompt)
+}
+
+/// A plain 429, no retry delay: the client retries it.
+fn rate_limited() -> Reply {
+    Reply::json(
+        429,
+        json!({"error": {"code": 429, "message": "Too many requests, please slow down.", "status": "RESOURCE_EXHAUSTED"}}),
+    )
+}
+
+/// The scripted answer, streamed in two events.
+fn answer(prompt: &str) -> Reply {
+    let text = answer_to(prompt);
     let (first, rest) = text.split_at(text.find("```").unwrap_or(0));
     Reply::sse(vec![
         chunk(json!([{ "text": first }]), false),
@@ -140,9 +152,29 @@ pub fn reply(req: &Request) -> Reply {
     ])
 }
 
-/// The stand-in, serving [`reply`].
+/// The stand-in, serving [`reply`], and `RATE429x<N>` (which needs to count).
 pub fn start() -> MockServer {
-    MockServer::start(reply)
+    let failed = std::sync::Mutex::new(std::collections::HashMap::<String, u32>::new());
+    MockServer::start(move |req| {
+        let prompt = prompt_of(req);
+        let times = prompt
+            .strip_prefix("RATE429x")
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|n| n.parse::<u32>().ok());
+        match times {
+            Some(n) if req.path.contains(":streamGenerateContent") => {
+                let mut failed = failed.lock().unwrap();
+                let count = failed.entry(prompt.clone()).or_default();
+                *count += 1;
+                if *count <= n {
+                    rate_limited()
+                } else {
+                    answer(&prompt)
+                }
+            }
+            _ => reply(req),
+        }
+    })
 }
 
 /// A `HOME` for Gemini CLI: API-key auth against the stand-in, no folder-trust prompt, a

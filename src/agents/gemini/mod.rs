@@ -5,6 +5,7 @@
 pub mod locate;
 pub mod pane;
 pub mod records;
+pub mod screen;
 
 use std::io::{Read, Seek};
 use std::path::Path;
@@ -319,6 +320,15 @@ impl crate::agents::Agent for Gemini {
     ) -> (crate::state::Status, crate::state::Source) {
         // It logs a tool call only once it is complete: its title says the rest.
         pane::refine(status, source, title, screen, now, windows)
+    }
+
+    fn shows_retries(&self) -> bool {
+        // Not in so many words: a prompt left unanswered (see `screen`).
+        true
+    }
+
+    fn retrying(&self, screen: &str) -> Option<crate::agents::retry::Retrying> {
+        screen::retrying(screen)
     }
 
     fn resubmits(&self) -> bool {

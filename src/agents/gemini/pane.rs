@@ -163,7 +163,9 @@ pub fn refine(
                     return (s, Source::Pane);
                 }
             }
-            if matches!(s.state, State::Working | State::Waiting) {
+            // A retry loop read from the screen (`Agent::retrying`) stands: the title says
+            // working all the while.
+            if matches!(s.state, State::Working | State::Waiting) || s.retry.is_some() {
                 return (s, source);
             }
             if !s.turn_open {
