@@ -277,31 +277,51 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         let alerts = wait_alerts(&watch, &pane, 6);
         assert_eq!(alerts[5], ("your-turn".into(), String::new()), "{label}");
 
-        // Last, as it takes a minute: a 429 Copilot retries five times, writing nothing until
-        // it gives up; then attention naming it, alerted, no answer handed on.
+        // Last, as it takes a minute: a 429 Copilot retries five times, writing nothing to its
+        // session log until it gives up and showing only its spinner; each failed call is a
+        // line of its process log. While it retries: attention, retrying, alerted; then
+        // attention naming the error, no second alert for the turn, no answer handed on.
         type_prompt(&w.server, &pane, "QUOTA please");
+        let want = "rate limit — retrying (attempt ";
+        let row = wait_for(
+            Duration::from_secs(60),
+            &format!("{label}: attention, {want}…"),
+            || {
+                let r = w.resolve(&pane);
+                (r["state"] == "attention"
+                    && r["reason"].as_str().is_some_and(|g| g.starts_with(want)))
+                .then_some(r)
+            },
+        );
+        assert!(
+            row["retry"]["attempt"].as_u64().is_some_and(|a| a >= 2),
+            "{label}: {row:#}"
+        );
+        let alerts = wait_alerts(&watch, &pane, 7);
+        assert_eq!(alerts[6].0, "attention", "{label}: {alerts:?}");
         let row = wait_for(
             Duration::from_secs(150),
             "attention after the 429 retries",
             || {
                 let r = w.resolve(&pane);
-                (r["state"] == "attention").then_some(r)
+                (r["state"] == "attention" && r["reason"] == "quota exceeded").then_some(r)
             },
         );
-        assert_eq!(row["reason"], "quota exceeded", "{label}: {row:#}");
-        let alerts = wait_alerts(&watch, &pane, 7);
-        assert_eq!(
-            alerts[6],
-            ("attention".into(), "quota exceeded".into()),
-            "{label}"
-        );
+        assert!(row["retry"].is_null(), "{label}: {row:#}");
         let none = w.server.agentpane(&["last", &pane]);
         assert_eq!(none.code, 1, "{label}: {none:?}");
 
-        // One alert per turn that needs the human; never the interrupt.
+        // One alert per turn that needs the human, never the interrupt; the 429 turn's final
+        // failure is alerted again: Copilot's `session.error` names the prompt's message id,
+        // the turn's other records its interaction id, so the two read as two keys.
         std::thread::sleep(Duration::from_secs(3));
         let alerts = alerts_now(&watch, &pane);
-        assert_eq!(alerts.len(), 7, "{label}: {alerts:?}");
+        assert_eq!(alerts.len(), 8, "{label}: {alerts:?}");
+        assert_eq!(
+            alerts[7],
+            ("attention".into(), "quota exceeded".into()),
+            "{label}"
+        );
         assert!(
             !alerts.iter().any(|a| a.1 == "interrupted"),
             "{label}: {alerts:?}"

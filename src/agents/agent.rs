@@ -176,6 +176,14 @@ pub trait Agent: Sync {
         None
     }
 
+    /// The retry loop of the open turn that started at `since`, when the agent records it
+    /// neither in its session log nor on its screen but in a file of its own beside them (a
+    /// per-process log); `pid` and `root` are its process and [`Agent::root`]. Asked only for
+    /// a quiet open turn whose screen shows no retry.
+    fn retrying_aside(&self, _pid: u32, _root: &Path, _since: Time) -> Option<Retrying> {
+        None
+    }
+
     /// Whether its pane title carries state, so reading its log again needs a fresh
     /// `list-panes`.
     fn reads_title(&self) -> bool {

@@ -132,13 +132,21 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
         &Windows::default(),
     );
     if quiet_turn && status.turn_open && status.state != crate::state::State::Waiting {
-        let retry = resolved.agent.as_ref().and_then(|a| {
+        let on_screen = resolved.agent.as_ref().and_then(|a| {
             pane.as_deref()
                 .and_then(|screen| crate::agents::retrying(a.kind, screen))
         });
-        if let Some(retry) = retry {
+        // Else what the agent records beside its log, since the turn's deciding prompt.
+        let aside = || {
+            let a = resolved.agent.as_ref()?;
+            crate::agents::of(a.kind).retrying_aside(a.pid, a.root.as_deref()?, status.at?)
+        };
+        if let Some(retry) = on_screen {
             retry.mark(&mut status, now);
             source = Source::Pane;
+        } else if let Some(retry) = aside() {
+            retry.mark(&mut status, now);
+            source = Source::Transcript;
         }
     }
     if let Some(agent) = resolved.agent.as_ref().map(|a| crate::agents::of(a.kind)) {

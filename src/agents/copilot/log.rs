@@ -28,6 +28,39 @@ pub fn is_log_of(file_name: &str, pid: u32) -> bool {
         .is_some_and(|(ms, p)| ms.bytes().all(|b| b.is_ascii_digit()) && p == pid.to_string())
 }
 
+/// How much of the end of a process log is read for its recent failures.
+const TAIL: u64 = 256 * 1024;
+
+/// The end of process `pid`'s log under `home` (its last [`TAIL`] bytes, from a line start);
+/// `None` when it has none.
+pub fn tail_of(home: &std::path::Path, pid: u32) -> Option<String> {
+    use std::io::{Read, Seek, SeekFrom};
+    let dir = home.join(LOGS);
+    let path = std::fs::read_dir(dir)
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| is_log_of(n, pid))
+        })
+        .max()?;
+    let mut file = crate::read::open_regular(&path).ok()?;
+    let len = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(len.saturating_sub(TAIL))).ok()?;
+    let mut bytes = Vec::new();
+    file.take(TAIL).read_to_end(&mut bytes).ok()?;
+    let text = String::from_utf8_lossy(&bytes);
+    // A cut first line is not a line.
+    let start = if len > TAIL {
+        text.find('\n').map_or(text.len(), |i| i + 1)
+    } else {
+        0
+    };
+    Some(text[start..].to_string())
+}
+
 /// The session a process registered last (a `/resume` or `/new` registers another).
 pub fn foreground_session(log: &str) -> Option<&str> {
     log.lines()
@@ -128,5 +161,44 @@ mod tests {
         assert_eq!(r.reason(), "rate limit — retrying (attempt 4)");
         // Before the prompt: the 400 belongs to the earlier turn.
         assert_eq!(retrying(&log, t("2026-12-02T09:40:00Z")), None);
+    }
+
+    /// The watcher's look at a quiet Copilot turn: its process's own log, found by pid in
+    /// the home's `logs/`, read from its end.
+    #[test]
+    fn a_quiet_turn_finds_its_retries_in_its_process_log() {
+        use crate::agents::Agent;
+        let home = tempfile::tempdir().unwrap();
+        let logs = home.path().join(LOGS);
+        std::fs::create_dir_all(&logs).unwrap();
+        let log = fixture("process-23458.log");
+        let upto: String = log
+            .lines()
+            .filter(|l| l < &"2026-12-02T09:38:50")
+            .map(|l| format!("{l}\n"))
+            .collect();
+        // Another process's log and a huge head that the read from the end skips.
+        std::fs::write(logs.join("process-1796000000000-999.log"), &log).unwrap();
+        let padding = "2026-12-02T09:00:00.000Z [INFO] padding\n".repeat(10_000);
+        std::fs::write(
+            logs.join("process-1796000000001-23458.log"),
+            format!("{padding}{upto}"),
+        )
+        .unwrap();
+        let prompt = t("2026-12-02T09:38:32.942Z");
+        let copilot = super::super::Copilot;
+        let r = copilot
+            .retrying_aside(23458, home.path(), prompt)
+            .expect("the retries of this process");
+        assert_eq!(r.attempt, Some(4));
+        assert_eq!(
+            copilot.retrying_aside(4242, home.path(), prompt),
+            None,
+            "no log"
+        );
+        assert_eq!(
+            copilot.retrying_aside(23458, &home.path().join("nowhere"), prompt),
+            None
+        );
     }
 }

@@ -50,6 +50,21 @@ impl crate::agents::Agent for Copilot {
         Some(locate::copilot_home(pid, home))
     }
 
+    fn shows_retries(&self) -> bool {
+        // Not on its screen (only its usual `Working` spinner) but in its per-process log:
+        // a quiet open turn is worth a look there.
+        true
+    }
+
+    fn retrying_aside(
+        &self,
+        pid: u32,
+        root: &Path,
+        since: crate::events::Time,
+    ) -> Option<crate::agents::retry::Retrying> {
+        log::retrying(&log::tail_of(root, pid)?, since)
+    }
+
     fn locate(&self, t: &Target, _cx: &mut Lookup, steps: &mut Vec<String>) -> Found {
         let mut found = Found::default();
         let Some(session) = locate::find(t.root, t.pid) else {
