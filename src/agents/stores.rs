@@ -25,6 +25,8 @@ pub struct Shared {
 #[derive(Debug, Default)]
 pub struct Stores {
     opencode: opencode::reader::Reader,
+    /// opencode's shared text logs, read so far (which run is which process's).
+    logs: HashMap<PathBuf, opencode::runlog::RunLog>,
 }
 
 impl Stores {
@@ -38,12 +40,14 @@ impl Stores {
     pub fn lend(&mut self) -> Shared {
         let mut shared = Shared::default();
         shared.opencode.dbs = std::mem::take(self.opencode.databases());
+        shared.opencode.logs = std::mem::take(&mut self.logs);
         shared
     }
 
     /// Keeps the connections a resolution used.
     pub fn give_back(&mut self, shared: Shared) {
         *self.opencode.databases() = shared.opencode.dbs;
+        self.logs = shared.opencode.logs;
     }
 
     /// Brings the database sessions among `transcripts` up to date in one pass per database,

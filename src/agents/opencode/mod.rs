@@ -10,6 +10,7 @@ pub mod dialogs;
 pub mod locate;
 pub mod parse;
 pub mod reader;
+pub mod runlog;
 pub mod store;
 
 use std::path::{Path, PathBuf};
