@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-KINDS=${KINDS:-claude codex gemini opencode amp aider}
+KINDS=${KINDS:-claude codex gemini opencode amp aider kilo}
 PANES=${PANES:-25}
 MIXED=${MIXED:-100}
 MIXED_WRITERS=${MIXED_WRITERS:-claude opencode}
@@ -51,7 +51,7 @@ fixture() {
     claude) echo "$ROOT/fixtures/real/claude/marot-spotter/short.jsonl" ;;
     codex) echo "$ROOT/fixtures/real/codex/kvsankar-agent-history/session-01.jsonl" ;;
     gemini) echo "$ROOT/fixtures/real-clients/gemini-0.61.0/session.jsonl" ;;
-    opencode) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
+    opencode | kilo) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
     *) echo "$SCREEN_STEPS" ;;
     esac
 }

@@ -18,17 +18,19 @@ pub enum AgentKind {
     Opencode,
     Amp,
     Aider,
+    Kilo,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 6] = [
+    pub const ALL: [AgentKind; 7] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
         AgentKind::Opencode,
         AgentKind::Amp,
         AgentKind::Aider,
+        AgentKind::Kilo,
     ];
 
     /// The executable name that identifies the agent.
@@ -40,6 +42,7 @@ impl AgentKind {
             AgentKind::Opencode => "opencode",
             AgentKind::Amp => "amp",
             AgentKind::Aider => "aider",
+            AgentKind::Kilo => "kilo",
         }
     }
 

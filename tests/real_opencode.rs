@@ -13,7 +13,9 @@ use serde_json::Value;
 use common::{FakeAgent, TmuxServer, Watch};
 use real::http::MockServer;
 use real::openai_chat::{self, ANSWER};
-use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
+use real::{
+    alerts_now, press, start, type_prompt, wait_alerts, wait_for, wait_screen, Client, STEP,
+};
 
 /// A Claude transcript whose last answer routes into opencode.
 const CLAUDE_WITH_ANSWER: &str =
@@ -114,37 +116,6 @@ impl World {
                 Some(openai_chat::last_user_text(&messages))
             })
             .unwrap_or_default()
-    }
-}
-
-/// The alerts for `pane` so far: (state, reason).
-fn alerts_now(watch: &Watch, pane: &str) -> Vec<(String, String)> {
-    watch
-        .alerts()
-        .iter()
-        .filter(|a| a["pane"] == pane)
-        .map(|a| {
-            (
-                a["state"].as_str().unwrap_or("").to_string(),
-                a["reason"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-fn wait_alerts(watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
-    let end = std::time::Instant::now() + STEP;
-    loop {
-        let a = alerts_now(watch, pane);
-        if a.len() >= n {
-            return a;
-        }
-        assert!(
-            std::time::Instant::now() < end,
-            "timed out waiting for {n} alerts for {pane}; all alerts: {:#?}",
-            watch.alerts()
-        );
-        std::thread::sleep(Duration::from_millis(200));
     }
 }
 

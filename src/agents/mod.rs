@@ -9,6 +9,7 @@ pub mod claude;
 pub mod codex;
 pub mod fields;
 pub mod gemini;
+pub mod kilo;
 pub mod locate;
 pub mod opencode;
 pub mod record;
@@ -28,6 +29,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &codex::Codex,
     &gemini::Gemini,
     &opencode::Opencode,
+    &kilo::Kilo,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

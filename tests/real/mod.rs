@@ -291,3 +291,35 @@ pub fn wait_row(
         std::thread::sleep(Duration::from_millis(300));
     }
 }
+
+/// The alerts the watcher raised for `pane` so far: (state, reason).
+pub fn alerts_now(watch: &crate::common::Watch, pane: &str) -> Vec<(String, String)> {
+    watch
+        .alerts()
+        .iter()
+        .filter(|a| a["pane"] == pane)
+        .map(|a| {
+            (
+                a["state"].as_str().unwrap_or("").to_string(),
+                a["reason"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Waits for at least `n` alerts for `pane`; all of them.
+pub fn wait_alerts(watch: &crate::common::Watch, pane: &str, n: usize) -> Vec<(String, String)> {
+    let end = Instant::now() + STEP;
+    loop {
+        let a = alerts_now(watch, pane);
+        if a.len() >= n {
+            return a;
+        }
+        assert!(
+            Instant::now() < end,
+            "timed out waiting for {n} alerts for {pane}; all alerts: {:#?}",
+            watch.alerts()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}

@@ -20,14 +20,15 @@ use crate::proctree::{procfs, ProcTable};
 
 use super::runlog::{self, RunLog, Started};
 use super::store::{self, Databases, SessionRow};
-use super::SessionRef;
+use super::{Flavor, SessionRef};
 
 /// What locating the sessions of several opencode panes in one scan shares: each database,
 /// opened once, and the live opencode processes, read from `/proc` once (not once per pane).
 #[derive(Debug, Default)]
 pub struct Shared {
     pub dbs: Databases,
-    peers: Option<Vec<Peer>>,
+    /// Per flavor (opencode, Kilo).
+    peers: HashMap<&'static str, Vec<Peer>>,
     /// The shared text log beside each database, read so far (kept between scans).
     pub logs: HashMap<PathBuf, RunLog>,
 }
@@ -40,8 +41,9 @@ struct Peer {
     db: Option<PathBuf>,
 }
 
-/// The data folder of an opencode process: `<its XDG_DATA_HOME or HOME/.local/share>/opencode`.
-pub fn data_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
+/// The data folder of an opencode process: `<its XDG_DATA_HOME or HOME/.local/share>/opencode`
+/// (`kilo` for Kilo: the flavor's name).
+pub fn data_root(flavor: &Flavor, pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
     let env = procfs::environ(pid);
     let get = |k: &str| {
         env.as_ref()
@@ -50,31 +52,29 @@ pub fn data_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
             .cloned()
     };
     if let Some(data) = get("XDG_DATA_HOME") {
-        return (Path::new(&data).join("opencode"), "XDG_DATA_HOME");
+        return (Path::new(&data).join(flavor.name), "XDG_DATA_HOME");
     }
     match get("HOME") {
         Some(home) => (
-            Path::new(&home).join(".local/share/opencode"),
+            Path::new(&home).join(".local/share").join(flavor.name),
             "agent's HOME",
         ),
         None => (
-            fallback_home.join(".local/share/opencode"),
+            fallback_home.join(".local/share").join(flavor.name),
             "default; the agent's environment is unreadable",
         ),
     }
 }
 
 /// The database a process uses: the one it holds open, else the default under its data root.
-fn database(pid: u32, root: &Path) -> Option<(PathBuf, Via)> {
-    let held = procfs::open_files(pid).into_iter().find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
-    });
+fn database(flavor: &Flavor, pid: u32, root: &Path) -> Option<(PathBuf, Via)> {
+    let held = procfs::open_files(pid)
+        .into_iter()
+        .find(|p| flavor.names_db(p));
     if let Some(db) = held {
         return Some((db, Via::OpenFile));
     }
-    let db = root.join("opencode.db");
+    let db = root.join(format!("{}.db", flavor.name));
     db.is_file().then_some((db, Via::Cwd))
 }
 
@@ -177,11 +177,11 @@ pub fn pick<'a>(
     Err(mine.into_iter().filter(|s| shared(s)).collect())
 }
 
-/// Every live opencode process in `table`.
-fn peers(table: &ProcTable) -> Vec<Peer> {
+/// Every live process of `flavor` in `table`.
+fn peers(flavor: &Flavor, table: &ProcTable) -> Vec<Peer> {
     table
         .iter()
-        .filter(|p| p.name == "opencode")
+        .filter(|p| flavor.comms.contains(&p.name.as_str()))
         .map(|p| {
             let args = procfs::cmdline(p.pid).unwrap_or_default();
             Peer {
@@ -192,7 +192,7 @@ fn peers(table: &ProcTable) -> Vec<Peer> {
                     run: None,
                 },
                 cwd: procfs::cwd(p.pid),
-                db: database(p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
+                db: database(flavor, p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
             }
         })
         .collect()
@@ -200,6 +200,7 @@ fn peers(table: &ProcTable) -> Vec<Peer> {
 
 /// Finds the session of the opencode process `t`.
 pub fn locate(
+    flavor: &Flavor,
     t: &Target,
     table: &ProcTable,
     argv: &[String],
@@ -207,10 +208,11 @@ pub fn locate(
     steps: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
-    let Some((db, db_via)) = database(t.pid, t.root) else {
+    let Some((db, db_via)) = database(flavor, t.pid, t.root) else {
         steps.push(format!(
-            "database: none (no opencode*.db held open, no {}/opencode.db)",
-            t.root.display()
+            "database: none (no {name}*.db held open, no {}/{name}.db)",
+            t.root.display(),
+            name = flavor.name
         ));
         return found;
     };
@@ -243,7 +245,8 @@ pub fn locate(
     };
     let mut others: Vec<Process> = shared
         .peers
-        .get_or_insert_with(|| peers(table))
+        .entry(flavor.name)
+        .or_insert_with(|| peers(flavor, table))
         .iter()
         .filter(|o| o.process.pid != t.pid)
         .filter(|o| {
@@ -286,8 +289,9 @@ pub fn locate(
             let ids: Vec<&str> = candidates.iter().map(|s| s.id.as_str()).collect();
             let pids: Vec<String> = others.iter().map(|o| o.pid.to_string()).collect();
             steps.push(format!(
-                "session: ambiguous: {} could also belong to opencode pid {}",
+                "session: ambiguous: {} could also belong to {} pid {}",
                 ids.join(", "),
+                flavor.kind,
                 pids.join(", ")
             ));
             found.via = Via::Ambiguous;
