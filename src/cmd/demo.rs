@@ -1,6 +1,6 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini` or `opencode` through symlinks (see `crate::fake_agent`) —
+//! `claude`, `codex`, `gemini`, `opencode` or `kilo` through symlinks (see `crate::fake_agent`) —
 //! replay real transcripts from `fixtures/real/` and `fixtures/real-clients/` with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
 //! folder); a watcher serves that server; the live status line, window states and alerts are
@@ -41,9 +41,9 @@ const NOTES: &str = "notes";
 const ROUTED_FROM: &str = "api";
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 4] = ["claude", "codex", "gemini", "opencode"];
+const AGENTS: [&str; 5] = ["claude", "codex", "gemini", "opencode", "kilo"];
 
-const ACTORS: [Actor; 7] = [
+const ACTORS: [Actor; 8] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -136,6 +136,19 @@ const ACTORS: [Actor; 7] = [
         lines: usize::MAX,
         pace_ms: 1000,
         start: "4",
+        screen: None,
+    },
+    // Kilo Code CLI keeps opencode's store (as `kilo/kilo.db`): its first turn answered.
+    Actor {
+        window: "ship",
+        agent: "kilo",
+        fixture: (
+            "kilo-replay.sql",
+            include_str!("../../fixtures/real-clients/opencode-1.18.33/replay.sql"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
+        start: "3",
         screen: None,
     },
 ];
