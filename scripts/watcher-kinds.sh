@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-KINDS=${KINDS:-claude codex gemini opencode amp aider copilot}
+KINDS=${KINDS:-claude codex gemini opencode qwen copilot kilo amp aider}
 PANES=${PANES:-25}
 MIXED=${MIXED:-100}
 MIXED_WRITERS=${MIXED_WRITERS:-claude opencode}
@@ -51,7 +51,7 @@ fixture() {
     claude) echo "$ROOT/fixtures/real/claude/marot-spotter/short.jsonl" ;;
     codex) echo "$ROOT/fixtures/real/codex/kvsankar-agent-history/session-01.jsonl" ;;
     gemini) echo "$ROOT/fixtures/real-clients/gemini-0.61.0/session.jsonl" ;;
-    opencode) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
+    opencode | kilo) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
     qwen) echo "$ROOT/fixtures/real-clients/qwen-0.24.4/states/25-tool-done/chat.jsonl" ;;
     copilot) echo "$ROOT/fixtures/real-clients/copilot-1.0.102/demo.jsonl" ;;
     *) echo "$SCREEN_STEPS" ;;

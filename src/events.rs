@@ -20,11 +20,12 @@ pub enum AgentKind {
     Amp,
     Aider,
     Copilot,
+    Kilo,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 8] = [
+    pub const ALL: [AgentKind; 9] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -33,6 +34,7 @@ impl AgentKind {
         AgentKind::Amp,
         AgentKind::Aider,
         AgentKind::Copilot,
+        AgentKind::Kilo,
     ];
 
     /// The executable name that identifies the agent.
@@ -46,6 +48,7 @@ impl AgentKind {
             AgentKind::Amp => "amp",
             AgentKind::Aider => "aider",
             AgentKind::Copilot => "copilot",
+            AgentKind::Kilo => "kilo",
         }
     }
 

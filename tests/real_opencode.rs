@@ -296,29 +296,43 @@ fn two_opencode_sessions_in_one_folder_never_show_a_neighbours() {
         wait_screen(&w.server, &b, STEP, "the second answer", |s| {
             s.contains("Done.")
         });
-        // Each pane shows its own session or says it cannot tell; never the neighbour's.
-        for (pane, own, other) in [(&a, &alpha, &bravo), (&b, &bravo, &alpha)] {
-            let r = w.resolve(pane);
-            eprintln!(
-                "{label}: {pane}: via {} session {}",
-                r["via"], r["session_id"]
-            );
-            let sid = r["session_id"].as_str();
-            assert_ne!(sid, Some(other.as_str()), "{label}: {pane} {r:#}");
-            match sid {
-                Some(s) => assert_eq!(s, own.as_str(), "{label}: {r:#}"),
-                None => assert_eq!(r["via"], "ambiguous", "{label}: {r:#}"),
-            }
-            let panes = w.server.agentpane(&["panes", "--json"]).json();
-            let row = panes
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|p| p["pane_id"] == pane.as_str())
-                .cloned()
-                .unwrap();
-            assert_ne!(row["session_id"].as_str(), Some(other.as_str()), "{label}");
-        }
+        // Each pane shows its own session, never the neighbour's: the shared text log ties
+        // each process to its run, and each run to the sessions it created.
+        let own_session = |pane: &str, own: &str, other: &str| {
+            wait_for(STEP, &format!("{label}: {pane} to show {own}"), || {
+                let r = w.resolve(pane);
+                assert_ne!(
+                    r["session_id"].as_str(),
+                    Some(other),
+                    "{label}: {pane} {r:#}"
+                );
+                let panes = w.server.agentpane(&["panes", "--json"]).json();
+                let row = panes
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|p| p["pane_id"] == pane)
+                    .cloned()
+                    .unwrap();
+                assert_ne!(row["session_id"].as_str(), Some(other), "{label}: {row:#}");
+                (r["session_id"] == own).then_some(r)
+            })
+        };
+        own_session(&a, &alpha, &bravo);
+        let rb = own_session(&b, &bravo, &alpha);
+        assert_eq!(rb["via"], "cwd", "{label}: {rb:#}");
+        assert_eq!(rb["state"], "your-turn", "{label}: {rb:#}");
+
+        // A 400 in the second pane reads attention there; the first keeps its answer.
+        type_prompt(&w.server, &b, "BADREQ now");
+        w.wait_state(
+            &b,
+            "attention",
+            Some("api error 400: model stand-in does not exist"),
+        );
+        let ra = own_session(&a, &alpha, &bravo);
+        assert_eq!(ra["state"], "your-turn", "{label}: {ra:#}");
+        own_session(&b, &bravo, &alpha);
     }
 }
 

@@ -290,7 +290,7 @@ fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
 fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     let (stdout, tmp) = run_demo("3");
     assert!(
-        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot)"),
+        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo)"),
         "{stdout}"
     );
     // The closing `panes` table: one row per agent pane, each with its own agent.
@@ -310,7 +310,9 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
             .split_whitespace()
             .collect()
     };
-    for agent in ["claude", "codex", "gemini", "opencode", "qwen", "copilot"] {
+    for agent in [
+        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo",
+    ] {
         row(agent);
     }
     // Qwen Code replays a first answered turn at start, then a tool turn.
@@ -320,9 +322,9 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
         r.join(" ").contains("retry_upload"),
         "qwen's own answer: {stdout}"
     );
-    // Gemini and opencode replay a first answered turn at start, then a tool turn: whichever
-    // the moment, the recorded first answer is their last one.
-    for agent in ["gemini", "opencode"] {
+    // Gemini, opencode and Kilo replay a first answered turn at start, then a tool turn:
+    // whichever the moment, the recorded first answer is their last one.
+    for agent in ["gemini", "opencode", "kilo"] {
         let r = row(agent);
         assert!(
             ["working", "your-turn"].contains(&r[2]),

@@ -10,6 +10,7 @@ pub mod codex;
 pub mod copilot;
 pub mod fields;
 pub mod gemini;
+pub mod kilo;
 pub mod locate;
 pub mod opencode;
 pub mod qwen;
@@ -32,6 +33,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &gemini::Gemini,
     &opencode::Opencode,
     &qwen::Qwen,
+    &kilo::Kilo,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

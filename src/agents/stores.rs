@@ -25,6 +25,8 @@ pub struct Shared {
 #[derive(Debug, Default)]
 pub struct Stores {
     opencode: opencode::reader::Reader,
+    /// opencode's shared text logs, read so far (which run is which process's).
+    logs: HashMap<PathBuf, opencode::runlog::RunLog>,
 }
 
 impl Stores {
@@ -38,12 +40,14 @@ impl Stores {
     pub fn lend(&mut self) -> Shared {
         let mut shared = Shared::default();
         shared.opencode.dbs = std::mem::take(self.opencode.databases());
+        shared.opencode.logs = std::mem::take(&mut self.logs);
         shared
     }
 
     /// Keeps the connections a resolution used.
     pub fn give_back(&mut self, shared: Shared) {
         *self.opencode.databases() = shared.opencode.dbs;
+        self.logs = shared.opencode.logs;
     }
 
     /// Brings the database sessions among `transcripts` up to date in one pass per database,
@@ -77,7 +81,7 @@ impl Stores {
             .opencode
             .events(&session)
             .unwrap_or_else(|| Err(anyhow::anyhow!("{} was not read", path.display())))?;
-        Ok(Some((AgentKind::Opencode, events)))
+        Ok(Some((kind_of(path, agent), events)))
     }
 
     /// Forgets every session but those `live` names.
@@ -87,6 +91,14 @@ impl Stores {
                 .any(|p| SessionRef::parse(p).as_ref() == Some(s))
         });
     }
+}
+
+/// The agent whose store `path` (a session in a database) is in: the caller's word, else the
+/// agent that owns the path.
+fn kind_of(path: &Path, agent: Option<AgentKind>) -> AgentKind {
+    agent
+        .or_else(|| crate::agents::owner_of_path(path).map(|a| a.kind()))
+        .unwrap_or(AgentKind::Opencode)
 }
 
 /// The state of the database session `path` names, read afresh (a one-shot command);
@@ -100,7 +112,7 @@ pub fn classify(
 ) -> Result<Option<(AgentKind, crate::state::Status)>> {
     match opencode::session_of(path, agent)? {
         Some(session) => Ok(Some((
-            AgentKind::Opencode,
+            kind_of(path, agent),
             opencode::classify(&session, now, windows, obs)?,
         ))),
         None => Ok(None),

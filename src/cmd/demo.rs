@@ -1,6 +1,7 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini`, `opencode`, `qwen` or `copilot` through symlinks (see `crate::fake_agent`) —
+//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot` or `kilo` through symlinks (see
+//! `crate::fake_agent`) —
 //! replay real transcripts from `fixtures/real/` and `fixtures/real-clients/` with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
 //! folder); a watcher serves that server; the live status line, window states and alerts are
@@ -41,9 +42,11 @@ const NOTES: &str = "notes";
 const ROUTED_FROM: &str = "api";
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 6] = ["claude", "codex", "gemini", "opencode", "qwen", "copilot"];
+const AGENTS: [&str; 7] = [
+    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo",
+];
 
-const ACTORS: [Actor; 9] = [
+const ACTORS: [Actor; 10] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -162,6 +165,19 @@ const ACTORS: [Actor; 9] = [
         ),
         lines: usize::MAX,
         pace_ms: 800,
+        start: "3",
+        screen: None,
+    },
+    // Kilo Code CLI keeps opencode's store (as `kilo/kilo.db`): its first turn answered.
+    Actor {
+        window: "ship",
+        agent: "kilo",
+        fixture: (
+            "kilo-replay.sql",
+            include_str!("../../fixtures/real-clients/opencode-1.18.33/replay.sql"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
         start: "3",
         screen: None,
     },

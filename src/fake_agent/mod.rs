@@ -107,7 +107,7 @@ fn run_inner(kind: AgentKind) -> Result<()> {
         let text = std::fs::read_to_string(&fixture)
             .with_context(|| format!("cannot read fixture {fixture}"))?;
         match kind {
-            AgentKind::Opencode => opencode::steps(&text),
+            AgentKind::Opencode | AgentKind::Kilo => opencode::steps(&text),
             _ => text
                 .lines()
                 .filter(|l| !l.trim().is_empty())
@@ -275,7 +275,8 @@ trait Sink {
 
 fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn Sink>> {
     Ok(match kind {
-        AgentKind::Opencode => Box::new(opencode::Store::create()?),
+        // Kilo keeps opencode's store under its own name.
+        AgentKind::Opencode | AgentKind::Kilo => Box::new(opencode::Store::create(kind.name())?),
         AgentKind::Claude
         | AgentKind::Codex
         | AgentKind::Gemini

@@ -117,8 +117,9 @@ impl Sink for Store {
 }
 
 impl Store {
-    /// Opens (creating it if needed) the database of this process's data folder.
-    pub fn create() -> Result<Store> {
+    /// Opens (creating it if needed) the database of this process's data folder, `name`
+    /// (`opencode`, or `kilo` for Kilo, which keeps opencode's store under its own name).
+    pub fn create(name: &str) -> Result<Store> {
         let cwd = std::env::current_dir()
             .context("cannot read the working directory")?
             .to_string_lossy()
@@ -128,10 +129,10 @@ impl Store {
                 .unwrap_or_else(paths::home_dir)
                 .join(".local/share")
         });
-        let root = data.join("opencode");
+        let root = data.join(name);
         std::fs::create_dir_all(&root)
             .with_context(|| format!("cannot create {}", root.display()))?;
-        let db = root.join("opencode.db");
+        let db = root.join(format!("{name}.db"));
         let mut conn =
             Connection::open(&db).with_context(|| format!("cannot open {}", db.display()))?;
         conn.busy_timeout(std::time::Duration::from_secs(5))?;

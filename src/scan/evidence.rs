@@ -164,7 +164,16 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
     if source == Source::None {
         if let Some(text) = pane.as_deref() {
             // No log to read: the screen is all there is (marked `source: pane`).
-            if busy_footer(text) {
+            let retry = resolved
+                .agent
+                .as_ref()
+                .and_then(|a| crate::agents::retrying(a.kind, text));
+            if let Some(retry) = retry {
+                // A retry loop (its footer says busy too): the failure is what matters.
+                status.state = crate::state::State::Attention;
+                status.reason = Some(retry.reason());
+                status.turn_open = true;
+            } else if busy_footer(text) {
                 status.state = crate::state::State::Working;
                 status.turn_open = true;
             }

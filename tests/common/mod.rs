@@ -129,7 +129,11 @@ impl FakeAgent {
             AgentKind::Claude => fake.fixture("claude/marot-spotter/short.jsonl"),
             AgentKind::Codex => fake.fixture("codex/kvsankar-agent-history/session-01.jsonl"),
             AgentKind::Gemini => fake.real_client_fixture("gemini-0.61.0/session.jsonl"),
-            AgentKind::Opencode => fake.real_client_fixture("opencode-1.18.33/replay.sql"),
+            // Kilo keeps opencode's store: the fake Kilo replays opencode's recorded rows into
+            // its own `kilo/kilo.db`.
+            AgentKind::Opencode | AgentKind::Kilo => {
+                fake.real_client_fixture("opencode-1.18.33/replay.sql")
+            }
             AgentKind::Qwen => {
                 fake.real_client_fixture("qwen-0.24.4/states/25-tool-done/chat.jsonl")
             }

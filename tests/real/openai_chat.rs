@@ -160,7 +160,13 @@ fn tool_call(name: &str, args: Value) -> Reply {
 /// (`@ai-sdk/openai-compatible`, bundled in the binary) at `base_url`, bash asks for
 /// permission, no update checks, no sharing.
 pub fn write_config(config_home: &Path, base_url: &str) {
-    let dir = config_home.join("opencode");
+    write_config_as(config_home, base_url, "opencode");
+}
+
+/// [`write_config`] for opencode or a fork of it keeping its config under its own `name`
+/// (Kilo: `<config>/kilo/kilo.json`).
+pub fn write_config_as(config_home: &Path, base_url: &str, name: &str) {
+    let dir = config_home.join(name);
     std::fs::create_dir_all(&dir).expect("create opencode config dir");
     let config = json!({
         "$schema": "https://opencode.ai/config.json",
@@ -176,12 +182,18 @@ pub fn write_config(config_home: &Path, base_url: &str) {
             "models": {MODEL: {"name": "Stand-in"}},
         }},
     });
-    std::fs::write(dir.join("opencode.json"), config.to_string()).expect("write opencode.json");
+    std::fs::write(dir.join(format!("{name}.json")), config.to_string()).expect("write the config");
 }
 
 /// The environment an opencode pane runs with: its own XDG folders under `root` and the
 /// switches that keep it off the network.
 pub fn env(root: &Path) -> Vec<(String, String)> {
+    env_as(root, "OPENCODE")
+}
+
+/// [`env`] for opencode or a fork whose switches start with `prefix` (Kilo: `KILO`, which
+/// also uploads sessions unless `KILO_DISABLE_SESSION_INGEST` is set).
+pub fn env_as(root: &Path, prefix: &str) -> Vec<(String, String)> {
     let dir = |name: &str| root.join(name).to_string_lossy().into_owned();
     let mut env = vec![
         ("XDG_CONFIG_HOME".to_string(), dir("config")),
@@ -190,13 +202,16 @@ pub fn env(root: &Path) -> Vec<(String, String)> {
         ("XDG_CACHE_HOME".to_string(), dir("cache")),
     ];
     for var in [
-        "OPENCODE_DISABLE_AUTOUPDATE",
-        "OPENCODE_DISABLE_LSP_DOWNLOAD",
-        "OPENCODE_DISABLE_MODELS_FETCH",
-        "OPENCODE_DISABLE_DEFAULT_PLUGINS",
-        "OPENCODE_DISABLE_TERMINAL_TITLE",
+        "DISABLE_AUTOUPDATE",
+        "DISABLE_LSP_DOWNLOAD",
+        "DISABLE_MODELS_FETCH",
+        "DISABLE_DEFAULT_PLUGINS",
+        "DISABLE_TERMINAL_TITLE",
+        "DISABLE_SHARE",
+        "DISABLE_CLAUDE_CODE",
+        "DISABLE_SESSION_INGEST",
     ] {
-        env.push((var.to_string(), "1".to_string()));
+        env.push((format!("{prefix}_{var}"), "1".to_string()));
     }
     env
 }

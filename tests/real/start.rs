@@ -367,3 +367,28 @@ pub fn copilot(tmux: &TmuxServer, client: &Client, api_url: &str, dir: &str) -> 
     });
     pane
 }
+
+// Kilo Code CLI (an opencode fork: the same config under `kilo`, `KILO_` switches).
+
+/// Where Kilo's XDG folders live for this tmux server.
+pub fn kilo_root(tmux: &TmuxServer) -> PathBuf {
+    tmux.path().join("kilo")
+}
+
+/// Writes Kilo's configuration (`<config>/kilo/kilo.json`) for the chat stand-in at `api_url`.
+pub fn kilo_config(tmux: &TmuxServer, api_url: &str) {
+    openai_chat::write_config_as(&kilo_root(tmux).join("config"), api_url, "kilo");
+}
+
+/// Starts Kilo (configured by [`kilo_config`]) from its npm `bin` in a new window in
+/// `work/<dir>` and waits for its input box; the pane id.
+pub fn kilo(tmux: &TmuxServer, client: &Client, dir: &str) -> String {
+    let env = openai_chat::env_as(&kilo_root(tmux), "KILO");
+    let program = client.program();
+    let pane = tmux.new_window(program.to_str().unwrap(), &tmux.work(dir), &env);
+    wait_drawn(tmux, &pane, &client.label());
+    wait_screen(tmux, &pane, STEP, "Kilo's input box", |s| {
+        s.contains("ctrl+p commands") || s.contains("ctrl+p")
+    });
+    pane
+}

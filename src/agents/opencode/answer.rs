@@ -13,16 +13,16 @@ use crate::events::AgentKind;
 use crate::events::Answer;
 
 /// The answer of `session`, or `None` when it has none (yet, or its last turn failed).
-pub fn last_answer(session: &SessionRef) -> Result<Option<Answer>> {
+pub fn last_answer(session: &SessionRef, agent: AgentKind) -> Result<Option<Answer>> {
     Ok(store::last_turn_end(&session.db, &session.session)?
         .as_ref()
-        .and_then(answer_of))
+        .and_then(|m| answer_of(m, agent)))
 }
 
 /// The answer a finished assistant message carries, if it is one.
-pub fn answer_of(m: &MessageRow) -> Option<Answer> {
-    let finish = m.finish.as_deref()?;
-    if m.error_name.is_some() || super::parse::continues(finish) {
+pub fn answer_of(m: &MessageRow, agent: AgentKind) -> Option<Answer> {
+    m.finish.as_deref()?;
+    if m.error_name.is_some() || super::parse::step_continues(m) {
         return None;
     }
     let text = m
@@ -36,7 +36,7 @@ pub fn answer_of(m: &MessageRow) -> Option<Answer> {
         .join("\n\n");
     (!text.is_empty()).then(|| Answer {
         text,
-        agent: AgentKind::Opencode,
+        agent,
         at: m.completed_ms.and_then(time_ms),
         key: Some(m.id.clone()),
     })
@@ -58,7 +58,7 @@ mod tests {
             .iter()
             .filter(|m| m.role == "assistant" && m.completed_ms.is_some())
             .filter(|m| m.finish.as_deref() != Some("tool-calls"))
-            .map(|m| answer_of(m).map(|a| a.text))
+            .map(|m| answer_of(m, AgentKind::Opencode).map(|a| a.text))
             .collect()
     }
 
@@ -84,7 +84,7 @@ mod tests {
             db,
             session: SESSION.into(),
         };
-        assert_eq!(last_answer(&r).unwrap(), None);
+        assert_eq!(last_answer(&r, AgentKind::Opencode).unwrap(), None);
     }
 
     #[test]
@@ -96,6 +96,6 @@ mod tests {
             db,
             session: "ses_dcc1975e1ffel1i4bnDPC2h7UL".into(),
         };
-        assert_eq!(last_answer(&r).unwrap(), None);
+        assert_eq!(last_answer(&r, AgentKind::Opencode).unwrap(), None);
     }
 }

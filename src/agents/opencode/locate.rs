@@ -12,20 +12,25 @@
 //! live opencode process on the same database and folder can own. When the newest session it
 //! can own might also be a neighbour's, the answer is `ambiguous`: never a neighbour's session.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use crate::agents::locate::{Found, Target, Via};
 use crate::proctree::{procfs, ProcTable};
 
+use super::runlog::{self, RunLog, Started};
 use super::store::{self, Databases, SessionRow};
-use super::SessionRef;
+use super::{Flavor, SessionRef};
 
 /// What locating the sessions of several opencode panes in one scan shares: each database,
 /// opened once, and the live opencode processes, read from `/proc` once (not once per pane).
 #[derive(Debug, Default)]
 pub struct Shared {
     pub dbs: Databases,
-    peers: Option<Vec<Peer>>,
+    /// Per flavor (opencode, Kilo).
+    peers: HashMap<&'static str, Vec<Peer>>,
+    /// The shared text log beside each database, read so far (kept between scans).
+    pub logs: HashMap<PathBuf, RunLog>,
 }
 
 /// A live opencode process: how it picks its session, its folder, its database.
@@ -36,8 +41,9 @@ struct Peer {
     db: Option<PathBuf>,
 }
 
-/// The data folder of an opencode process: `<its XDG_DATA_HOME or HOME/.local/share>/opencode`.
-pub fn data_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
+/// The data folder of an opencode process: `<its XDG_DATA_HOME or HOME/.local/share>/opencode`
+/// (`kilo` for Kilo: the flavor's name).
+pub fn data_root(flavor: &Flavor, pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
     let env = procfs::environ(pid);
     let get = |k: &str| {
         env.as_ref()
@@ -46,31 +52,29 @@ pub fn data_root(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
             .cloned()
     };
     if let Some(data) = get("XDG_DATA_HOME") {
-        return (Path::new(&data).join("opencode"), "XDG_DATA_HOME");
+        return (Path::new(&data).join(flavor.name), "XDG_DATA_HOME");
     }
     match get("HOME") {
         Some(home) => (
-            Path::new(&home).join(".local/share/opencode"),
+            Path::new(&home).join(".local/share").join(flavor.name),
             "agent's HOME",
         ),
         None => (
-            fallback_home.join(".local/share/opencode"),
+            fallback_home.join(".local/share").join(flavor.name),
             "default; the agent's environment is unreadable",
         ),
     }
 }
 
 /// The database a process uses: the one it holds open, else the default under its data root.
-fn database(pid: u32, root: &Path) -> Option<(PathBuf, Via)> {
-    let held = procfs::open_files(pid).into_iter().find(|p| {
-        p.file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db"))
-    });
+fn database(flavor: &Flavor, pid: u32, root: &Path) -> Option<(PathBuf, Via)> {
+    let held = procfs::open_files(pid)
+        .into_iter()
+        .find(|p| flavor.names_db(p));
     if let Some(db) = held {
         return Some((db, Via::OpenFile));
     }
-    let db = root.join("opencode.db");
+    let db = root.join(format!("{}.db", flavor.name));
     db.is_file().then_some((db, Via::Cwd))
 }
 
@@ -116,16 +120,24 @@ pub struct Process {
     /// Start, seconds since the epoch (rounded down).
     pub start: u64,
     pub start_mode: Start,
+    /// The sessions its run in the shared log created or ran turns in, when the log ties a
+    /// run to it (runlog.rs); `None` when it does not.
+    pub run: Option<Vec<String>>,
 }
 
 impl Process {
     /// Whether this process could be in `s`.
     pub fn can_own(&self, s: &SessionRow) -> bool {
         let started_ms = self.start as i64 * 1000;
-        match &self.start_mode {
-            Start::Session(id) => *id == s.id,
+        let by_time = match &self.start_mode {
+            Start::Session(id) => return *id == s.id,
             Start::Continue => s.updated_ms >= started_ms,
             Start::Fresh => s.created_ms >= started_ms,
+        };
+        match &self.run {
+            // A resumed session may not be in the log before its next turn.
+            Some(run) => run.contains(&s.id) || (self.start_mode == Start::Continue && by_time),
+            None => by_time,
         }
     }
 }
@@ -137,11 +149,13 @@ pub fn pick<'a>(
     others: &[Process],
     sessions: &'a [SessionRow],
 ) -> Result<Option<&'a SessionRow>, Vec<&'a SessionRow>> {
-    // A session another process names on its command line is that process's.
+    // A session another process names on its command line, or its run in the shared log
+    // created, is that process's.
     let named_elsewhere = |s: &SessionRow| {
-        others
-            .iter()
-            .any(|o| o.start_mode == Start::Session(s.id.clone()))
+        others.iter().any(|o| {
+            o.start_mode == Start::Session(s.id.clone())
+                || o.run.as_ref().is_some_and(|r| r.contains(&s.id))
+        })
     };
     let mut mine: Vec<&SessionRow> = sessions
         .iter()
@@ -163,11 +177,11 @@ pub fn pick<'a>(
     Err(mine.into_iter().filter(|s| shared(s)).collect())
 }
 
-/// Every live opencode process in `table`.
-fn peers(table: &ProcTable) -> Vec<Peer> {
+/// Every live process of `flavor` in `table`.
+fn peers(flavor: &Flavor, table: &ProcTable) -> Vec<Peer> {
     table
         .iter()
-        .filter(|p| p.name == "opencode")
+        .filter(|p| flavor.comms.contains(&p.name.as_str()))
         .map(|p| {
             let args = procfs::cmdline(p.pid).unwrap_or_default();
             Peer {
@@ -175,9 +189,10 @@ fn peers(table: &ProcTable) -> Vec<Peer> {
                     pid: p.pid,
                     start: p.start,
                     start_mode: Start::from_args(args.get(1..).unwrap_or_default()),
+                    run: None,
                 },
                 cwd: procfs::cwd(p.pid),
-                db: database(p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
+                db: database(flavor, p.pid, Path::new("/nonexistent")).map(|(db, _)| db),
             }
         })
         .collect()
@@ -185,6 +200,7 @@ fn peers(table: &ProcTable) -> Vec<Peer> {
 
 /// Finds the session of the opencode process `t`.
 pub fn locate(
+    flavor: &Flavor,
     t: &Target,
     table: &ProcTable,
     argv: &[String],
@@ -192,10 +208,11 @@ pub fn locate(
     steps: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
-    let Some((db, db_via)) = database(t.pid, t.root) else {
+    let Some((db, db_via)) = database(flavor, t.pid, t.root) else {
         steps.push(format!(
-            "database: none (no opencode*.db held open, no {}/opencode.db)",
-            t.root.display()
+            "database: none (no {name}*.db held open, no {}/{name}.db)",
+            t.root.display(),
+            name = flavor.name
         ));
         return found;
     };
@@ -220,14 +237,16 @@ pub fn locate(
             return found;
         }
     };
-    let me = Process {
+    let mut me = Process {
         pid: t.pid,
         start: t.start,
         start_mode: Start::from_args(argv.get(1..).unwrap_or_default()),
+        run: None,
     };
-    let others: Vec<Process> = shared
+    let mut others: Vec<Process> = shared
         .peers
-        .get_or_insert_with(|| peers(table))
+        .entry(flavor.name)
+        .or_insert_with(|| peers(flavor, table))
         .iter()
         .filter(|o| o.process.pid != t.pid)
         .filter(|o| {
@@ -240,6 +259,9 @@ pub fn locate(
         })
         .map(|o| o.process.clone())
         .collect();
+    if !others.is_empty() {
+        tie_runs(&db, t.cwds, &mut me, &mut others, &mut shared.logs, steps);
+    }
     match pick(&me, &others, &sessions) {
         Ok(Some(s)) => {
             let how = match &me.start_mode {
@@ -267,14 +289,72 @@ pub fn locate(
             let ids: Vec<&str> = candidates.iter().map(|s| s.id.as_str()).collect();
             let pids: Vec<String> = others.iter().map(|o| o.pid.to_string()).collect();
             steps.push(format!(
-                "session: ambiguous: {} could also belong to opencode pid {}",
+                "session: ambiguous: {} could also belong to {} pid {}",
                 ids.join(", "),
+                flavor.kind,
                 pids.join(", ")
             ));
             found.via = Via::Ambiguous;
         }
     }
     found
+}
+
+/// Gives `me` and the `others` in its folder the sessions of their runs in the shared log,
+/// where the log ties a run to each (docs/agents/opencode.md).
+fn tie_runs(
+    db: &Path,
+    cwds: &[String],
+    me: &mut Process,
+    others: &mut [Process],
+    logs: &mut HashMap<PathBuf, RunLog>,
+    steps: &mut Vec<String>,
+) {
+    let Some(path) = runlog::path_for(db) else {
+        return;
+    };
+    let log = logs.entry(path.clone()).or_default();
+    if let Err(e) = log.update(&path) {
+        steps.push(format!("run log: cannot read {}: {e}", path.display()));
+        return;
+    }
+    let runs: Vec<&runlog::Run> = log
+        .runs()
+        .filter(|r| {
+            r.directory
+                .as_deref()
+                .is_some_and(|d| crate::agents::locate::cwd_matches(d, cwds))
+        })
+        .collect();
+    let procs: Vec<Started> = std::iter::once(&*me)
+        .chain(others.iter())
+        .map(|p| Started {
+            pid: p.pid,
+            start: p.start,
+        })
+        .collect();
+    let tied = runlog::assign(&procs, &runs);
+    let sessions = |pid: u32| {
+        let id = tied.get(&pid)?;
+        runs.iter()
+            .find(|r| r.id == *id)
+            .map(|r| r.sessions.clone())
+    };
+    for o in others.iter_mut() {
+        o.run = sessions(o.pid);
+    }
+    me.run = sessions(me.pid);
+    match tied.get(&me.pid) {
+        Some(id) => steps.push(format!(
+            "run log: run {id} in {} is this process's ({} session(s))",
+            path.display(),
+            me.run.as_ref().map_or(0, Vec::len)
+        )),
+        None => steps.push(format!(
+            "run log: no run in {} is surely this process's",
+            path.display()
+        )),
+    }
 }
 
 #[cfg(test)]
@@ -296,6 +376,7 @@ mod tests {
             pid,
             start,
             start_mode: Start::Fresh,
+            run: None,
         }
     }
 
@@ -359,5 +440,41 @@ mod tests {
         );
         // ... and no longer a candidate for the other process.
         assert_eq!(pick(&a, &[named], &sessions), Ok(Some(&s1)));
+    }
+
+    #[test]
+    fn runs_in_the_shared_log_give_each_process_its_own_session() {
+        let s1 = session("ses_1", 110, 115);
+        let s2 = session("ses_2", 130, 135);
+        let sessions = [s1.clone(), s2.clone()];
+        let ran = |p: Process, ids: &[&str]| Process {
+            run: Some(ids.iter().map(|s| s.to_string()).collect()),
+            ..p
+        };
+        let (a, b) = (
+            ran(fresh(1, 100), &["ses_1"]),
+            ran(fresh(2, 120), &["ses_2"]),
+        );
+        assert_eq!(pick(&a, std::slice::from_ref(&b), &sessions), Ok(Some(&s1)));
+        assert_eq!(pick(&b, std::slice::from_ref(&a), &sessions), Ok(Some(&s2)));
+        // A `/new` in A: its newest session, still never B's.
+        let s3 = session("ses_3", 140, 145);
+        let a2 = ran(fresh(1, 100), &["ses_1", "ses_3"]);
+        let three = [s1.clone(), s2.clone(), s3.clone()];
+        assert_eq!(pick(&a2, std::slice::from_ref(&b), &three), Ok(Some(&s3)));
+        // B's run is known but A's is not: A may own anything since it started but B's.
+        assert_eq!(
+            pick(&fresh(1, 100), std::slice::from_ref(&b), &sessions),
+            Ok(Some(&s1))
+        );
+        // A's run is known but B's is not: what A's run holds is A's, the rest may be B's.
+        assert_eq!(
+            pick(&fresh(2, 120), std::slice::from_ref(&a2), &three),
+            Ok(Some(&s2))
+        );
+        assert_eq!(
+            pick(&a, std::slice::from_ref(&fresh(2, 120)), &sessions),
+            Ok(Some(&s1))
+        );
     }
 }

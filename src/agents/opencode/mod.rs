@@ -10,13 +10,14 @@ pub mod dialogs;
 pub mod locate;
 pub mod parse;
 pub mod reader;
+pub mod runlog;
 pub mod store;
 
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use crate::events::Time;
+use crate::events::{AgentKind, Time};
 use crate::state::{Observation, Status, Windows};
 
 /// One opencode session: the database that holds it and its id.
@@ -61,27 +62,69 @@ impl SessionRef {
     }
 }
 
-/// True for a file in opencode's data folder whose changes never mean a session changed:
-/// SQLite's shared-memory index (`-shm`), which every reader of the database writes to,
-/// agentpane's own read-only connection included.
-pub fn never_news(path: &Path) -> bool {
-    path.file_name()
-        .and_then(|n| n.to_str())
-        .is_some_and(|n| n.starts_with("opencode") && n.ends_with(".db-shm"))
+/// What differs between opencode and the forks that keep its store (Kilo Code CLI): their
+/// names. Everything else — the database's tables, the rows' JSON, the screen — is opencode's.
+#[derive(Debug)]
+pub struct Flavor {
+    pub kind: AgentKind,
+    /// The folder under `XDG_DATA_HOME` and the database's name (`opencode` → `opencode.db`).
+    pub name: &'static str,
+    /// The process names (`comm`) of its native executable.
+    pub comms: &'static [&'static str],
+    /// Script paths of its npm launcher (`Agent::packages`).
+    pub packages: &'static [&'static str],
 }
 
-/// The opencode session `path` names; an error when the caller said the transcript is
-/// opencode's (`--agent opencode`) and `path` is not `<db>#<session id>`.
-pub fn session_of(
-    path: &Path,
-    agent: Option<crate::events::AgentKind>,
-) -> Result<Option<SessionRef>> {
+/// opencode itself.
+pub const OPENCODE: Flavor = Flavor {
+    kind: AgentKind::Opencode,
+    name: "opencode",
+    comms: &["opencode"],
+    packages: &[],
+};
+
+impl Flavor {
+    /// Whether `path` is one of its databases (`opencode.db`, `opencode-<channel>.db`).
+    pub fn names_db(&self, path: &Path) -> bool {
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(self.name) && n.ends_with(".db"))
+    }
+
+    /// True for a file in its data folder whose changes never mean a session changed:
+    /// SQLite's shared-memory index (`-shm`), which every reader of the database writes to,
+    /// agentpane's own read-only connection included.
+    pub fn never_news(&self, path: &Path) -> bool {
+        path.file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with(self.name) && n.ends_with(".db-shm"))
+    }
+}
+
+/// True for opencode's database shared-memory index (see [`Flavor::never_news`]).
+pub fn never_news(path: &Path) -> bool {
+    OPENCODE.never_news(path)
+}
+
+/// Whether `agent` keeps its sessions in a store of opencode's form: it owns a session in a
+/// database named after it.
+fn keeps_a_store(agent: AgentKind) -> bool {
+    let example = format!("/{}.db#ses_0", agent.name());
+    crate::agents::of(agent).owns_path(Path::new(&example))
+}
+
+/// The session `path` names; an error when the caller said the transcript is in a store of
+/// this form (`--agent opencode`, `--agent kilo`) and `path` is not `<db>#<session id>`.
+pub fn session_of(path: &Path, agent: Option<AgentKind>) -> Result<Option<SessionRef>> {
     match SessionRef::parse(path) {
         Some(r) => Ok(Some(r)),
-        None if agent == Some(crate::events::AgentKind::Opencode) => anyhow::bail!(
-            "{}: an opencode transcript is named `<opencode.db path>#<session id>` (as `agentpane resolve` shows it)",
-            path.display()
-        ),
+        None if agent.is_some_and(keeps_a_store) => {
+            anyhow::bail!(
+                "{}: a {} transcript is named `<database path>#<session id>` (as `agentpane resolve` shows it)",
+                path.display(),
+                agent.map_or("", |a| a.name())
+            )
+        }
         None => Ok(None),
     }
 }
@@ -123,78 +166,119 @@ pub fn retrying(screen: &str) -> Option<crate::agents::retry::Retrying> {
     })
 }
 
+/// Implements [`crate::agents::Agent`] for `$agent`, a store of opencode's form named by
+/// `$flavor` (opencode itself, and its forks: `agents/kilo`).
+#[macro_export]
+#[doc(hidden)]
+macro_rules! opencode_store_agent {
+    ($agent:ty, $flavor:expr) => {
+        impl $crate::agents::Agent for $agent {
+            fn kind(&self) -> $crate::events::AgentKind {
+                $flavor.kind
+            }
+
+            fn packages(&self) -> &'static [&'static str] {
+                $flavor.packages
+            }
+
+            fn root(
+                &self,
+                pid: u32,
+                home: &std::path::Path,
+            ) -> Option<(std::path::PathBuf, &'static str)> {
+                Some($crate::agents::opencode::locate::data_root(
+                    &$flavor, pid, home,
+                ))
+            }
+
+            fn locate(
+                &self,
+                t: &$crate::agents::locate::Target,
+                cx: &mut $crate::agents::Lookup,
+                steps: &mut Vec<String>,
+            ) -> $crate::agents::locate::Found {
+                let argv = cx.table.get(t.pid).map_or(&[][..], |p| &p.argv[..]);
+                $crate::agents::opencode::locate::locate(
+                    &$flavor,
+                    t,
+                    cx.table,
+                    argv,
+                    &mut cx.shared.opencode,
+                    steps,
+                )
+            }
+
+            fn folders(&self, root: &std::path::Path, _cwd: &str) -> Vec<std::path::PathBuf> {
+                // The database folder: the first prompt creates the session there.
+                vec![root.to_path_buf()]
+            }
+
+            fn never_news(&self, path: &std::path::Path) -> bool {
+                $flavor.never_news(path)
+            }
+
+            fn sources(&self, transcript: &std::path::Path) -> Option<Vec<std::path::PathBuf>> {
+                $crate::agents::opencode::SessionRef::parse(transcript)
+                    .filter(|s| $crate::agents::opencode::owns(&$flavor, s))
+                    .map(|s| s.files().to_vec())
+            }
+
+            fn owns_path(&self, path: &std::path::Path) -> bool {
+                $crate::agents::opencode::SessionRef::parse(path)
+                    .is_some_and(|s| $crate::agents::opencode::owns(&$flavor, &s))
+            }
+
+            fn reads_log(&self) -> bool {
+                true
+            }
+
+            fn last_answer(
+                &self,
+                path: &std::path::Path,
+                _budget: $crate::read::Budget,
+            ) -> Option<anyhow::Result<Option<$crate::events::Answer>>> {
+                Some(
+                    $crate::agents::opencode::session_of(path, Some(self.kind())).and_then(|s| {
+                        match s {
+                            Some(session) => {
+                                $crate::agents::opencode::answer::last_answer(&session, self.kind())
+                            }
+                            None => Ok(None),
+                        }
+                    }),
+                )
+            }
+
+            fn dialogs(&self) -> &'static [$crate::read::dialog::Dialog] {
+                $crate::agents::opencode::dialogs::DIALOGS
+            }
+
+            fn shows_retries(&self) -> bool {
+                true
+            }
+
+            fn retrying(&self, screen: &str) -> Option<$crate::agents::retry::Retrying> {
+                $crate::agents::opencode::retrying(screen)
+            }
+
+            fn enter_delay(&self) -> std::time::Duration {
+                // It takes a paste asynchronously (it first checks whether it is a file path).
+                std::time::Duration::from_millis(300)
+            }
+        }
+    };
+}
+
+/// Whether the session `s` is in a database of `flavor` (named after it).
+pub fn owns(flavor: &Flavor, s: &SessionRef) -> bool {
+    flavor.names_db(&s.db)
+}
+
 /// opencode.
 #[derive(Debug)]
 pub struct Opencode;
 
-impl crate::agents::Agent for Opencode {
-    fn kind(&self) -> crate::events::AgentKind {
-        crate::events::AgentKind::Opencode
-    }
-
-    fn root(&self, pid: u32, home: &Path) -> Option<(PathBuf, &'static str)> {
-        Some(locate::data_root(pid, home))
-    }
-
-    fn locate(
-        &self,
-        t: &crate::agents::locate::Target,
-        cx: &mut crate::agents::Lookup,
-        steps: &mut Vec<String>,
-    ) -> crate::agents::locate::Found {
-        let argv = cx.table.get(t.pid).map_or(&[][..], |p| &p.argv[..]);
-        locate::locate(t, cx.table, argv, &mut cx.shared.opencode, steps)
-    }
-
-    fn folders(&self, root: &Path, _cwd: &str) -> Vec<PathBuf> {
-        // The database folder: the first prompt creates the session there.
-        vec![root.to_path_buf()]
-    }
-
-    fn never_news(&self, path: &Path) -> bool {
-        never_news(path)
-    }
-
-    fn sources(&self, transcript: &Path) -> Option<Vec<PathBuf>> {
-        SessionRef::parse(transcript).map(|s| s.files().to_vec())
-    }
-
-    fn owns_path(&self, path: &Path) -> bool {
-        SessionRef::parse(path).is_some()
-    }
-
-    fn reads_log(&self) -> bool {
-        true
-    }
-
-    fn last_answer(
-        &self,
-        path: &Path,
-        _budget: crate::read::Budget,
-    ) -> Option<Result<Option<crate::events::Answer>>> {
-        Some(session_of(path, Some(self.kind())).and_then(|s| match s {
-            Some(session) => answer::last_answer(&session),
-            None => Ok(None),
-        }))
-    }
-
-    fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
-        dialogs::DIALOGS
-    }
-
-    fn shows_retries(&self) -> bool {
-        true
-    }
-
-    fn retrying(&self, screen: &str) -> Option<crate::agents::retry::Retrying> {
-        retrying(screen)
-    }
-
-    fn enter_delay(&self) -> std::time::Duration {
-        // It takes a paste asynchronously (it first checks whether it is a file path).
-        std::time::Duration::from_millis(300)
-    }
-}
+crate::opencode_store_agent!(Opencode, OPENCODE);
 
 #[cfg(test)]
 mod tests {

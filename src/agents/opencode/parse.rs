@@ -69,8 +69,8 @@ fn assistant(m: &MessageRow, out: &mut Vec<Event>) {
         (Some("MessageAbortedError"), _) => EventKind::Interrupted,
         (Some(name), _) => EventKind::ApiError(api_error(name, m)),
         (None, Some("stop")) => EventKind::AssistantText { closes: Some(true) },
-        (None, Some(f)) if continues(f) && rejected(m) => EventKind::Interrupted,
-        (None, Some(f)) if continues(f) => EventKind::AssistantOther,
+        (None, Some(_)) if step_continues(m) && rejected(m) => EventKind::Interrupted,
+        (None, Some(_)) if step_continues(m) => EventKind::AssistantOther,
         (None, Some(_)) => EventKind::AssistantText { closes: Some(true) },
         (None, None) => EventKind::Interrupted,
     };
@@ -81,6 +81,17 @@ fn assistant(m: &MessageRow, out: &mut Vec<Event>) {
 /// other): `tool-calls`, and `unknown`, which 1.18.33 also writes for a tool step now and then.
 pub fn continues(finish: &str) -> bool {
     matches!(finish, "tool-calls" | "unknown")
+}
+
+/// Whether another step follows the finished step `m`: a finish of [`continues`], or — Kilo
+/// 7.7.7, whose provider code maps the stand-in's `tool_calls` to `"other"` — `"other"` on a
+/// step that called tools (Kilo ran the next step after each such step it wrote).
+pub fn step_continues(m: &MessageRow) -> bool {
+    match m.finish.as_deref() {
+        Some(f) if continues(f) => true,
+        Some("other") => m.parts.iter().any(|p| p.kind == "tool"),
+        _ => false,
+    }
 }
 
 /// The user rejected one of the step's tools in the permission dialog: opencode stops there.
