@@ -83,6 +83,13 @@ pub trait Agent: Sync {
         Vec::new()
     }
 
+    /// Folders where a new session of this agent announces itself before any pane of it has
+    /// been resolved, for a watch to see from its start (`home`: the watcher's own home, with
+    /// its own environment).
+    fn announced_in(&self, _home: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
     /// True for a file whose changes never mean a session changed, though it sits in a folder
     /// the watch sees (a database's shared-memory index, written by every reader).
     fn never_news(&self, _path: &Path) -> bool {

@@ -62,6 +62,12 @@ pub fn owner_of_path(path: &Path) -> Option<&'static dyn Agent> {
     all().find(|a| a.owns_path(path))
 }
 
+/// The agent whose own reading of `path` comes first: `agent` when the caller names it, else
+/// the one whose own form `path` is in.
+pub fn own_reader(path: &Path, agent: Option<AgentKind>) -> Option<&'static dyn Agent> {
+    agent.map(of).or_else(|| owner_of_path(path))
+}
+
 /// Every agent's script package paths (`Agent::packages`), for the process matcher.
 pub fn packages() -> Vec<(&'static str, AgentKind)> {
     all()
@@ -86,6 +92,11 @@ pub fn reads_title(kind: AgentKind) -> bool {
 /// does.
 pub fn folders(kind: AgentKind, root: Option<&Path>, cwd: &str) -> Vec<PathBuf> {
     root.map(|r| of(kind).folders(r, cwd)).unwrap_or_default()
+}
+
+/// Every agent's [`Agent::announced_in`] folders under `home`.
+pub fn announced_in(home: &Path) -> Vec<PathBuf> {
+    all().flat_map(|a| a.announced_in(home)).collect()
 }
 
 /// True for a file whose changes never mean that any agent's session changed, though it

@@ -28,9 +28,7 @@ pub fn last_answer_within(
     agent: Option<AgentKind>,
     budget: Budget,
 ) -> Result<Option<Answer>> {
-    let own = agent
-        .map(agents::of)
-        .or_else(|| agents::owner_of_path(path));
+    let own = agents::own_reader(path, agent);
     if let Some(answer) = own.and_then(|a| a.last_answer(path, budget)) {
         return answer;
     }
@@ -38,13 +36,6 @@ pub fn last_answer_within(
     let mut lines = ReverseLines::new(file, MAX_LINE)
         .with_context(|| format!("cannot read {}", path.display()))?;
     let mut reader: Option<(AgentKind, Box<dyn AnswerReader>)> = None;
-    if let Some(kind) = agent {
-        match agents::of(kind).answer_reader() {
-            Some(r) => reader = Some((kind, r)),
-            // An agent whose answers agentpane does not read.
-            None => return Ok(None),
-        }
-    }
     let mut count = 0;
     while let Some(line) = lines.next() {
         let line = line.with_context(|| format!("cannot read {}", path.display()))?;
@@ -57,14 +48,15 @@ pub fn last_answer_within(
             continue;
         };
         if reader.is_none() {
-            // The first line whose format an agent claims says whose log this is.
-            let Some(kind) = agents::detect_line(&bytes) else {
+            // The agent named, else the first line whose format an agent claims says whose log
+            // this is; an agent whose answers agentpane does not read has none.
+            let Some(kind) = agent.or_else(|| agents::detect_line(&bytes)) else {
                 continue;
             };
-            match agents::of(kind).answer_reader() {
-                Some(r) => reader = Some((kind, r)),
-                None => return Ok(None),
-            }
+            let Some(r) = agents::of(kind).answer_reader() else {
+                return Ok(None);
+            };
+            reader = Some((kind, r));
         }
         let Some((kind, r)) = reader.as_mut() else {
             continue;

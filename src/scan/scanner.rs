@@ -213,7 +213,7 @@ impl Scanner {
 fn sources_of(resolved: &[Resolved]) -> HashMap<PathBuf, Vec<PathBuf>> {
     let mut out: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
     for t in resolved.iter().filter_map(|r| r.transcript.as_deref()) {
-        for source in crate::transcript::sources(t) {
+        for source in crate::agents::sources(t) {
             out.entry(source).or_default().push(t.to_path_buf());
         }
     }

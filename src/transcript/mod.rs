@@ -210,18 +210,10 @@ pub fn classify_file(
 /// The events that decide the state of a log file (not a database session): the tail a
 /// backward read stops at, or what the agent's own reading of its log gives.
 pub fn file_events(path: &Path, agent: Option<AgentKind>) -> Result<(AgentKind, Vec<Event>)> {
-    let own = agent
-        .map(agents::of)
-        .or_else(|| agents::owner_of_path(path));
-    if let Some(events) = own.and_then(|a| Some((a.kind(), a.file_events(path)?))) {
-        return Ok((events.0, events.1?));
+    let own = agents::own_reader(path, agent);
+    if let Some((kind, events)) = own.and_then(|a| Some((a.kind(), a.file_events(path)?))) {
+        return Ok((kind, events?));
     }
     let tail = tail_events(path, agent, Budget::default())?;
     Ok((tail.agent, tail.events))
-}
-
-/// The files whose change can change what `transcript` reads: the log file itself, or the
-/// files of the database a session lives in.
-pub fn sources(transcript: &Path) -> Vec<std::path::PathBuf> {
-    agents::sources(transcript)
 }

@@ -136,16 +136,14 @@ pub fn wanted_folders(
     if let Some(dir) = socket_path.parent() {
         out.insert(dir.to_path_buf());
     }
-    // What agents write to: a new Claude Code session announces itself in `sessions/` before
-    // any transcript, and each agent's folders.
-    let own_root = std::env::var_os("CLAUDE_CONFIG_DIR")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::paths::home_dir().join(".claude"));
-    let mut agents = BTreeSet::from([own_root.join("sessions")]);
+    // What agents write to: where a new session announces itself before any pane of it is
+    // resolved, and each agent's folders.
+    let mut agents: BTreeSet<PathBuf> = crate::agents::announced_in(&crate::paths::home_dir())
+        .into_iter()
+        .collect();
     for r in reports {
         if let Some(t) = r.resolved.transcript.as_deref() {
-            let files = crate::transcript::sources(t);
+            let files = crate::agents::sources(t);
             agents.extend(
                 files
                     .iter()

@@ -76,6 +76,15 @@ impl crate::agents::Agent for Claude {
         vec![root.join("sessions")]
     }
 
+    fn announced_in(&self, home: &Path) -> Vec<std::path::PathBuf> {
+        // The watcher's own default root: a new agent is noticed at once.
+        let root = std::env::var_os("CLAUDE_CONFIG_DIR")
+            .filter(|v| !v.is_empty())
+            .map(std::path::PathBuf::from)
+            .unwrap_or_else(|| home.join(".claude"));
+        vec![root.join("sessions")]
+    }
+
     fn owns_record(&self, record: &serde_json::Map<String, serde_json::Value>) -> bool {
         // The loosest format: any typed record the agents before it in the registry did not
         // claim.
