@@ -2,7 +2,7 @@
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
 //! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot` or `kilo` through symlinks (see
 //! `crate::fake_agent`) —
-//! replay real transcripts from `fixtures/real/` and `fixtures/real-clients/` with fresh
+//! replay real transcripts (`fixtures/demo/`, `fixtures/real/`, `fixtures/real-clients/`) with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
 //! folder); a watcher serves that server; the live status line, window states and alerts are
 //! printed as they change, so the show needs no attach, and `panes` closes it. Everything is
@@ -52,7 +52,7 @@ const ACTORS: [Actor; 10] = [
         agent: "claude",
         fixture: (
             "claude-end-turn.jsonl",
-            include_str!("../../fixtures/real/claude/kvsankar-agent-history/session-01.jsonl"),
+            include_str!("../../fixtures/demo/claude-api.jsonl"),
         ),
         lines: usize::MAX,
         pace_ms: 2000,
@@ -64,7 +64,7 @@ const ACTORS: [Actor; 10] = [
         agent: "codex",
         fixture: (
             "codex-task.jsonl",
-            include_str!("../../fixtures/real/codex/kvsankar-agent-history/session-01.jsonl"),
+            include_str!("../../fixtures/demo/codex-web.jsonl"),
         ),
         lines: usize::MAX,
         pace_ms: 1400,
@@ -121,7 +121,7 @@ const ACTORS: [Actor; 10] = [
         agent: "gemini",
         fixture: (
             "gemini-session.jsonl",
-            include_str!("../../fixtures/real-clients/gemini-0.61.0/session.jsonl"),
+            include_str!("../../fixtures/demo/gemini-session.jsonl"),
         ),
         lines: 15,
         pace_ms: 1200,
@@ -134,7 +134,7 @@ const ACTORS: [Actor; 10] = [
         agent: "opencode",
         fixture: (
             "opencode-replay.sql",
-            include_str!("../../fixtures/real-clients/opencode-1.18.33/replay.sql"),
+            include_str!("../../fixtures/demo/opencode-replay.sql"),
         ),
         lines: usize::MAX,
         pace_ms: 1000,
@@ -174,7 +174,7 @@ const ACTORS: [Actor; 10] = [
         agent: "kilo",
         fixture: (
             "kilo-replay.sql",
-            include_str!("../../fixtures/real-clients/opencode-1.18.33/replay.sql"),
+            include_str!("../../fixtures/demo/opencode-replay.sql"),
         ),
         lines: usize::MAX,
         pace_ms: 1500,
