@@ -9,7 +9,7 @@
 //! one scan alert the newest and baseline the rest; focusing the pane acknowledges (`your-turn`
 //! becomes seen); a delivered alert whose evidence changes is retracted.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -119,6 +119,8 @@ pub struct Engine {
     pending: BTreeMap<String, (Alert, Time)>,
     /// Per pane: the delivered alert still on display.
     shown: BTreeMap<String, Alert>,
+    /// Panes whose last report was an agent retrying a failed API call.
+    retrying: BTreeSet<String>,
 }
 
 impl Engine {
@@ -183,10 +185,20 @@ impl Engine {
         }
 
         let mut fresh: Vec<Alert> = Vec::new();
+        self.retrying
+            .retain(|pane| present.contains(&pane.as_str()));
         for r in reports {
             let pane = r.resolved.pane.pane_id.as_str();
             let key = alert_key(r);
             let wanted = self.wants(r);
+            if r.status.state == State::Attention && self.retrying.contains(pane) {
+                self.same_retrying_turn(r, &key, now, mem);
+            }
+            if r.status.state == State::Attention && r.status.retry.is_some() {
+                self.retrying.insert(pane.to_string());
+            } else {
+                self.retrying.remove(pane);
+            }
             if r.resolved.pane.focused() {
                 if let Some(a) = self.shown.remove(pane) {
                     mem.mark_seen(&a.key, now);
@@ -246,6 +258,25 @@ impl Engine {
             }
         }
         actions
+    }
+
+    /// An agent that retried a failed API call still needs the human: it gave up (an error
+    /// of its own) or retries on. Either way it is the turn already alerted (or on its way),
+    /// under another key when the agent names the final error by another id than the turn:
+    /// the alert on display or pending takes the new key, and the key counts as alerted.
+    fn same_retrying_turn(&mut self, r: &PaneReport, key: &str, now: Time, mem: &mut AlertMemory) {
+        let pane = r.resolved.pane.pane_id.as_str();
+        if let Some((a, _)) = self.pending.get_mut(pane) {
+            *a = alert_of(r, key.to_string(), a.at);
+            return;
+        }
+        let delivered = self.shown.contains_key(pane);
+        if let Some(a) = self.shown.get_mut(pane) {
+            *a = alert_of(r, key.to_string(), a.at);
+        }
+        if mem.get(key).is_none() {
+            mem.remember(key, now, delivered);
+        }
     }
 }
 

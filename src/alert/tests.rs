@@ -245,3 +245,65 @@ fn machine_driven_sessions_alert_only_when_asked() {
     opted_in.step(&[done.clone()], 10);
     assert_eq!(opted_in.delivered(&[done], 12), ["%1"]);
 }
+
+fn retrying(pane: u32, at: i64) -> PaneReport {
+    let mut r = report(pane, 1, State::Attention, at);
+    r.status.reason = Some("rate limit — retrying (attempt 2/5)".into());
+    r.status.retry = Some(crate::state::Retry {
+        attempt: Some(2),
+        limit: Some(5),
+        next_at: None,
+    });
+    r
+}
+
+fn gave_up(pane: u32, at: i64) -> PaneReport {
+    let mut r = report(pane, 1, State::Attention, at);
+    r.status.reason = Some("quota exceeded".into());
+    r
+}
+
+#[test]
+fn a_turn_that_retries_then_gives_up_is_alerted_once() {
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    run.step(&[retrying(1, 10)], 10);
+    assert_eq!(run.delivered(&[retrying(1, 10)], 11), ["%1"]);
+    // Each attempt, and the final error under the agent's own id, is the same turn.
+    assert!(run.delivered(&[retrying(1, 30)], 30).is_empty());
+    let actions = run.step(&[gave_up(1, 70)], 70);
+    assert!(actions.is_empty(), "{actions:?}");
+    assert!(run.delivered(&[gave_up(1, 70)], 80).is_empty());
+    // What is on display says why now.
+    let shown: Vec<_> = run.engine.shown().collect();
+    assert_eq!(shown[0].reason.as_deref(), Some("quota exceeded"));
+    // The next turn is news again.
+    run.step(&[report(1, 1, State::Working, 90)], 90);
+    run.step(&[gave_up(1, 100)], 100);
+    assert_eq!(run.delivered(&[gave_up(1, 100)], 101), ["%1"]);
+}
+
+#[test]
+fn retries_that_end_before_the_delay_deliver_one_alert_with_the_final_reason() {
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    run.step(&[retrying(1, 10)], 10);
+    assert!(run.step(&[gave_up(1, 10)], 10).is_empty());
+    let actions = run.step(&[gave_up(1, 10)], 11);
+    assert!(
+        matches!(&actions[..], [Action::Deliver(a)] if a.reason.as_deref() == Some("quota exceeded")),
+        "{actions:?}"
+    );
+    assert!(run.delivered(&[gave_up(1, 10)], 20).is_empty());
+}
+
+#[test]
+fn a_retrying_turn_seen_in_its_pane_is_not_alerted_again_when_it_gives_up() {
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    run.step(&[retrying(1, 10)], 10);
+    assert_eq!(run.delivered(&[retrying(1, 10)], 11), ["%1"]);
+    run.step(&[focused(retrying(1, 20))], 20);
+    assert!(run.delivered(&[gave_up(1, 70)], 70).is_empty());
+    assert!(run.delivered(&[gave_up(1, 70)], 75).is_empty());
+}
