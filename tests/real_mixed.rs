@@ -1,8 +1,9 @@
-//! The headline promise with the released clients: ONE tmux session running Claude Code (the
-//! newest pinned release), Codex CLI, Gemini CLI and opencode side by side in one folder, each
-//! against its own API stand-in, and `agentpane panes` tells each pane's own state and last
-//! answer — never a neighbour's — while one waits on a permission prompt and one streams;
-//! Claude's answer routed into Codex is Codex's next prompt; `status` counts them.
+//! The headline promise with the released clients: ONE tmux session running every agent kind
+//! agentpane reads — Claude Code (the newest pinned release), Codex CLI, Gemini CLI, opencode,
+//! Qwen Code, GitHub Copilot CLI and Kilo Code — side by side in one folder, each against its
+//! own API stand-in, and `agentpane panes` tells each pane's own state and last answer — never
+//! a neighbour's — while one waits on a permission prompt and one streams; Claude's answer
+//! routed into Codex is Codex's next prompt and reaches no other stand-in; `status` counts them.
 //!
 //! The clients are started by `tests/real/start.rs`, as the per-agent suites start them.
 
@@ -25,14 +26,23 @@ const CLAUDE_ANSWER: &str = "Answer: mixclaude.";
 const CODEX_PROMPT: &str = "MULTI from codex";
 const GEMINI_PROMPT: &str = "hello from gemini";
 const OPENCODE_PROMPT: &str = "hello from opencode";
+const QWEN_PROMPT: &str = "Please say PLAIN mixqwen";
+const QWEN_ANSWER: &str = "Answer: mixqwen.";
+const COPILOT_PROMPT: &str = "Please say PLAIN mixcopilot";
+const COPILOT_ANSWER: &str = "Answer: mixcopilot.";
+const KILO_PROMPT: &str = "Please say PLAIN mixkilo";
+const KILO_ANSWER: &str = "Answer: mixkilo.";
 
-/// One tmux server, the four stand-ins, and each client's configuration pointing at its own.
+/// One tmux server, the stand-ins, and each client's configuration pointing at its own.
 struct World {
     tmux: TmuxServer,
     claude_api: Anthropic,
     codex_api: MockServer,
     gemini_api: MockServer,
     opencode_api: MockServer,
+    qwen_api: MockServer,
+    copilot_api: MockServer,
+    kilo_api: MockServer,
 }
 
 impl World {
@@ -43,11 +53,17 @@ impl World {
             codex_api: openai::start(),
             gemini_api: gemini::start(),
             opencode_api: openai_chat::start(),
+            qwen_api: real::qwen::start(),
+            copilot_api: openai_chat::start(),
+            kilo_api: openai_chat::start(),
             tmux,
         };
         start::claude_config(&w.tmux, &[FOLDER]);
         start::codex_config(&w.tmux, &w.codex_api.url(), FOLDER);
         start::opencode_config(&w.tmux, &w.opencode_api.url());
+        start::qwen_config(&w.tmux);
+        start::copilot_config(&w.tmux, &[FOLDER]);
+        start::kilo_config(&w.tmux, &w.kilo_api.url());
         w
     }
 
@@ -83,38 +99,46 @@ fn newest(agent: &str) -> Option<Client> {
 }
 
 #[test]
-fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
+fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
     let began = Instant::now();
-    let (Some(claude), Some(codex), Some(gemini_cli), Some(opencode)) = (
-        newest("claude"),
-        newest("codex"),
-        newest("gemini"),
-        newest("opencode"),
-    ) else {
+    let kinds = [
+        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo",
+    ];
+    let clients: Vec<Option<Client>> = kinds.iter().map(|k| newest(k)).collect();
+    let [Some(claude), Some(codex), Some(gemini_cli), Some(opencode), Some(qwen), Some(copilot), Some(kilo)] =
+        <[Option<Client>; 7]>::try_from(clients).unwrap()
+    else {
         // `clients` already said which is missing (and failed under CI if one is not
-        // installed); a pin list without one of the four is no reason to pass in CI either.
+        // installed); a pin list without one of them is no reason to pass in CI either.
         assert!(
             !real::required(),
-            "the mixed session needs all four agents pinned and installed"
+            "the mixed session needs every agent kind pinned and installed: {kinds:?}"
         );
-        eprintln!("real-client suite: skipping the mixed session: it needs all four agents");
+        eprintln!("real-client suite: skipping the mixed session: it needs {kinds:?}");
         return;
     };
     let w = World::new();
     let gemini_home = gemini::home(w.tmux.path());
     eprintln!(
-        "mixed: {}, {}, {}, {} on tmux server {} in {}",
-        claude.label(),
-        codex.label(),
-        gemini_cli.label(),
-        opencode.label(),
+        "mixed: {} on tmux server {} in {}",
+        [
+            &claude,
+            &codex,
+            &gemini_cli,
+            &opencode,
+            &qwen,
+            &copilot,
+            &kilo
+        ]
+        .map(Client::label)
+        .join(", "),
         w.tmux.name,
         w.tmux.path().display()
     );
 
     // Each agent starts and answers its own prompt; the start-ups overlap, as a person opening
-    // four windows does. Gemini is then left on a permission prompt.
-    let (c, x, g, o) = std::thread::scope(|s| {
+    // a window per agent does. Gemini is then left on a permission prompt.
+    let (c, x, g, o, q, p, k) = std::thread::scope(|s| {
         let c = s.spawn(|| {
             let pane = start::claude(&w.tmux, &claude, &w.claude_api, FOLDER);
             type_prompt(&w.tmux, &pane, CLAUDE_PROMPT);
@@ -141,6 +165,24 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
             w.wait_state(&pane, "your-turn");
             pane
         });
+        let q = s.spawn(|| {
+            let pane = start::qwen(&w.tmux, &qwen, &w.qwen_api.url(), FOLDER);
+            type_prompt(&w.tmux, &pane, QWEN_PROMPT);
+            w.wait_state(&pane, "your-turn");
+            pane
+        });
+        let p = s.spawn(|| {
+            let pane = start::copilot(&w.tmux, &copilot, &w.copilot_api.url(), FOLDER);
+            type_prompt(&w.tmux, &pane, COPILOT_PROMPT);
+            w.wait_state(&pane, "your-turn");
+            pane
+        });
+        let k = s.spawn(|| {
+            let pane = start::kilo(&w.tmux, &kilo, FOLDER);
+            type_prompt(&w.tmux, &pane, KILO_PROMPT);
+            w.wait_state(&pane, "your-turn");
+            pane
+        });
         let join = |h: std::thread::ScopedJoinHandle<'_, String>, who: &str| {
             h.join()
                 .unwrap_or_else(|_| panic!("{who} did not get going (see above)"))
@@ -150,9 +192,12 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
             join(x, "codex"),
             join(g, "gemini"),
             join(o, "opencode"),
+            join(q, "qwen"),
+            join(p, "copilot"),
+            join(k, "kilo"),
         )
     });
-    eprintln!("mixed: four agents answered after {:?}", began.elapsed());
+    eprintln!("mixed: every agent answered after {:?}", began.elapsed());
 
     // opencode streams a long answer (~30 s); the snapshot is taken mid-stream.
     type_prompt(&w.tmux, &o, "SLOW please");
@@ -163,7 +208,7 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
 
     let rows = real::panes(&w.tmux);
     let status = w.tmux.agentpane(&["status"]);
-    let lasts: Vec<(&str, Option<String>)> = [&c, &x, &g, &o]
+    let lasts: Vec<(&str, Option<String>)> = [&c, &x, &g, &o, &q, &p, &k]
         .into_iter()
         .map(|p| (p.as_str(), w.last(p)))
         .collect();
@@ -175,7 +220,11 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
     );
 
     let agent_rows: Vec<&Value> = rows.iter().filter(|r| !r["agent"].is_null()).collect();
-    assert_eq!(agent_rows.len(), 4, "exactly the four agents: {rows:#?}");
+    assert_eq!(
+        agent_rows.len(),
+        kinds.len(),
+        "one row per agent: {rows:#?}"
+    );
     let row = |pane: &str| {
         rows.iter()
             .find(|r| r["pane_id"] == pane)
@@ -192,6 +241,9 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
             gemini::answer_to(GEMINI_PROMPT),
         ),
         (&o, "opencode", "working", None, openai_chat::ANSWER.into()),
+        (&q, "qwen", "your-turn", None, QWEN_ANSWER.into()),
+        (&p, "copilot", "your-turn", None, COPILOT_ANSWER.into()),
+        (&k, "kilo", "your-turn", None, KILO_ANSWER.into()),
     ];
     let answers: Vec<&String> = expect.iter().map(|e| &e.4).collect();
     for (pane, agent, state, reason, answer) in &expect {
@@ -214,11 +266,15 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
         .collect();
     transcripts.sort_unstable();
     transcripts.dedup();
-    assert_eq!(transcripts.len(), 4, "one session each: {rows:#?}");
+    assert_eq!(
+        transcripts.len(),
+        kinds.len(),
+        "one session each: {rows:#?}"
+    );
 
-    // The status line: one working, two finished, one waiting.
+    // The status line: one working, five finished, one waiting.
     assert_eq!(status.code, 0, "{status:?}");
-    assert_eq!(status.stdout.trim(), "⚡1 ●2 ⏸1", "{status:?}");
+    assert_eq!(status.stdout.trim(), "⚡1 ●5 ⏸1", "{status:?}");
 
     // Claude's answer routed into Codex: the Codex stand-in's next user input, byte-exact,
     // and no other stand-in sees it.
@@ -245,14 +301,15 @@ fn four_agents_in_one_session_each_show_their_own_state_and_answer() {
             .iter()
             .any(|r| String::from_utf8_lossy(&r.body).contains(CLAUDE_ANSWER))
     };
-    assert!(
-        !routed_elsewhere(&w.gemini_api),
-        "Gemini got the routed text"
-    );
-    assert!(
-        !routed_elsewhere(&w.opencode_api),
-        "opencode got the routed text"
-    );
+    for (server, agent) in [
+        (&w.gemini_api, "gemini"),
+        (&w.opencode_api, "opencode"),
+        (&w.qwen_api, "qwen"),
+        (&w.copilot_api, "copilot"),
+        (&w.kilo_api, "kilo"),
+    ] {
+        assert!(!routed_elsewhere(server), "{agent} got the routed text");
+    }
     wait_row(&w.tmux, &x, "Codex to answer the routed prompt", |r| {
         r["state"] == "your-turn" && r["answer_head"] == openai::PLAIN_ANSWER
     });

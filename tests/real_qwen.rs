@@ -19,7 +19,7 @@ use serde_json::Value;
 use common::{FakeAgent, TmuxServer, Watch};
 use real::http::MockServer;
 use real::openai_chat::ANSWER;
-use real::{press, type_prompt, wait_drawn, wait_for, wait_screen, Client, STEP};
+use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
 
 /// A Claude transcript whose last answer routes into Qwen Code.
 const CLAUDE_WITH_ANSWER: &str =
@@ -39,23 +39,13 @@ impl World {
     fn new() -> World {
         let api = real::qwen::start();
         let server = TmuxServer::start();
-        real::qwen::write_settings(&real::qwen::home(server.path()));
+        start::qwen_config(&server);
         World { server, api }
     }
 
     /// Starts `client` in `work/<dir>` and waits for its input box; the pane id.
     fn qwen(&self, client: &Client, dir: &str) -> String {
-        let env = real::qwen::env(self.server.path(), &self.api.url());
-        // By its full path: tmux looks the command up in its own PATH, not the pane's.
-        let program = client.bin_dir(self.server.path()).join("qwen");
-        let pane =
-            self.server
-                .new_window(&program.display().to_string(), &self.server.work(dir), &env);
-        wait_drawn(&self.server, &pane, &client.label());
-        wait_screen(&self.server, &pane, STEP, "Qwen Code's input box", |s| {
-            s.contains("Type your message")
-        });
-        pane
+        start::qwen(&self.server, client, &self.api.url(), dir)
     }
 
     fn resolve(&self, pane: &str) -> Value {

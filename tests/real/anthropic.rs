@@ -220,7 +220,7 @@ fn respond(req: &Request, unknown: &Mutex<Vec<String>>, limiting: bool) -> Reply
             Duration::ZERO,
         );
     }
-    if let Some(word) = word_after(&prompt, "PLAIN") {
+    if let Some(word) = super::word_after(&prompt, "PLAIN") {
         return message(
             &model,
             vec![text_block(&format!("Answer: {word}."))],
@@ -333,16 +333,6 @@ fn unwrap_paste(text: &str) -> String {
         (body <= close).then(|| text[body..close].to_string())
     })();
     inner.unwrap_or_else(|| text.to_string())
-}
-
-fn word_after(text: &str, marker: &str) -> Option<String> {
-    let rest = &text[text.find(marker)? + marker.len()..];
-    let word: String = rest
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
-        .collect();
-    Some(if word.is_empty() { "none".into() } else { word })
 }
 
 fn text_block(text: &str) -> Value {

@@ -360,3 +360,16 @@ pub fn wait_alerts(watch: &crate::common::Watch, pane: &str, n: usize) -> Vec<(S
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+/// The word after `marker` in a prompt (`PLAIN banana` → `banana`; `none` when none follows):
+/// the stand-ins answer `PLAIN <word>` with `Answer: <word>.`, so each pane of a mixed session
+/// has an answer of its own.
+pub fn word_after(text: &str, marker: &str) -> Option<String> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let word: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    Some(if word.is_empty() { "none".into() } else { word })
+}

@@ -10,6 +10,7 @@
 //! - `BADREQ` → HTTP 400 `model_not_found` (opencode does not retry a 400);
 //! - `QUOTA` → HTTP 429 `insufficient_quota` (opencode retries it with growing back-off);
 //! - `SLOW` → a reply streamed for ~30 s (long enough to press Escape mid-stream);
+//! - `PLAIN <word>` → `Answer: <word>.` (a mixed session's panes each get their own);
 //! - anything else → [`ANSWER`].
 //!
 //! opencode also asks the same model for a session title; that reply is `Title <first word of
@@ -86,6 +87,9 @@ pub fn reply(req: &Request) -> Reply {
         let words: Vec<String> = (0..150).map(|i| format!("word{i} ")).collect();
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
         return text_stream(&refs, Duration::from_millis(200));
+    }
+    if let Some(word) = super::word_after(&user, "PLAIN") {
+        return text_stream(&[&format!("Answer: {word}.")], Duration::from_millis(20));
     }
     let (head, tail) = ANSWER.split_at(ANSWER.len() / 2);
     text_stream(&[head, tail], Duration::from_millis(20))

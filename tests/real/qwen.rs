@@ -10,6 +10,7 @@
 //! - `BADREQ` → HTTP 400 `model_not_found` (Qwen Code does not retry a 400);
 //! - `QUOTA` → HTTP 429 (Qwen Code retries with a back-off of tens of seconds);
 //! - `SLOW` → a reply streamed for ~30 s (long enough to press Escape mid-stream);
+//! - `PLAIN <word>` → `Answer: <word>.` (a mixed session's panes each get their own);
 //! - anything else → [`ANSWER`].
 
 use std::path::{Path, PathBuf};
@@ -65,6 +66,9 @@ pub fn reply(req: &Request) -> Reply {
         let words: Vec<String> = (0..150).map(|i| format!("word{i} ")).collect();
         let refs: Vec<&str> = words.iter().map(String::as_str).collect();
         return text_stream(&refs, Duration::from_millis(200));
+    }
+    if let Some(word) = super::word_after(&user, "PLAIN") {
+        return text_stream(&[&format!("Answer: {word}.")], Duration::from_millis(20));
     }
     let (head, tail) = ANSWER.split_at(ANSWER.len() / 2);
     text_stream(&[head, tail], Duration::from_millis(20))

@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use super::anthropic::Anthropic;
 use super::http::MockServer;
 use super::wait_screen;
-use super::{gemini, openai, openai_chat, press, screen, type_prompt, wait_drawn, wait_for};
+use super::{gemini, openai, openai_chat, press, qwen, screen, type_prompt, wait_drawn, wait_for};
 use super::{Client, STEP};
 use crate::common::TmuxServer;
 
@@ -389,6 +389,27 @@ pub fn kilo(tmux: &TmuxServer, client: &Client, dir: &str) -> String {
     wait_drawn(tmux, &pane, &client.label());
     wait_screen(tmux, &pane, STEP, "Kilo's input box", |s| {
         s.contains("ctrl+p commands") || s.contains("ctrl+p")
+    });
+    pane
+}
+
+// Qwen Code.
+
+/// Writes Qwen Code's `settings.json` (OpenAI auth, no telemetry, tools that ask).
+pub fn qwen_config(tmux: &TmuxServer) {
+    qwen::write_settings(&qwen::home(tmux.path()));
+}
+
+/// Starts Qwen Code (configured by [`qwen_config`]) against the stand-in at `api_url` in a
+/// new window in `work/<dir>` and waits for its input box; the pane id.
+pub fn qwen(tmux: &TmuxServer, client: &Client, api_url: &str, dir: &str) -> String {
+    let env = qwen::env(tmux.path(), api_url);
+    // By its full path: tmux looks the command up in its own PATH, not the pane's.
+    let program = client.bin_dir(tmux.path()).join("qwen");
+    let pane = tmux.new_window(&program.display().to_string(), &tmux.work(dir), &env);
+    wait_drawn(tmux, &pane, &client.label());
+    wait_screen(tmux, &pane, STEP, "Qwen Code's input box", |s| {
+        s.contains("Type your message")
     });
     pane
 }
