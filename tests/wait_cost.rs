@@ -317,28 +317,3 @@ fn the_safety_poll_runs_while_an_agent_writes() {
         now.lists >= start.lists + 3 && now.reads > start.reads
     });
 }
-
-/// The snapshot (`state.json`) is written at most once a second; a change held back is
-/// written when the second ends, though nothing else happens (a 60 s safety poll, no alert
-/// due, no more writes). The turn ends a moment after the watcher's first snapshot, inside that second.
-#[test]
-fn a_snapshot_held_back_is_written_when_its_gap_ends() {
-    let server = TmuxServer::start();
-    let pane = server.spawn(&FakeAgent::claude().fixture(ENDS_TURN).start_lines(3));
-    let watch = start_watcher(&server, &["--poll", "60", "--alert-delay", "30"]);
-    let snapshot = server.state_dir().join("state.json");
-    let status = || -> String {
-        std::fs::read_to_string(&snapshot)
-            .ok()
-            .and_then(|s| serde_json::from_str::<serde_json::Value>(&s).ok())
-            .and_then(|v| v["status"].as_str().map(str::to_string))
-            .unwrap_or_default()
-    };
-    // At once: the end of the turn comes inside the second after the first snapshot.
-    server.send_line(&pane, "step");
-    assert_eq!(status(), "⚡1", "the first snapshot: the turn runs");
-    wait_until(DEADLINE, "the turn's end in the snapshot", || {
-        status() == "●1"
-    });
-    drop(watch);
-}

@@ -34,11 +34,6 @@ use wake::{FsWatch, Wake};
 const DEBOUNCE: Duration = Duration::from_millis(25);
 /// Never scan more often than this, however busy the agents are.
 const MIN_SCAN_GAP: Duration = Duration::from_millis(100);
-/// The snapshot is written at most this often: an agent writing every few hundred
-/// milliseconds changes it at every wake, and creating and renaming a file each time was an
-/// eighth of the watcher's work beside a busy pane. A change held back is written when the
-/// gap ends, the loop waking for it if nothing else comes.
-const SNAPSHOT_GAP: Duration = Duration::from_secs(1);
 /// Write the observation memory at most this often while it changes.
 const OBSERVED_SAVE_GAP: Duration = Duration::from_secs(10);
 
@@ -98,8 +93,6 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         observed_saved: Instant::now(),
         published: Options::new(),
         snapshot: None,
-        snapshot_at: None,
-        snapshot_held: false,
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
         scanner: Scanner::default(),
@@ -135,10 +128,6 @@ struct Watcher {
     observed_saved: Instant,
     published: Options,
     snapshot: Option<Snapshot>,
-    /// When the snapshot was last written.
-    snapshot_at: Option<Instant>,
-    /// A changed snapshot waits for [`SNAPSHOT_GAP`].
-    snapshot_held: bool,
     mail: mail::Mail,
     relays: relays::Relays,
     scanner: Scanner,
@@ -183,9 +172,6 @@ impl Watcher {
             }
             // Sleep until news, the safety poll, a pending alert or the deadline.
             let mut timeout = next_poll.saturating_duration_since(last_scan);
-            if let Some(at) = self.snapshot_at.filter(|_| self.snapshot_held) {
-                timeout = timeout.min((at + SNAPSHOT_GAP).saturating_duration_since(last_scan));
-            }
             if let Some(due) = self.engine.next_due() {
                 let until = (due - chrono::Utc::now())
                     .to_std()
@@ -424,18 +410,8 @@ impl Watcher {
             .as_ref()
             .is_some_and(|old| !old.differs(&snap))
         {
-            self.snapshot_held = false;
             return;
         }
-        if self
-            .snapshot_at
-            .is_some_and(|at| at.elapsed() < SNAPSHOT_GAP)
-        {
-            self.snapshot_held = true;
-            return;
-        }
-        self.snapshot_held = false;
-        self.snapshot_at = Some(Instant::now());
         match snap.write(&self.dir) {
             Ok(()) => self.snapshot = Some(snap),
             Err(e) => log::line(&format!(
