@@ -290,7 +290,7 @@ fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
 fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     let (stdout, tmp) = run_demo("3");
     assert!(
-        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo)"),
+        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo, pi)"),
         "{stdout}"
     );
     // The closing `panes` table: one row per agent pane, each with its own agent.
@@ -311,7 +311,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
             .collect()
     };
     for agent in [
-        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo",
+        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi",
     ] {
         row(agent);
     }
@@ -323,8 +323,9 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
         "qwen's own answer: {stdout}"
     );
     // Gemini, opencode and Kilo replay a first answered turn at start, then a tool turn:
-    // whichever the moment, the recorded first answer is their last one.
-    for agent in ["gemini", "opencode", "kilo"] {
+    // whichever the moment, the recorded first answer is their last one. pi replays its
+    // first answered turn.
+    for agent in ["gemini", "opencode", "kilo", "pi"] {
         let r = row(agent);
         assert!(
             ["working", "your-turn"].contains(&r[2]),
