@@ -240,8 +240,9 @@ fn two_pi_sessions_in_one_folder_each_show_their_own_or_none() {
         type_prompt(&w.server, &solo, "hello alone");
         let r = w.wait_state(&solo, "your-turn", none);
         assert_eq!(r["via"], "cwd", "{label}: {r:#}");
-        let c = start::pi(&w.server, &client, "both", "");
-        let d = start::pi(&w.server, &client, "both", "");
+        let gate = format!("-e {}", start::pi_permission_gate(&client).display());
+        let c = start::pi(&w.server, &client, "both", &gate);
+        let d = start::pi(&w.server, &client, "both", &gate);
         type_prompt(&w.server, &c, "hello from c");
         wait_screen(&w.server, &c, STEP, "c's answer", |s| s.contains("Done."));
         let rc = w.wait_state(&c, "idle", |_| true);
@@ -250,5 +251,16 @@ fn two_pi_sessions_in_one_folder_each_show_their_own_or_none() {
         let rd = w.resolve(&d);
         assert!(rd["transcript"].is_null(), "{label}: {rd:#}");
         assert_eq!(rd["state"], "idle", "{label}: {rd:#}");
+        // Ambiguous, its state still comes from its screen: the gate's dialog is a wait.
+        type_prompt(&w.server, &c, "RUNRM please");
+        let rc = w.wait_state(&c, "waiting", |r| r == "permission: bash");
+        assert_eq!(rc["via"], "ambiguous", "{label}: {rc:#}");
+        assert_eq!(rc["source"], "pane", "{label}: {rc:#}");
+        press(&w.server, &c, "Down");
+        std::thread::sleep(Duration::from_millis(300));
+        press(&w.server, &c, "Enter");
+        wait_screen(&w.server, &c, STEP, "c's answer after the refusal", |s| {
+            s.contains("Tool done.")
+        });
     }
 }

@@ -114,14 +114,21 @@ impl crate::agents::Agent for Pi {
         _windows: &Windows,
     ) -> (Status, Source) {
         if source == Source::None {
-            // No log yet (a first turn: pi writes it when the answer ends): its spinner.
-            let shown = screen();
-            if shown.as_deref().is_some_and(screen::working) {
+            // No log known (a first turn, which pi writes when its answer ends, or a pane
+            // whose log cannot be told from a neighbour's): what the screen shows.
+            let Some(shown) = screen() else {
+                return (status, source);
+            };
+            if let Some(reason) = screen::approval(&shown) {
+                status.state = State::Waiting;
+                status.reason = Some(reason);
+            } else if screen::working(&shown) {
                 status.state = State::Working;
-                status.turn_open = true;
-                return (status, Source::Pane);
+            } else {
+                return (status, source);
             }
-            return (status, source);
+            status.turn_open = true;
+            return (status, Source::Pane);
         }
         if !retry_pending(&status, now) {
             return (status, source);

@@ -112,3 +112,18 @@ pub fn selector(lines: &[&str]) -> Option<Prompt> {
         title: body.first().map(|t| crate::text::chars(t, 60))?,
     })
 }
+
+/// The `waiting` reason of an approval on screen, read without the log (a pane whose log is
+/// not known): the permission gate's is about `bash`, any other selector's tool is unknown.
+pub fn approval(screen: &str) -> Option<String> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = clean.lines().collect();
+    let p = selector(&lines)?;
+    let gate = DIALOGS
+        .iter()
+        .find(|d| d.titles.iter().any(|t| t.matches(&p.title)));
+    Some(match gate.and_then(|d| (d.tool)(&[], &[])) {
+        Some(tool) => format!("permission: {tool}"),
+        None => "permission".to_string(),
+    })
+}

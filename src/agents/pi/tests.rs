@@ -276,3 +276,37 @@ fn its_records_are_its_own() {
         }
     );
 }
+
+#[test]
+fn a_pane_without_a_known_log_reads_its_screen() {
+    let read = |name: &str| {
+        let shown = screen(name);
+        let mut capture = || Some(shown.clone());
+        let (s, source) = Pi.refine(
+            Status::idle(),
+            crate::state::Source::None,
+            Some("π - proj"),
+            &mut capture,
+            Utc::now(),
+            &Windows::default(),
+        );
+        (s.state, s.reason, source)
+    };
+    use crate::state::Source;
+    assert_eq!(
+        read("approval-screen.txt"),
+        (
+            State::Waiting,
+            Some("permission: bash".into()),
+            Source::Pane
+        )
+    );
+    assert_eq!(
+        read("working-screen.txt"),
+        (State::Working, None, Source::Pane)
+    );
+    assert_eq!(
+        read("aborted-screen.txt"),
+        (State::Idle, None, Source::None)
+    );
+}
