@@ -1,4 +1,6 @@
-//! `agentpane hook` (record one Claude Code hook event) and `agentpane hooks install|uninstall`.
+//! `agentpane hook` (record one Claude Code hook event) and `agentpane hooks
+//! install|uninstall`: Claude Code's settings, or with `--agent` the file an agent loads by
+//! itself (`Agent::hook_file`).
 
 use std::io::{IsTerminal, Read};
 
