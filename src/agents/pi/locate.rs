@@ -195,16 +195,35 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         .unwrap_or(i64::MAX)
         .saturating_mul(1000)
         - 1000;
-    let mut mine: Vec<PathBuf> = std::fs::read_dir(&dir)
+    let mine = begun_since(&dir, since, &claimed, t.cwds);
+    pick(mine, unknown.len(), &dir, steps)
+}
+
+/// The logs in `dir` begun at or after `since_ms` (by their name), claimed by no other
+/// process's record, whose header names one of `cwds` (or none: a log not yet readable).
+pub fn begun_since(
+    dir: &Path,
+    since_ms: i64,
+    claimed: &[PathBuf],
+    cwds: &[String],
+) -> Vec<PathBuf> {
+    let mut mine: Vec<PathBuf> = std::fs::read_dir(dir)
         .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
         .unwrap_or_default()
         .into_iter()
-        .filter(|p| created_ms(p).is_some_and(|ms| ms >= since))
+        .filter(|p| created_ms(p).is_some_and(|ms| ms >= since_ms))
         .filter(|p| !claimed.contains(p))
-        .filter(|p| header_cwd(p).map_or(true, |c| cwd_matches(&c, t.cwds)))
+        .filter(|p| header_cwd(p).map_or(true, |c| cwd_matches(&c, cwds)))
         .collect();
     mine.sort();
-    match (mine.len(), unknown.is_empty()) {
+    mine
+}
+
+/// The pane's log among the logs begun in `dir` since its process started that no record
+/// claims (`mine`), with `unknown` other pi processes in the folder that have no record: only
+/// a log that can be no one else's.
+pub fn pick(mut mine: Vec<PathBuf>, unknown: usize, dir: &Path, steps: &mut Vec<String>) -> Found {
+    match (mine.len(), unknown) {
         (0, _) => {
             steps.push(format!(
                 "transcript: none begun in {} since it started (a fresh pi writes its log when \
@@ -213,7 +232,7 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
             ));
             Found::default()
         }
-        (1, true) => {
+        (1, 0) => {
             steps.push(format!(
                 "transcript: the one log begun in {} since it started, no other pi here",
                 dir.display()
@@ -227,10 +246,9 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         }
         (n, _) => {
             steps.push(format!(
-                "transcript: {n} logs begun in {} since it started, {} other pi process(es) here \
-                 without a record: cannot tell which is this pane's",
-                dir.display(),
-                unknown.len()
+                "transcript: {n} logs begun in {} since it started, {unknown} other pi \
+                 process(es) here without a record: cannot tell which is this pane's",
+                dir.display()
             ));
             Found {
                 via: Via::Ambiguous,
@@ -312,6 +330,47 @@ mod tests {
             created_ms(Path::new("/x/2026-12-02T12:36:41_a.jsonl")),
             None
         );
+    }
+
+    #[test]
+    fn without_a_record_only_a_log_no_one_else_can_own_is_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let name = |t: &str, id: &str| dir.path().join(format!("2026-12-02T{t}Z_{id}.jsonl"));
+        let header =
+            |cwd: &str| format!("{{\"type\":\"session\",\"version\":3,\"cwd\":\"{cwd}\"}}\n");
+        let old = name("12-00-00-000", "old");
+        let mine = name("12-10-02-000", "mine");
+        let theirs = name("12-10-03-000", "theirs");
+        let elsewhere = name("12-10-04-000", "elsewhere");
+        for (p, cwd) in [
+            (&old, "/w"),
+            (&mine, "/w"),
+            (&theirs, "/w"),
+            (&elsewhere, "/x"),
+        ] {
+            std::fs::write(p, header(cwd)).unwrap();
+        }
+        let since = chrono::DateTime::parse_from_rfc3339("2026-12-02T12:10:00Z")
+            .unwrap()
+            .timestamp_millis();
+        let cwds = vec!["/w".to_string()];
+        // A neighbour's record claims its log; an older log and another folder's are out.
+        let found = begun_since(dir.path(), since, std::slice::from_ref(&theirs), &cwds);
+        assert_eq!(found, vec![mine.clone()]);
+        let mut steps = Vec::new();
+        let f = pick(found.clone(), 0, dir.path(), &mut steps);
+        assert_eq!((f.transcript.as_ref(), f.via), (Some(&mine), Via::Cwd));
+        assert_eq!(f.session_id.as_deref(), Some("mine"));
+        // Another pi here without a record: it may be its log.
+        let f = pick(found, 1, dir.path(), &mut steps);
+        assert_eq!((f.transcript, f.via), (None, Via::Ambiguous));
+        // Two logs since it started (a `/new`, or a neighbour's): cannot tell.
+        let both = begun_since(dir.path(), since, &[], &cwds);
+        assert_eq!(both.len(), 2);
+        let f = pick(both, 0, dir.path(), &mut steps);
+        assert_eq!(f.via, Via::Ambiguous);
+        let f = pick(Vec::new(), 3, dir.path(), &mut steps);
+        assert_eq!((f.transcript, f.via), (None, Via::None));
     }
 
     #[test]
