@@ -44,7 +44,7 @@ bench_world() {
     unset TMUX TMUX_PANE
     mkdir -p "$HOME" "$AGENTPANE_STATE_DIR" "$CLAUDE_CONFIG_DIR" "$CODEX_HOME" "$WORK/bin"
     local kind
-    for kind in claude codex gemini opencode amp aider; do
+    for kind in claude codex gemini opencode qwen copilot kilo pi amp aider; do
         ln -s "${FAKE_BIN:-$BIN}" "$WORK/bin/$kind"
     done
     T=(tmux -L "$SERVER" -f /dev/null)

@@ -23,7 +23,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
-KINDS=${KINDS:-claude codex gemini opencode qwen copilot kilo amp aider}
+KINDS=${KINDS:-claude codex gemini opencode qwen copilot kilo pi amp aider}
 PANES=${PANES:-25}
 MIXED=${MIXED:-100}
 MIXED_WRITERS=${MIXED_WRITERS:-claude opencode}
@@ -54,6 +54,7 @@ fixture() {
     opencode | kilo) echo "$ROOT/fixtures/real-clients/opencode-1.18.33/replay.sql" ;;
     qwen) echo "$ROOT/fixtures/real-clients/qwen-0.24.4/states/25-tool-done/chat.jsonl" ;;
     copilot) echo "$ROOT/fixtures/real-clients/copilot-1.0.102/demo.jsonl" ;;
+    pi) echo "$ROOT/fixtures/real-clients/pi-0.73.1/demo.jsonl" ;;
     *) echo "$SCREEN_STEPS" ;;
     esac
 }

@@ -43,6 +43,22 @@ fn log_agent() -> impl clap::builder::TypedValueParser<Value = AgentKind> {
     })
 }
 
+/// An agent that takes a hook file from agentpane (`hooks install --agent NAME`).
+fn hook_agent() -> impl clap::builder::TypedValueParser<Value = AgentKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = AgentKind::ALL
+        .into_iter()
+        .filter(|k| {
+            crate::agents::of(*k)
+                .hook_file(std::path::Path::new("/"), &|_| None)
+                .is_some()
+        })
+        .map(|k| PossibleValue::new(k.name()));
+    PossibleValuesParser::new(names).try_map(|name| {
+        AgentKind::from_name(&name).ok_or_else(|| format!("unknown agent {name:?}"))
+    })
+}
+
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
@@ -76,7 +92,7 @@ pub enum Command {
     Channel(ChannelCommand),
     /// Record one Claude Code hook event (reads JSON on stdin; always exits 0).
     Hook(HookArgs),
-    /// Install or remove agentpane's Claude Code hooks.
+    /// Install or remove agentpane's Claude Code hooks (or, with --agent, another agent's).
     #[command(subcommand)]
     Hooks(HooksCommand),
     /// A self-contained show on a private tmux server.
@@ -409,15 +425,22 @@ pub struct HookArgs {}
 
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
-    /// Add agentpane's hooks to settings.json (idempotent, with a backup).
+    /// Add agentpane's hooks to Claude Code's settings.json (idempotent, with a backup), or
+    /// with --agent pi its pi extension (~/.pi/agent/extensions/agentpane.ts).
     Install {
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "agent")]
         settings: Option<PathBuf>,
+        /// The agent whose hooks to install, when not Claude Code's.
+        #[arg(long, value_parser = hook_agent())]
+        agent: Option<AgentKind>,
     },
     /// Remove exactly what `install` added.
     Uninstall {
-        #[arg(long, value_name = "FILE")]
+        #[arg(long, value_name = "FILE", conflicts_with = "agent")]
         settings: Option<PathBuf>,
+        /// The agent whose hooks to remove, when not Claude Code's.
+        #[arg(long, value_parser = hook_agent())]
+        agent: Option<AgentKind>,
     },
 }
 

@@ -21,11 +21,12 @@ pub enum AgentKind {
     Aider,
     Copilot,
     Kilo,
+    Pi,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 9] = [
+    pub const ALL: [AgentKind; 10] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -35,6 +36,7 @@ impl AgentKind {
         AgentKind::Aider,
         AgentKind::Copilot,
         AgentKind::Kilo,
+        AgentKind::Pi,
     ];
 
     /// The executable name that identifies the agent.
@@ -49,6 +51,7 @@ impl AgentKind {
             AgentKind::Aider => "aider",
             AgentKind::Copilot => "copilot",
             AgentKind::Kilo => "kilo",
+            AgentKind::Pi => "pi",
         }
     }
 

@@ -252,3 +252,28 @@ fn classify_and_last_take_gemini_and_opencode_or_detect_them() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("#<session id>"), "{err}");
 }
+
+#[test]
+fn a_pi_log_is_classified_and_answered_with_or_without_agent() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-clients/pi-0.73.1");
+    let session = dir.join("session.jsonl").to_string_lossy().into_owned();
+    // Right after its last record: the 429 pi gave up on, one turn key for the 4 attempts.
+    let now = "2026-12-02T12:37:50Z";
+    for agent in [&["--agent", "pi"][..], &[]] {
+        let mut args = vec!["classify", session.as_str(), "--now", now, "--json"];
+        args.extend_from_slice(agent);
+        let v = json(&agentpane(&args));
+        assert_eq!(v["agent"], "pi", "{v}");
+        assert_eq!(v["state"], "attention", "{v}");
+        assert_eq!(v["reason"], "quota exceeded", "{v}");
+    }
+    // The failed turn has no answer; the log's first turn has one, byte for byte.
+    let out = agentpane(&["last", "--transcript", &session, "--agent", "pi"]);
+    assert_eq!(out.status.code(), Some(1));
+    let demo = dir.join("demo.jsonl").to_string_lossy().into_owned();
+    let out = agentpane(&["last", "--transcript", &demo, "--agent", "pi"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Here is the answer.\n\n```sh\necho  \"hi\"\t$x\n```\nDone.\n"
+    );
+}

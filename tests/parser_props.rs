@@ -91,6 +91,8 @@ proptest! {
         let _ = agents::detect_line(&bytes);
         let _ = agents::parse_fragments(AgentKind::Claude, &bytes, &bytes);
         let _ = agents::parse_fragments(AgentKind::Codex, &bytes, &bytes);
+        let _ = agents::parse_line(AgentKind::Pi, &bytes);
+        let _ = agents::parse_fragments(AgentKind::Pi, &bytes, &bytes);
     }
 
     #[test]

@@ -257,6 +257,26 @@ pub trait Agent: Sync {
     fn clear_input(&self, _screen: &str) -> Option<(&'static str, usize)> {
         None
     }
+
+    // --- Hooks it takes from agentpane ------------------------------------------------------
+
+    /// The file `agentpane hooks install --agent NAME` writes for this agent (an extension
+    /// it loads by itself) and `uninstall` removes, for the user whose home is `home` and
+    /// whose environment `var` reads; `None` for an agent that takes no such file.
+    fn hook_file(&self, _home: &Path, _var: &dyn Fn(&str) -> Option<String>) -> Option<HookFile> {
+        None
+    }
+}
+
+/// A file of agentpane's that an agent loads by itself (see [`Agent::hook_file`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookFile {
+    /// Where it goes.
+    pub path: PathBuf,
+    /// Its whole content.
+    pub text: &'static str,
+    /// What it is, for messages.
+    pub what: &'static str,
 }
 
 /// Reads a JSONL log's records newest first until one answers (see [`Agent::answer_reader`]).

@@ -13,6 +13,7 @@ pub mod gemini;
 pub mod kilo;
 pub mod locate;
 pub mod opencode;
+pub mod pi;
 pub mod qwen;
 pub mod record;
 pub mod retry;
@@ -20,7 +21,7 @@ pub mod stores;
 
 use std::path::{Path, PathBuf};
 
-pub use agent::{Agent, AnswerReader, AnswerStep, LookBack, Lookup};
+pub use agent::{Agent, AnswerReader, AnswerStep, HookFile, LookBack, Lookup};
 pub use stores::{Depth, Shared, Stores};
 
 use crate::events::{AgentKind, Event};
@@ -34,6 +35,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &opencode::Opencode,
     &qwen::Qwen,
     &kilo::Kilo,
+    &pi::Pi,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

@@ -1,6 +1,6 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot` or `kilo` through symlinks (see
+//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo` or `pi` through symlinks (see
 //! `crate::fake_agent`) —
 //! replay real transcripts (`fixtures/demo/`, `fixtures/real/`, `fixtures/real-clients/`) with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
@@ -42,11 +42,11 @@ const NOTES: &str = "notes";
 const ROUTED_FROM: &str = "api";
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 7] = [
-    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo",
+const AGENTS: [&str; 8] = [
+    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi",
 ];
 
-const ACTORS: [Actor; 10] = [
+const ACTORS: [Actor; 11] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -175,6 +175,20 @@ const ACTORS: [Actor; 10] = [
         fixture: (
             "kilo-replay.sql",
             include_str!("../../fixtures/demo/opencode-replay.sql"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
+        start: "3",
+        screen: None,
+    },
+    // pi 0.73.1: its first turn answered (header and settings at start, then the prompt and
+    // the answer), with the record agentpane's pi extension writes.
+    Actor {
+        window: "docs",
+        agent: "pi",
+        fixture: (
+            "pi-session.jsonl",
+            include_str!("../../fixtures/real-clients/pi-0.73.1/demo.jsonl"),
         ),
         lines: usize::MAX,
         pace_ms: 1500,

@@ -1,4 +1,6 @@
-//! `agentpane hook` (record one Claude Code hook event) and `agentpane hooks install|uninstall`.
+//! `agentpane hook` (record one Claude Code hook event) and `agentpane hooks
+//! install|uninstall`: Claude Code's settings, or with `--agent` the file an agent loads by
+//! itself (`Agent::hook_file`).
 
 use std::io::{IsTerminal, Read};
 
@@ -6,6 +8,7 @@ use anyhow::{Context, Result};
 use chrono::Utc;
 
 use crate::cli::{HookArgs, HooksCommand};
+use crate::events::AgentKind;
 use crate::evidence::hook::{self, HookInput};
 use crate::evidence::settings;
 use crate::exit;
@@ -44,12 +47,18 @@ fn record_from_stdin() -> Result<()> {
     Ok(())
 }
 
-/// `hooks install|uninstall [--settings FILE]`.
+/// `hooks install|uninstall [--settings FILE | --agent NAME]`.
 pub fn hooks(cmd: HooksCommand) -> Result<i32> {
     let now = Utc::now();
     let state_dir = paths::state_dir();
     match cmd {
-        HooksCommand::Install { settings: file } => {
+        HooksCommand::Install {
+            agent: Some(kind), ..
+        } => install_agent_file(kind)?,
+        HooksCommand::Uninstall {
+            agent: Some(kind), ..
+        } => uninstall_agent_file(kind)?,
+        HooksCommand::Install { settings: file, .. } => {
             let path = file.unwrap_or_else(settings::default_settings_path);
             let exe = std::env::current_exe()
                 .context("cannot find agentpane's own path for the hook command")?;
@@ -72,7 +81,7 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
                 );
             }
         }
-        HooksCommand::Uninstall { settings: file } => {
+        HooksCommand::Uninstall { settings: file, .. } => {
             let path = file.unwrap_or_else(settings::default_settings_path);
             let out = settings::uninstall_file(&path, &state_dir, now)?;
             if out.changed {
@@ -86,4 +95,48 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+/// The hook file of `kind` for this user (`--agent` only offers agents that have one).
+fn agent_file(kind: AgentKind) -> Result<crate::agents::HookFile> {
+    let home = paths::home_dir();
+    crate::agents::of(kind)
+        .hook_file(&home, &|k| std::env::var(k).ok())
+        .with_context(|| format!("agentpane has no hooks for {kind}"))
+}
+
+/// Writes `kind`'s hook file (an extension the agent loads by itself); idempotent.
+fn install_agent_file(kind: AgentKind) -> Result<()> {
+    let file = agent_file(kind)?;
+    let path = &file.path;
+    if std::fs::read(path).is_ok_and(|b| b == file.text.as_bytes()) {
+        println!(
+            "agentpane's {} already installed: {}",
+            file.what,
+            path.display()
+        );
+        return Ok(());
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    paths::write_atomic(path, file.text.as_bytes())?;
+    println!("installed agentpane's {}: {}", file.what, path.display());
+    println!("{kind} sessions started from now on are tied to their panes; restart running ones");
+    Ok(())
+}
+
+/// Removes `kind`'s hook file, if it is agentpane's.
+fn uninstall_agent_file(kind: AgentKind) -> Result<()> {
+    let file = agent_file(kind)?;
+    let path = &file.path;
+    match std::fs::read(path) {
+        Err(_) => println!("no agentpane {} at {}", file.what, path.display()),
+        Ok(_) => {
+            std::fs::remove_file(path)
+                .with_context(|| format!("cannot remove {}", path.display()))?;
+            println!("removed agentpane's {}: {}", file.what, path.display());
+        }
+    }
+    Ok(())
 }

@@ -11,8 +11,8 @@ use crate::tmux::version_at_least;
 
 use super::verified::{is_verified, versions_of};
 use super::{
-    Facts, Finding, HookFacts, Level, PaneFacts, RootFrom, Server, ServerOptions, StateDirFacts,
-    TmuxFacts, TmuxProblem, Topic, WatcherFacts,
+    Facts, Finding, HookFacts, HookFileFacts, Level, PaneFacts, RootFrom, Server, ServerOptions,
+    StateDirFacts, TmuxFacts, TmuxProblem, Topic, WatcherFacts,
 };
 
 /// The placeholder the plugin rewrites into the status segment.
@@ -51,6 +51,7 @@ pub fn check(f: &Facts) -> Vec<Finding> {
     for h in &f.hooks {
         out.extend(hooks(h, f));
     }
+    out.extend(f.hook_files.iter().map(|h| hook_file(h, f)));
     out.push(state_dir(&f.state_dir, &f.home));
     out.extend(versions(f));
     out
@@ -587,6 +588,39 @@ fn hooks(h: &HookFacts, f: &Facts) -> Vec<Finding> {
         ));
     }
     out
+}
+
+/// An agent's hook file (an extension it loads): without it, its panes' sessions can only be
+/// guessed.
+fn hook_file(h: &HookFileFacts, f: &Facts) -> Finding {
+    let topic = Topic::Hooks;
+    let file = tilde(&h.path.to_string_lossy(), &f.home);
+    let agent = h.agent;
+    let install = format!("agentpane hooks install --agent {agent}");
+    if !h.installed {
+        return fix(
+            topic,
+            format!(
+                "{agent} in {} runs without agentpane's {agent} extension ({file}): nothing else \
+                 ties its session log to its pane",
+                h.panes.join(", ")
+            ),
+            format!("`{install}`, then restart {agent} there"),
+        );
+    }
+    if h.unlinked.is_empty() {
+        return ok(topic, format!("agentpane's {agent} extension: {file}"));
+    }
+    note(
+        topic,
+        format!(
+            "{agent} in {} started before agentpane's {agent} extension ({file}) was installed",
+            h.unlinked.join(", ")
+        ),
+        Some(format!(
+            "restart {agent} there to tie its session to its pane"
+        )),
+    )
 }
 
 fn state_dir(s: &StateDirFacts, home: &Path) -> Finding {

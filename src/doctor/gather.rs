@@ -14,8 +14,8 @@ use crate::resolve::{self, Resolved};
 use crate::tmux::{Socket, Tmux, TmuxError};
 
 use super::{
-    verified, Facts, HookFacts, PaneFacts, RootFrom, Server, ServerOptions, StateDirFacts,
-    TmuxFacts, TmuxProblem, WatcherFacts,
+    verified, Facts, HookFacts, HookFileFacts, PaneFacts, RootFrom, Server, ServerOptions,
+    StateDirFacts, TmuxFacts, TmuxProblem, WatcherFacts,
 };
 
 /// The fields of the one `display-message -p` doctor sends, in [`TmuxFacts`] order.
@@ -49,6 +49,7 @@ pub fn gather(socket: &Socket, now: Time) -> Facts {
     Facts {
         now,
         hooks: hooks(&panes, &state),
+        hook_files: hook_files(&panes, &home),
         server: match socket {
             Socket::Name(n) => Server::Name(n.clone()),
             Socket::Path(p) => Server::Path(p.clone()),
@@ -241,6 +242,37 @@ fn hooks(panes: &[PaneFacts], state: &Path) -> Vec<HookFacts> {
             }
         })
         .collect()
+}
+
+/// The hook file each running agent that takes one would load (from its own `HOME` and
+/// environment), whether it is there, and which of its panes it tied to their session.
+fn hook_files(panes: &[PaneFacts], home: &Path) -> Vec<HookFileFacts> {
+    let mut by_file: BTreeMap<PathBuf, HookFileFacts> = BTreeMap::new();
+    for p in panes {
+        let env = procfs::environ(p.pid).unwrap_or_default();
+        let their_home = p.agent_home.as_deref().unwrap_or(home);
+        let Some(file) = crate::agents::of(p.kind).hook_file(their_home, &|k| env.get(k).cloned())
+        else {
+            continue;
+        };
+        let facts = by_file
+            .entry(file.path.clone())
+            .or_insert_with(|| HookFileFacts {
+                agent: p.kind,
+                installed: file.path.is_file(),
+                path: file.path,
+                panes: Vec::new(),
+                unlinked: Vec::new(),
+            });
+        facts.panes.push(p.pane_id.clone());
+        // Its record names the session (the log may not exist yet): a session id either way.
+        let linked = p.via == resolve::Via::SessionRecord
+            || (p.via == resolve::Via::None && p.session_id.is_some());
+        if !linked {
+            facts.unlinked.push(p.pane_id.clone());
+        }
+    }
+    by_file.into_values().collect()
 }
 
 /// A program path that exists, or a bare name found on `PATH`.

@@ -81,6 +81,8 @@ pub struct Facts {
     pub watcher: Option<WatcherFacts>,
     pub panes: Vec<PaneFacts>,
     pub hooks: Vec<HookFacts>,
+    /// The hook files (extensions) of the agents that take one, for the agents running now.
+    pub hook_files: Vec<HookFileFacts>,
     pub state_dir: StateDirFacts,
     /// The versions verified in CI (`tests/real/clients.txt`).
     pub verified: Vec<verified::Verified>,
@@ -197,6 +199,21 @@ pub struct HookFacts {
     pub panes: Vec<String>,
     /// Those panes' state folders that differ from this one's (hook events lost).
     pub elsewhere: Vec<(String, PathBuf)>,
+}
+
+/// An agent's hook file (`hooks install --agent NAME`: an extension it loads by itself) where
+/// the panes of that agent would load it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookFileFacts {
+    pub agent: AgentKind,
+    pub path: PathBuf,
+    /// It is there.
+    pub installed: bool,
+    /// The panes of that agent that would load it.
+    pub panes: Vec<String>,
+    /// Those of them whose session was not tied to their process by it (started before it
+    /// was installed, or without it).
+    pub unlinked: Vec<String>,
 }
 
 /// The state folder.

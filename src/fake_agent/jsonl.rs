@@ -21,6 +21,10 @@
 //!   removed on clean exit), and `events.jsonl`, appended per write, never held open, created
 //!   by the first step as Copilot CLI creates it at the first prompt. See
 //!   docs/agents/copilot.md.
+//! - pi: `<PI_CODING_AGENT_DIR or ~/.pi/agent>/sessions/--<encoded cwd>--/<ISO time>_<id>.jsonl`,
+//!   appended per write, never held open, starting with its `session` header, and the record
+//!   agentpane's pi extension writes for it (`<state dir>/pi/<pid>.json`, removed on clean
+//!   exit). See docs/agents/pi.md.
 
 use std::fs::File;
 use std::io::Write;
@@ -112,6 +116,7 @@ impl JsonlLog {
             AgentKind::Gemini => log.create_gemini(&home, fixture)?,
             AgentKind::Qwen => log.create_qwen(&home)?,
             AgentKind::Copilot => log.create_copilot(&home)?,
+            AgentKind::Pi => log.create_pi(&home, fixture)?,
             _ => log.create_claude(&home, hold)?,
         }
         Ok(log)
@@ -273,6 +278,42 @@ impl JsonlLog {
     }
 }
 
+impl JsonlLog {
+    /// pi names its log by its start time and session id and begins it with a `session`
+    /// header (the fixture's first line when it is one); agentpane's extension records which
+    /// log the process writes.
+    fn create_pi(&mut self, home: &Path, fixture: &[String]) -> Result<()> {
+        use crate::agents::pi::locate;
+        let agent_dir = env_dir("PI_CODING_AGENT_DIR").unwrap_or_else(|| home.join(".pi/agent"));
+        let dir = locate::cwd_sessions(&agent_dir, &self.cwd);
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        let now = Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true);
+        let stamp = now.replace([':', '.'], "-");
+        self.transcript = dir.join(format!("{stamp}_{}.jsonl", self.session_id));
+        let first_is_header = fixture
+            .first()
+            .is_some_and(|l| json_of(l).is_some_and(|v| v["type"] == "session"));
+        if first_is_header {
+            self.append(&fixture[0])?;
+            self.consumed = 1;
+        } else {
+            let header = json!({"type": "session", "version": 3, "id": "", "timestamp": "",
+                "cwd": ""});
+            self.append(&header.to_string())?;
+        }
+        let records = paths::state_dir().join(locate::RECORDS);
+        paths::ensure_private_dir(&records)?;
+        let pid = std::process::id();
+        let record = json!({"pid": pid, "sessionFile": self.transcript, "cwd": self.cwd,
+            "reason": "startup", "time": now});
+        let path = records.join(format!("{pid}.json"));
+        paths::write_atomic(&path, record.to_string().as_bytes())?;
+        self.cleanup.push(path);
+        Ok(())
+    }
+}
+
 fn json_of(line: &str) -> Option<Value> {
     serde_json::from_str(line).ok()
 }
@@ -412,6 +453,13 @@ pub(super) fn rewrite(v: &mut Value, kind: AgentKind, session_id: &str, cwd: &st
             if meta {
                 set_gemini_meta(obj, session_id, now);
                 obj.insert("startTime".into(), json!(now));
+            }
+        }
+        AgentKind::Pi => {
+            // The `session` header names the session and its folder.
+            if obj.get("type").and_then(Value::as_str) == Some("session") {
+                obj.insert("id".into(), json!(session_id));
+                obj.insert("cwd".into(), json!(cwd));
             }
         }
         _ => {

@@ -1,11 +1,11 @@
 //! A fake coding agent, for integration tests and `agentpane demo`.
 //!
 //! When the agentpane binary runs under the name of an agent it knows (`claude`, `codex`,
-//! `gemini`, `opencode`, `qwen`, `copilot`, `amp`, `aider`: [`AgentKind::name`]; a symlink or
+//! `gemini`, `opencode`, `qwen`, `copilot`, `pi`, `amp`, `aider`: [`AgentKind::name`]; a symlink or
 //! copy) with `AGENTPANE_FAKE_AGENT` set, [`crate::run`] calls [`run`] instead of the CLI. The
 //! fake then leaves the same traces on disk as the real agent, so the resolver finds it the real
 //! way: Claude Code's session record and transcript, Codex's rollout, Gemini CLI's and Qwen
-//! Code's chat logs, Copilot CLI's session folder and log ([`jsonl`]), opencode's SQLite
+//! Code's chat logs, Copilot CLI's session folder and log, pi's session log ([`jsonl`]), opencode's SQLite
 //! database, held open ([`opencode`]); an agent whose log
 //! agentpane does not read (amp, aider) leaves nothing but its screen ([`ScreenOnly`]). Its
 //! process is matched like the real one: by the name it was started under (`argv[0]`; for
@@ -281,7 +281,8 @@ fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn 
         | AgentKind::Codex
         | AgentKind::Gemini
         | AgentKind::Qwen
-        | AgentKind::Copilot => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
+        | AgentKind::Copilot
+        | AgentKind::Pi => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
         AgentKind::Amp | AgentKind::Aider => Box::new(ScreenOnly::default()),
     })
 }

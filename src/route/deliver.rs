@@ -30,13 +30,14 @@ pub const QUEUE_MAX_AGE: chrono::Duration = chrono::Duration::hours(24);
 
 /// Placeholders agents show instead of a long paste (Claude Code, Codex; opencode's
 /// `[Pasted ~3 lines]`; Gemini CLI's `[Pasted Text: 3 lines]`; Copilot CLI's
-/// `[Paste #1 - 20 lines]`).
-const PASTE_PLACEHOLDERS: [&str; 5] = [
+/// `[Paste #1 - 20 lines]`; pi's `[paste #1 +20 lines]`).
+const PASTE_PLACEHOLDERS: [&str; 6] = [
     "[Pasted text",
     "[Pasted Content",
     "[Pasted ~",
     "[Pasted Text",
     "[Paste #",
+    "[paste #",
 ];
 
 /// How long after Enter a destination that may drop it is looked at again.

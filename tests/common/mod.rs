@@ -138,6 +138,7 @@ impl FakeAgent {
                 fake.real_client_fixture("qwen-0.24.4/states/25-tool-done/chat.jsonl")
             }
             AgentKind::Copilot => fake.real_client_fixture("copilot-1.0.102/demo.jsonl"),
+            AgentKind::Pi => fake.real_client_fixture("pi-0.73.1/demo.jsonl"),
             AgentKind::Amp | AgentKind::Aider => fake,
         }
     }

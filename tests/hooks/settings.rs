@@ -244,3 +244,26 @@ fn invalid_settings_are_refused_untouched() {
     );
     assert!(backups(home.dir.path()).is_empty());
 }
+
+#[test]
+fn pi_s_extension_is_installed_once_and_removed_and_claude_code_s_settings_stay_untouched() {
+    let home = Home::new();
+    let file = home.dir.path().join(".pi/agent/extensions/agentpane.ts");
+    let (out, _) = home.run(&["hooks", "install", "--agent", "pi"], b"");
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&file).expect("the extension is written");
+    assert!(text.contains("session_start") && text.contains("session_shutdown"));
+    assert_eq!(text, agentpane::agents::pi::extension::SOURCE);
+    let (again, _) = home.run(&["hooks", "install", "--agent", "pi"], b"");
+    assert!(String::from_utf8_lossy(&again.stdout).contains("already installed"));
+    assert!(
+        !home.dir.path().join(".claude/settings.json").exists(),
+        "--agent pi leaves Claude Code's settings alone"
+    );
+    let (out, _) = home.run(&["hooks", "uninstall", "--agent", "pi"], b"");
+    assert!(out.status.success(), "{out:?}");
+    assert!(!file.exists());
+    // An agent that takes no hook file from agentpane is refused by name.
+    let (out, _) = home.run(&["hooks", "install", "--agent", "codex"], b"");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}

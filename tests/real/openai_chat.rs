@@ -6,6 +6,8 @@
 //! - `RUNBASH` → one `bash` tool call (`echo hello`); once its result comes back, "Tool done.";
 //! - `RUNWRITE` → the same with `touch hello.txt` (Copilot CLI runs `echo` without asking, but
 //!   asks before a command that writes);
+//! - `RUNRM` → the same with `rm -rf scratch` (pi's shipped permission gate asks only before
+//!   a dangerous command);
 //! - `ASKUSER` → one `ask_user` tool call (Copilot CLI's question to the user);
 //! - `BADREQ` → HTTP 400 `model_not_found` (opencode does not retry a 400);
 //! - `QUOTA` → HTTP 429 `insufficient_quota` (opencode retries it with growing back-off);
@@ -68,6 +70,10 @@ pub fn reply(req: &Request) -> Reply {
             json!({"error": {"message": "quota exceeded for stand-in",
                 "type": "insufficient_quota", "code": "insufficient_quota"}}),
         );
+    }
+    if user.contains("RUNRM") {
+        // OpenAI's own finish reason: pi's `openai-completions` provider takes no other.
+        return tool_call_ending("bash", bash("rm -rf scratch"), "tool_calls");
     }
     if user.contains("RUNWRITE") {
         return tool_call("bash", bash("touch hello.txt"));
@@ -141,6 +147,11 @@ fn bash(command: &str) -> Value {
 }
 
 fn tool_call(name: &str, args: Value) -> Reply {
+    tool_call_ending(name, args, "tool-calls")
+}
+
+/// One streamed tool call whose last chunk says `finish`.
+fn tool_call_ending(name: &str, args: Value, finish: &str) -> Reply {
     static CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let args = args.to_string();
@@ -155,7 +166,7 @@ fn tool_call(name: &str, args: Value) -> Reply {
             json!({"tool_calls": [{"index": 0, "function": {"arguments": args}}]}),
             None,
         ),
-        chunk(json!({}), Some("tool-calls")),
+        chunk(json!({}), Some(finish)),
         (String::new(), "[DONE]".into()),
     ])
 }

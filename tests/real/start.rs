@@ -413,3 +413,57 @@ pub fn qwen(tmux: &TmuxServer, client: &Client, api_url: &str, dir: &str) -> Str
     });
     pane
 }
+
+// pi.
+
+/// pi's agent dir (`~/.pi/agent`) for this tmux server.
+pub fn pi_dir(tmux: &TmuxServer) -> PathBuf {
+    tmux.home().join(".pi/agent")
+}
+
+/// Writes pi's `models.json` (one OpenAI-compatible provider at the chat stand-in `api_url`)
+/// and `settings.json` (that provider's model by default).
+pub fn pi_config(tmux: &TmuxServer, api_url: &str) {
+    let dir = pi_dir(tmux);
+    std::fs::create_dir_all(&dir).expect("create the pi agent dir");
+    let models = json!({"providers": {"mock": {
+        "baseUrl": format!("{api_url}/v1"), "api": "openai-completions", "apiKey": "sk-mock",
+        "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+        "models": [{"id": "mock-model", "contextWindow": 128000, "maxTokens": 8192}],
+    }}});
+    std::fs::write(dir.join("models.json"), models.to_string()).expect("write models.json");
+    let settings = json!({"defaultProvider": "mock", "defaultModel": "mock-model"});
+    std::fs::write(dir.join("settings.json"), settings.to_string()).expect("write settings");
+}
+
+/// The switches that keep pi off the network.
+pub fn pi_env() -> Vec<(String, String)> {
+    [
+        ("PI_OFFLINE", "1"),
+        ("PI_SKIP_VERSION_CHECK", "1"),
+        ("PI_TELEMETRY", "0"),
+        ("TERM", "xterm-256color"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v.to_string()))
+    .collect()
+}
+
+/// The permission gate pi ships as an example extension (asks before `rm -rf`, `sudo`, …).
+pub fn pi_permission_gate(client: &Client) -> PathBuf {
+    client
+        .dir
+        .join("node_modules/@mariozechner/pi-coding-agent/examples/extensions/permission-gate.ts")
+}
+
+/// Starts `pi ARGS` (configured by [`pi_config`]) from its npm `bin` in a new window in
+/// `work/<dir>` and waits for its input box; the pane id.
+pub fn pi(tmux: &TmuxServer, client: &Client, dir: &str, args: &str) -> String {
+    let cmd = format!("{} {args}", client.program().display());
+    let pane = tmux.new_window(cmd.trim(), &tmux.work(dir), &pi_env());
+    wait_drawn(tmux, &pane, &client.label());
+    wait_screen(tmux, &pane, STEP, "pi's input box", |s| {
+        s.contains("mock-model") && s.contains("escape interrupt")
+    });
+    pane
+}

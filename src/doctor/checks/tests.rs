@@ -51,6 +51,7 @@ fn healthy() -> Facts {
             panes: vec!["%3".into()],
             elsewhere: Vec::new(),
         }],
+        hook_files: Vec::new(),
         state_dir: StateDirFacts {
             path: PathBuf::from(STATE),
             exists: true,
@@ -472,4 +473,46 @@ fn a_state_folder_open_to_others_is_closed() {
     let mut f = healthy();
     f.state_dir.ours = false;
     only_fix(&f, Topic::StateDir, &["another user"], &["chown"]);
+}
+
+#[test]
+fn a_pi_pane_without_agentpane_s_extension_says_how_to_add_it() {
+    let mut f = healthy();
+    let mut facts = crate::doctor::HookFileFacts {
+        agent: AgentKind::Pi,
+        path: PathBuf::from("/home/u/.pi/agent/extensions/agentpane.ts"),
+        installed: false,
+        panes: vec!["%5".into(), "%6".into()],
+        unlinked: vec!["%5".into(), "%6".into()],
+    };
+    f.hook_files = vec![facts.clone()];
+    let found = only_fix(
+        &f,
+        Topic::Hooks,
+        &["pi in %5, %6", "~/.pi/agent/extensions/agentpane.ts"],
+        &["agentpane hooks install --agent pi", "restart pi"],
+    );
+    assert_eq!(found.level, Level::Fix);
+    // Installed, one pane started before it: a note, nothing to fix.
+    facts.installed = true;
+    facts.unlinked = vec!["%6".into()];
+    f.hook_files = vec![facts.clone()];
+    assert!(fixes(&f).is_empty());
+    let note = check(&f)
+        .into_iter()
+        .find(|x| x.text.contains("started before agentpane's pi extension"))
+        .expect("a note");
+    assert_eq!(note.level, Level::Note);
+    assert!(
+        note.text.contains("%6") && !note.text.contains("%5"),
+        "{note:?}"
+    );
+    // Every pane tied to its session: a tick.
+    facts.unlinked.clear();
+    f.hook_files = vec![facts];
+    let tick = check(&f)
+        .into_iter()
+        .find(|x| x.text.starts_with("agentpane's pi extension"))
+        .expect("a tick");
+    assert_eq!(tick.level, Level::Ok);
 }

@@ -1,0 +1,129 @@
+//! What pi's screen says that its log cannot (captured with `tmux capture-pane -p -J`; see
+//! fixtures/real-clients/pi-0.73.1). 0.73.1 draws, right above its input box:
+//! - `⠙ Working...` while a turn runs (a braille spinner, then the working message);
+//! - `⠋ Retrying (1/3) in 2s... (escape to cancel)` while it waits to retry a failed call
+//!   (`auto_retry_start`; 2, 4, 8 s), under the failed attempt's `Error: 429 …` line;
+//! - `Error: Retry failed after 3 attempts: …` once it gives up, `Error: …` for an error it
+//!   does not retry, `Operation aborted` after Escape.
+//!
+//! An approval exists only when an extension asks for one: `ctx.ui.select(title, options)`
+//! (and `ctx.ui.confirm`, which is a select of `Yes` / `No`) replaces the input box with a
+//! bordered selector — the title, the options (`→ ` before the chosen one) and the footer
+//! `↑↓ navigate  enter select  escape/ctrl+c cancel` — with `Working...` still spinning above.
+
+use crate::agents::retry::{number_after, Retrying};
+use crate::events::AgentKind;
+use crate::read::dialog::{content, Dialog, Prompt, PromptKind, TitleLine};
+
+/// Lines (not blank) from the bottom that can hold the status line: the input box and its two
+/// rules, the folder and the usage lines, and a selector of a few options above them.
+const NEAR_BOTTOM: usize = 16;
+
+/// The dialog of the permission gate pi ships as an example extension
+/// (`examples/extensions/permission-gate.ts`: `⚠️ Dangerous command:`, the command,
+/// `Allow?`, then `→ Yes` / `No`), which only ever asks about `bash`.
+pub const DIALOGS: &[Dialog] = &[Dialog {
+    titles: &[
+        TitleLine::Is("⚠️ Dangerous command:"),
+        TitleLine::Is("⚠ Dangerous command:"),
+    ],
+    shown: "Dangerous command",
+    kind: PromptKind::Permission,
+    approves: |line| matches!(line.trim_start_matches("→").trim(), "Yes"),
+    tool: |_, _| Some("bash".to_string()),
+}];
+
+/// The last lines of the screen that are not blank, trimmed, without colours.
+fn bottom(screen: &str) -> Vec<String> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<String> = clean
+        .lines()
+        .map(|l| l.trim().to_string())
+        .filter(|l| !l.is_empty())
+        .collect();
+    let from = lines.len().saturating_sub(NEAR_BOTTOM);
+    lines[from..].to_vec()
+}
+
+/// The text after a loader's spinner (`⠙ Working...` → `Working...`), if `line` is one.
+fn after_spinner(line: &str) -> Option<&str> {
+    let mut chars = line.chars();
+    let first = chars.next()?;
+    ('\u{2800}'..='\u{28FF}')
+        .contains(&first)
+        .then(|| chars.as_str().trim_start())
+}
+
+/// Whether the screen shows a turn running (`⠙ Working...`).
+pub fn working(screen: &str) -> bool {
+    bottom(screen)
+        .iter()
+        .any(|l| after_spinner(l).is_some_and(|t| t.starts_with("Working")))
+}
+
+/// The retry loop on screen, if pi waits to retry a failed API call.
+pub fn retrying(screen: &str) -> Option<Retrying> {
+    let lines = bottom(screen);
+    let at = lines.iter().rposition(|l| {
+        after_spinner(l).is_some_and(|t| t.starts_with("Retrying (") && t.contains(") in "))
+    })?;
+    let line = after_spinner(&lines[at])?;
+    let inner = &line["Retrying (".len()..line.find(')')?];
+    let (attempt, limit) = inner.split_once('/')?;
+    let error = lines[..at]
+        .iter()
+        .rev()
+        .find_map(|l| l.strip_prefix("Error: "))
+        .unwrap_or("API error")
+        .to_string();
+    Some(Retrying {
+        error,
+        attempt: attempt.trim().parse().ok(),
+        limit: limit.trim().parse().ok(),
+        next_in: number_after(line, ") in "),
+    })
+}
+
+/// Whether a line is the footer of pi's selector.
+fn selector_footer(line: &str) -> bool {
+    line.starts_with("↑↓ navigate") && line.contains("select") && line.contains("cancel")
+}
+
+/// A selector an extension opened (other than [`DIALOGS`]): pi's own chrome around any title.
+/// While a tool call waits it stands for an approval; the log names the tool.
+pub fn selector(lines: &[&str]) -> Option<Prompt> {
+    let tail: Vec<&str> = lines
+        .iter()
+        .map(|l| content(l))
+        .filter(|l| !l.is_empty())
+        .collect();
+    let tail = &tail[tail.len().saturating_sub(NEAR_BOTTOM)..];
+    let footer = tail.iter().rposition(|l| selector_footer(l))?;
+    let rule = |l: &&str| l.chars().all(|c| c == '─');
+    let top = tail[..footer].iter().rposition(rule)?;
+    let body = &tail[top + 1..footer];
+    if !body.iter().any(|l| l.starts_with("→ ")) {
+        return None;
+    }
+    Some(Prompt {
+        agent: AgentKind::Pi,
+        kind: PromptKind::Permission,
+        tool: None,
+        title: body.first().map(|t| crate::text::chars(t, 60))?,
+    })
+}
+
+/// The `waiting` reason of an approval on screen, read without the log (a pane whose log is
+/// not known): the permission gate's is about `bash`, any other selector's tool is unknown.
+pub fn approval(screen: &str) -> Option<String> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = clean.lines().collect();
+    let p = selector(&lines)?;
+    let gate = DIALOGS
+        .iter()
+        .find(|d| d.titles.iter().any(|t| t.matches(&p.title)));
+    Some(match gate.and_then(|d| (d.tool)(&[], &[])) {
+        Some(tool) => format!("permission: {tool}"),
+        None => "permission".to_string(),
+    })
+}
