@@ -1,6 +1,6 @@
 //! The headline promise with the released clients: ONE tmux session running every agent kind
 //! agentpane reads — Claude Code (the newest pinned release), Codex CLI, Gemini CLI, opencode,
-//! Qwen Code, GitHub Copilot CLI and Kilo Code — side by side in one folder, each against its
+//! Qwen Code, GitHub Copilot CLI, Kilo Code and pi — side by side in one folder, each against its
 //! own API stand-in, and `agentpane panes` tells each pane's own state and last answer — never
 //! a neighbour's — while one waits on a permission prompt and one streams; Claude's answer
 //! routed into Codex is Codex's next prompt and reaches no other stand-in; `status` counts them.
@@ -32,6 +32,8 @@ const COPILOT_PROMPT: &str = "Please say PLAIN mixcopilot";
 const COPILOT_ANSWER: &str = "Answer: mixcopilot.";
 const KILO_PROMPT: &str = "Please say PLAIN mixkilo";
 const KILO_ANSWER: &str = "Answer: mixkilo.";
+const PI_PROMPT: &str = "Please say PLAIN mixpi";
+const PI_ANSWER: &str = "Answer: mixpi.";
 
 /// One tmux server, the stand-ins, and each client's configuration pointing at its own.
 struct World {
@@ -43,6 +45,7 @@ struct World {
     qwen_api: MockServer,
     copilot_api: MockServer,
     kilo_api: MockServer,
+    pi_api: MockServer,
 }
 
 impl World {
@@ -56,6 +59,7 @@ impl World {
             qwen_api: real::qwen::start(),
             copilot_api: openai_chat::start(),
             kilo_api: openai_chat::start(),
+            pi_api: openai_chat::start(),
             tmux,
         };
         start::claude_config(&w.tmux, &[FOLDER]);
@@ -64,6 +68,7 @@ impl World {
         start::qwen_config(&w.tmux);
         start::copilot_config(&w.tmux, &[FOLDER]);
         start::kilo_config(&w.tmux, &w.kilo_api.url());
+        start::pi_config(&w.tmux, &w.pi_api.url());
         w
     }
 
@@ -102,11 +107,11 @@ fn newest(agent: &str) -> Option<Client> {
 fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
     let began = Instant::now();
     let kinds = [
-        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo",
+        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi",
     ];
     let clients: Vec<Option<Client>> = kinds.iter().map(|k| newest(k)).collect();
-    let [Some(claude), Some(codex), Some(gemini_cli), Some(opencode), Some(qwen), Some(copilot), Some(kilo)] =
-        <[Option<Client>; 7]>::try_from(clients).unwrap()
+    let [Some(claude), Some(codex), Some(gemini_cli), Some(opencode), Some(qwen), Some(copilot), Some(kilo), Some(pi)] =
+        <[Option<Client>; 8]>::try_from(clients).unwrap()
     else {
         // `clients` already said which is missing (and failed under CI if one is not
         // installed); a pin list without one of them is no reason to pass in CI either.
@@ -128,7 +133,8 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
             &opencode,
             &qwen,
             &copilot,
-            &kilo
+            &kilo,
+            &pi,
         ]
         .map(Client::label)
         .join(", "),
@@ -138,7 +144,7 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
 
     // Each agent starts and answers its own prompt; the start-ups overlap, as a person opening
     // a window per agent does. Gemini is then left on a permission prompt.
-    let (c, x, g, o, q, p, k) = std::thread::scope(|s| {
+    let (c, x, g, o, q, p, k, i) = std::thread::scope(|s| {
         let c = s.spawn(|| {
             let pane = start::claude(&w.tmux, &claude, &w.claude_api, FOLDER);
             type_prompt(&w.tmux, &pane, CLAUDE_PROMPT);
@@ -183,6 +189,12 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
             w.wait_state(&pane, "your-turn");
             pane
         });
+        let i = s.spawn(|| {
+            let pane = start::pi(&w.tmux, &pi, FOLDER, "");
+            type_prompt(&w.tmux, &pane, PI_PROMPT);
+            w.wait_state(&pane, "your-turn");
+            pane
+        });
         let join = |h: std::thread::ScopedJoinHandle<'_, String>, who: &str| {
             h.join()
                 .unwrap_or_else(|_| panic!("{who} did not get going (see above)"))
@@ -195,6 +207,7 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
             join(q, "qwen"),
             join(p, "copilot"),
             join(k, "kilo"),
+            join(i, "pi"),
         )
     });
     eprintln!("mixed: every agent answered after {:?}", began.elapsed());
@@ -208,7 +221,7 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
 
     let rows = real::panes(&w.tmux);
     let status = w.tmux.agentpane(&["status"]);
-    let lasts: Vec<(&str, Option<String>)> = [&c, &x, &g, &o, &q, &p, &k]
+    let lasts: Vec<(&str, Option<String>)> = [&c, &x, &g, &o, &q, &p, &k, &i]
         .into_iter()
         .map(|p| (p.as_str(), w.last(p)))
         .collect();
@@ -244,6 +257,7 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
         (&q, "qwen", "your-turn", None, QWEN_ANSWER.into()),
         (&p, "copilot", "your-turn", None, COPILOT_ANSWER.into()),
         (&k, "kilo", "your-turn", None, KILO_ANSWER.into()),
+        (&i, "pi", "your-turn", None, PI_ANSWER.into()),
     ];
     let answers: Vec<&String> = expect.iter().map(|e| &e.4).collect();
     for (pane, agent, state, reason, answer) in &expect {
@@ -272,9 +286,9 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
         "one session each: {rows:#?}"
     );
 
-    // The status line: one working, five finished, one waiting.
+    // The status line: one working, six finished, one waiting.
     assert_eq!(status.code, 0, "{status:?}");
-    assert_eq!(status.stdout.trim(), "⚡1 ●5 ⏸1", "{status:?}");
+    assert_eq!(status.stdout.trim(), "⚡1 ●6 ⏸1", "{status:?}");
 
     // Claude's answer routed into Codex: the Codex stand-in's next user input, byte-exact,
     // and no other stand-in sees it.
@@ -307,6 +321,7 @@ fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
         (&w.qwen_api, "qwen"),
         (&w.copilot_api, "copilot"),
         (&w.kilo_api, "kilo"),
+        (&w.pi_api, "pi"),
     ] {
         assert!(!routed_elsewhere(server), "{agent} got the routed text");
     }

@@ -184,11 +184,11 @@ const ACTORS: [Actor; 11] = [
     // pi 0.73.1: its first turn answered (header and settings at start, then the prompt and
     // the answer), with the record agentpane's pi extension writes.
     Actor {
-        window: "docs",
+        window: "tests",
         agent: "pi",
         fixture: (
             "pi-session.jsonl",
-            include_str!("../../fixtures/real-clients/pi-0.73.1/demo.jsonl"),
+            include_str!("../../fixtures/demo/pi-session.jsonl"),
         ),
         lines: usize::MAX,
         pace_ms: 1500,
