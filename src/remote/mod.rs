@@ -134,3 +134,41 @@ mod tests {
         }
     }
 }
+
+/// Marks a host that cannot be reached in the status segment (`devbox ✕`).
+pub const DOWN_GLYPH: &str = "✕";
+
+/// Adds the remote hosts' agents to `counts` (so `{working}` and the rest count every host)
+/// and returns the remote placeholders: `{hosts}`, each reachable host with agents and its own
+/// counts (`devbox ⚡1 ●2`), and `{down}`, each unreachable host (`devbox ✕`).
+pub fn status_parts(
+    views: &[link::HostView],
+    icons: &crate::segment::Icons,
+    counts: &mut crate::segment::Counts,
+    now: crate::events::Time,
+) -> Vec<(&'static str, String)> {
+    use crate::segment::{render, Counts};
+    let mut hosts = Vec::new();
+    let mut down = Vec::new();
+    for v in views {
+        if v.is_down() {
+            down.push(format!("{} {DOWN_GLYPH}", v.host));
+            continue;
+        }
+        let mut own = Counts::default();
+        for p in v.panes() {
+            counts.add(p.state, p.seen, p.resets_at, now);
+            own.add(p.state, p.seen, p.resets_at, now);
+        }
+        let line = render(
+            "{working} {your_turn} {waiting} {attention} {stalled}",
+            icons,
+            &own,
+            now,
+        );
+        if !line.is_empty() {
+            hosts.push(format!("{} {line}", v.host));
+        }
+    }
+    vec![("hosts", hosts.join(" · ")), ("down", down.join(" "))]
+}

@@ -26,6 +26,8 @@ pub enum Wake {
     Signal(i32),
     /// SIGUSR1: log what the loop has done so far.
     Report,
+    /// A remote host's view changed (a new document, a link up or down).
+    Remote,
 }
 
 /// Forwards SIGTERM/SIGINT/SIGHUP into the loop's channel.
