@@ -232,7 +232,10 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
         eprintln!("agentpane: no pane on this tmux server runs a coding agent");
         return Ok(exit::OK);
     }
-    print!("{}", table(&reports, &remote, now, &crate::paths::home_dir()));
+    print!(
+        "{}",
+        table(&reports, &remote, now, &crate::paths::home_dir())
+    );
     Ok(exit::OK)
 }
 

@@ -305,7 +305,10 @@ fn route_inner(
         None => routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?,
         Some((_, text)) => {
             let text = sanitize(&text);
-            ((!text.trim().is_empty()).then_some(text), AnswerSource::Remote)
+            (
+                (!text.trim().is_empty()).then_some(text),
+                AnswerSource::Remote,
+            )
         }
     };
     let Some(text) = text else {

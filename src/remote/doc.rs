@@ -159,7 +159,9 @@ fn check(doc: &Document) -> Result<(), DocError> {
 /// Text shown in a status line or a picker: bounded, one line, no control characters.
 fn text_ok(field: &str, s: &str) -> Result<(), DocError> {
     if s.len() > MAX_FIELD {
-        return Err(DocError::Invalid(format!("{field} longer than {MAX_FIELD}")));
+        return Err(DocError::Invalid(format!(
+            "{field} longer than {MAX_FIELD}"
+        )));
     }
     if s.chars().any(|c| c.is_control() || is_bidi(c)) {
         return Err(DocError::Invalid(format!("control character in {field}")));
@@ -218,7 +220,10 @@ mod tests {
         let err = parse(line.as_bytes()).unwrap_err();
         assert!(matches!(err, DocError::Schema { theirs: 7, .. }), "{err}");
         let text = err.to_string();
-        assert!(text.contains("9.9.9") && text.contains("same agentpane"), "{text}");
+        assert!(
+            text.contains("9.9.9") && text.contains("same agentpane"),
+            "{text}"
+        );
     }
 
     #[test]

@@ -85,13 +85,51 @@ pub fn remote_pane_arg(pane: &str) -> Result<&str> {
     let ok = !pane.is_empty()
         && pane.len() <= 200
         && !pane.starts_with('-')
-        && pane
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'%' | b'.' | b':' | b'_' | b'-' | b'@'));
+        && pane.bytes().all(|b| {
+            b.is_ascii_alphanumeric() || matches!(b, b'%' | b'.' | b':' | b'_' | b'-' | b'@')
+        });
     if !ok {
         bail!("remote pane `{pane}`: use a pane id (`%3`) or a plain `session:window.pane`");
     }
     Ok(pane)
+}
+
+/// Marks a host that cannot be reached in the status segment (`devbox ✕`).
+pub const DOWN_GLYPH: &str = "✕";
+
+/// Adds the remote hosts' agents to `counts` (so `{working}` and the rest count every host)
+/// and returns the remote placeholders: `{hosts}`, each reachable host with agents and its own
+/// counts (`devbox ⚡1 ●2`), and `{down}`, each unreachable host (`devbox ✕`).
+pub fn status_parts(
+    views: &[link::HostView],
+    icons: &crate::segment::Icons,
+    counts: &mut crate::segment::Counts,
+    now: crate::events::Time,
+) -> Vec<(&'static str, String)> {
+    use crate::segment::{render, Counts};
+    let mut hosts = Vec::new();
+    let mut down = Vec::new();
+    for v in views {
+        if v.is_down() {
+            down.push(format!("{} {DOWN_GLYPH}", v.host));
+            continue;
+        }
+        let mut own = Counts::default();
+        for p in v.panes() {
+            counts.add(p.state, p.seen, p.resets_at, now);
+            own.add(p.state, p.seen, p.resets_at, now);
+        }
+        let line = render(
+            "{working} {your_turn} {waiting} {attention} {stalled}",
+            icons,
+            &own,
+            now,
+        );
+        if !line.is_empty() {
+            hosts.push(format!("{} {line}", v.host));
+        }
+    }
+    vec![("hosts", hosts.join(" · ")), ("down", down.join(" "))]
 }
 
 #[cfg(test)]
@@ -133,42 +171,4 @@ mod tests {
             assert!(remote_pane_arg(bad).is_err(), "{bad}");
         }
     }
-}
-
-/// Marks a host that cannot be reached in the status segment (`devbox ✕`).
-pub const DOWN_GLYPH: &str = "✕";
-
-/// Adds the remote hosts' agents to `counts` (so `{working}` and the rest count every host)
-/// and returns the remote placeholders: `{hosts}`, each reachable host with agents and its own
-/// counts (`devbox ⚡1 ●2`), and `{down}`, each unreachable host (`devbox ✕`).
-pub fn status_parts(
-    views: &[link::HostView],
-    icons: &crate::segment::Icons,
-    counts: &mut crate::segment::Counts,
-    now: crate::events::Time,
-) -> Vec<(&'static str, String)> {
-    use crate::segment::{render, Counts};
-    let mut hosts = Vec::new();
-    let mut down = Vec::new();
-    for v in views {
-        if v.is_down() {
-            down.push(format!("{} {DOWN_GLYPH}", v.host));
-            continue;
-        }
-        let mut own = Counts::default();
-        for p in v.panes() {
-            counts.add(p.state, p.seen, p.resets_at, now);
-            own.add(p.state, p.seen, p.resets_at, now);
-        }
-        let line = render(
-            "{working} {your_turn} {waiting} {attention} {stalled}",
-            icons,
-            &own,
-            now,
-        );
-        if !line.is_empty() {
-            hosts.push(format!("{} {line}", v.host));
-        }
-    }
-    vec![("hosts", hosts.join(" · ")), ("down", down.join(" "))]
 }

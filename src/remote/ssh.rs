@@ -114,7 +114,12 @@ impl Ssh {
     /// Ends the shared connection to `host`, if one is open (`ssh -O exit`).
     pub fn close(&self, host: &Host) {
         let mut args = self.options();
-        args.extend(["-O".into(), "exit".into(), "--".into(), host.as_str().into()]);
+        args.extend([
+            "-O".into(),
+            "exit".into(),
+            "--".into(),
+            host.as_str().into(),
+        ]);
         let _ = exec::run("ssh", args, None, Duration::from_secs(5));
     }
 }
@@ -123,7 +128,11 @@ impl Ssh {
 fn plain(word: &str) -> Result<()> {
     let ok = !word.is_empty()
         && word.bytes().all(|b| {
-            b.is_ascii_alphanumeric() || matches!(b, b'%' | b'.' | b'_' | b':' | b'@' | b'=' | b'/' | b'+' | b'-')
+            b.is_ascii_alphanumeric()
+                || matches!(
+                    b,
+                    b'%' | b'.' | b'_' | b':' | b'@' | b'=' | b'/' | b'+' | b'-'
+                )
         });
     if !ok {
         bail!("refusing to put `{word}` on a remote command line");
@@ -152,7 +161,10 @@ mod tests {
             .map(|a| a.to_string_lossy().into_owned())
             .collect();
         let joined = args.join(" ");
-        assert!(joined.starts_with("-F /tmp/cfg -o BatchMode=yes"), "{joined}");
+        assert!(
+            joined.starts_with("-F /tmp/cfg -o BatchMode=yes"),
+            "{joined}"
+        );
         assert!(joined.contains("ControlMaster=auto"), "{joined}");
         assert!(joined.ends_with("-T -- devbox agentpane serve"), "{joined}");
     }
