@@ -105,6 +105,12 @@ pub enum Command {
     /// runs over ssh for a pane on this host).
     #[command(hide = true)]
     DeliverStdin(DeliverStdinArgs),
+    /// Make PANE the current pane of its window and session (what a remote picker runs).
+    #[command(hide = true)]
+    Focus {
+        /// The pane.
+        pane: String,
+    },
 }
 
 /// `serve [--once]`.

@@ -67,8 +67,9 @@ impl Sshd {
         )
         .expect("known_hosts");
 
-        // The remote world: the remote server's environment, its tmux socket as `$TMUX` (so
-        // agentpane there picks that server), agentpane on PATH.
+        // The remote world: the remote server's environment, its tmux socket as the default
+        // server of a `$TMUX_TMPDIR` of its own (so agentpane and a plain `tmux attach` there
+        // pick that server), agentpane on PATH.
         let bin = d.join("bin");
         std::fs::create_dir_all(&bin).expect("bin dir");
         std::os::unix::fs::symlink(agentpane_bin(), bin.join("agentpane")).expect("symlink");
@@ -80,7 +81,23 @@ impl Sshd {
         for (k, v) in remote.env() {
             script.push_str(&format!("export {k}='{}'\n", v.display()));
         }
-        script.push_str(&format!("export TMUX='{socket},0,0'\n"));
+        let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string();
+        let tmp = d.join("tmux");
+        let sockets = tmp.join(format!("tmux-{uid}"));
+        std::fs::create_dir_all(&sockets).expect("tmux socket dir");
+        std::fs::set_permissions(
+            &sockets,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("chmod");
+        std::os::unix::fs::symlink(&socket, sockets.join("default")).expect("default socket");
+        script.push_str(&format!(
+            "export TMUX_TMPDIR='{}'\nunset TMUX\n",
+            tmp.display()
+        ));
         script.push_str(&format!("export PATH='{}':\"$PATH\"\n", bin.display()));
         script.push_str("exec sh -c \"$SSH_ORIGINAL_COMMAND\"\n");
         let wrapper = d.join("remote.sh");
@@ -225,6 +242,25 @@ fn wait_status(local: &TmuxServer, what: &str, cond: impl Fn(&str) -> bool) {
     }
 }
 
+/// Moves the picker in `pane` down until the selected (reverse video) row holds `text`.
+fn select_row(local: &TmuxServer, pane: &str, text: &str) {
+    for _ in 0..12 {
+        let screen = local.tmux(&["capture-pane", "-p", "-e", "-t", pane]);
+        if screen
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains(text))
+        {
+            return;
+        }
+        local.tmux(&["send-keys", "-t", pane, "j"]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!(
+        "no row with {text} could be selected: {}",
+        local.tmux(&["capture-pane", "-p", "-t", pane])
+    );
+}
+
 /// The local watcher's view of `host`, from its snapshot.
 fn host_view(local: &TmuxServer, host: &str) -> serde_json::Value {
     let snapshot: serde_json::Value =
@@ -307,6 +343,54 @@ fn remote_agents_over_a_real_sshd() {
     );
     assert!(run.stderr.contains("deadhost is unreachable"), "{run:?}");
 
+    // The picker lists the remote panes with their host.
+    let picker = local.new_window(
+        &format!("{} -L {} pick", agentpane_bin(), local.name),
+        &local.work("proj"),
+        &[],
+    );
+    wait_until(DEADLINE, "remote rows in the picker", || {
+        let screen = local.tmux(&["capture-pane", "-p", "-t", &picker]);
+        screen.contains("devbox:main:") && screen.contains("claude")
+    });
+    // Enter on a remote row: a new local window attached to that pane's session over ssh.
+    select_row(&local, &picker, "devbox:main:");
+    local.tmux(&["send-keys", "-t", &picker, "Enter"]);
+    wait_until(DEADLINE, "a client attached to the remote server", || {
+        !remote.tmux(&["list-clients"]).is_empty()
+    });
+    let windows = local.tmux(&["list-windows", "-a", "-F", "#{window_name}"]);
+    assert!(windows.lines().any(|w| w == "devbox"), "{windows}");
+    // Enter again from a new picker, with a person's client on the local server (a terminal
+    // of the other server's): that window is reused, not a second one opened.
+    remote.new_window(
+        &format!("env -u TMUX tmux -L {} attach -t main", local.name),
+        &remote.work("proj"),
+        &[],
+    );
+    wait_until(DEADLINE, "a client on the local server", || {
+        !local.tmux(&["list-clients"]).is_empty()
+    });
+    let picker = local.new_window(
+        &format!("{} -L {} pick", agentpane_bin(), local.name),
+        &local.work("proj"),
+        &[],
+    );
+    select_row(&local, &picker, "devbox:main:");
+    local.tmux(&["send-keys", "-t", &picker, "Enter"]);
+    wait_until(DEADLINE, "the picker to close", || {
+        !local
+            .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .any(|p| p == picker)
+    });
+    let windows = local.tmux(&["list-windows", "-a", "-F", "#{window_name}"]);
+    assert_eq!(
+        windows.lines().filter(|w| *w == "devbox").count(),
+        1,
+        "{windows}"
+    );
+
     // `last HOST:PANE` is the remote's own answer.
     let here = local.agentpane(&["last", &format!("devbox:{r_claude}")]);
     let there = remote.agentpane(&["last", &r_claude]);
@@ -340,8 +424,9 @@ fn remote_agents_over_a_real_sshd() {
     let run = local.agentpane(&["panes"]);
     assert!(run.stderr.contains("devbox is unreachable"), "{run:?}");
     sshd.start();
+    wait_until(Duration::from_secs(40), "devbox back", || {
+        host_view(&local, "devbox")["link"] == "up"
+    });
     wait_status(&local, "devbox back", |s| !s.contains("devbox ✕"));
-    let devbox = host_view(&local, "devbox");
-    assert_eq!(devbox["link"], "up", "{devbox}");
     assert_eq!(watch.stop(), 0);
 }

@@ -83,6 +83,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Man => completions::man(),
         Command::Serve(a) => serve::run(a, &ctx),
         Command::DeliverStdin(a) => route::deliver_stdin(a, &ctx),
+        Command::Focus { pane } => remote::focus(&pane, &ctx.tmux()),
     }
 }
 

@@ -4,15 +4,17 @@
 
 use std::time::Duration;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context as _, Result};
 use serde::Deserialize;
 
 use crate::cli::RouteArgs;
 use crate::exit;
+use crate::proctree::ProcTable;
 use crate::remote::doc;
 use crate::remote::link::{HostView, Link};
 use crate::remote::ssh::{Ssh, CONNECT_TIMEOUT_SECS};
 use crate::remote::{remote_pane_arg, Host};
+use crate::tmux::{Pane, Tmux};
 use crate::watch::snapshot::Snapshot;
 
 /// How long a one-shot remote command may take beyond connecting.
@@ -231,4 +233,59 @@ pub fn rows(views: &[HostView]) -> Vec<(&str, &doc::RemotePane)> {
         .iter()
         .flat_map(|v| v.panes().iter().map(move |p| (v.host.as_str(), p)))
         .collect()
+}
+
+/// Enter on a remote pane in the picker: the local pane where a person already runs
+/// `ssh HOST … tmux attach` when there is one (then the remote selects the pane), else a new
+/// local window attached to the pane's session over ssh.
+pub fn jump(tmux: &Tmux, client: Option<&str>, host: &Host, target: &str) -> Result<()> {
+    let target = remote_pane_arg(target)?;
+    let ssh = Ssh::from_env();
+    if let Some(pane) = attached_pane(tmux, host) {
+        super::client::switch_to(tmux, client, &pane)?;
+        let (code, out) = ssh.run(host, &["focus", target], None, one_shot_timeout())?;
+        if code != exit::OK {
+            bail!("{host}: {}", first_line(&out.stderr));
+        }
+        return Ok(());
+    }
+    let words = ssh.attach_words(host, target)?;
+    let mut argv: Vec<String> = ["new-window", "-n", host.as_str()]
+        .map(String::from)
+        .to_vec();
+    if let Some(c) = client {
+        // The new window opens in the session that client shows.
+        let session = tmux.cmd(&["display-message", "-p", "-c", c, "#{session_name}:"])?;
+        argv.extend(["-t".to_string(), session.trim().to_string()]);
+    }
+    argv.extend(words);
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    tmux.cmd(&refs)
+        .with_context(|| format!("cannot open a window on {host}"))?;
+    Ok(())
+}
+
+/// A local pane running `ssh` to `host` with `tmux` and `attach` on its command line.
+fn attached_pane(tmux: &Tmux, host: &Host) -> Option<Pane> {
+    let panes = tmux.list_panes().ok()?;
+    let roots: Vec<u32> = panes.iter().map(|p| p.pane_pid).collect();
+    let table = ProcTable::capture(&roots);
+    panes.into_iter().find(|pane| {
+        let mut pids = table.descendants(&[pane.pane_pid]);
+        pids.push(pane.pane_pid);
+        pids.iter().filter_map(|pid| table.get(*pid)).any(|p| {
+            p.name == "ssh"
+                && p.argv.iter().any(|a| a == host.as_str())
+                && p.argv.iter().any(|a| a.contains("tmux"))
+                && p.argv.iter().any(|a| a.contains("attach") || a == "a")
+        })
+    })
+}
+
+/// `focus PANE` (hidden; what a remote picker runs here): makes PANE the current pane of its
+/// window and that window the current one of its session.
+pub fn focus(pane: &str, tmux: &Tmux) -> Result<i32> {
+    let id = tmux.pane_id(pane)?;
+    tmux.cmd(&["select-window", "-t", &id, ";", "select-pane", "-t", &id])?;
+    Ok(exit::OK)
 }

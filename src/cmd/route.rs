@@ -715,7 +715,7 @@ fn open_menu(
 
 /// One route as the picker's `r` key makes it: the menu's rules (queued while `dst` is
 /// busy), nothing printed; the exit code and the one-line summary come back.
-pub fn route_quietly(tmux: &Tmux, src: &str, dst: &str) -> Result<(i32, String)> {
+pub fn route_quietly(tmux: &Tmux, hosts: &[Host], src: &str, dst: &str) -> Result<(i32, String)> {
     let args = RouteArgs {
         src: src.to_string(),
         dst: dst.to_string(),
@@ -729,7 +729,7 @@ pub fn route_quietly(tmux: &Tmux, src: &str, dst: &str) -> Result<(i32, String)>
         json: false,
         notify: true,
     };
-    route_inner(&args, tmux, None, Instant::now())
+    route_across(&args, tmux, hosts, Instant::now())
 }
 
 /// This program's path, when it can be passed to `run-shell` without quoting.

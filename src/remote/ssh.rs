@@ -111,6 +111,18 @@ impl Ssh {
         Ok((code, out))
     }
 
+    /// `ssh [-F FILE] -t -- HOST tmux attach -t TARGET` as words, for a local window a person
+    /// types in (no batch mode: it may ask for what it needs). `target` must be plain.
+    pub fn attach_words(&self, host: &Host, target: &str) -> Result<Vec<String>> {
+        plain(target)?;
+        let mut out = vec!["ssh".to_string()];
+        if let Some(cfg) = &self.config {
+            out.extend(["-F".to_string(), cfg.display().to_string()]);
+        }
+        out.extend(["-t", "--", host.as_str(), "tmux", "attach", "-t", target].map(String::from));
+        Ok(out)
+    }
+
     /// Ends the shared connection to `host`, if one is open (`ssh -O exit`).
     pub fn close(&self, host: &Host) {
         let mut args = self.options();
