@@ -393,7 +393,16 @@ impl Watcher {
 
     fn publish(&mut self, reports: &[PaneReport], now: Time) -> Result<(), TmuxError> {
         if let Some(links) = &self.links {
-            self.hosts = links.views();
+            let views = links.views();
+            for v in &views {
+                let was = self.hosts.iter().find(|o| o.host == v.host);
+                if was.map(|o| std::mem::discriminant(&o.link))
+                    != Some(std::mem::discriminant(&v.link))
+                {
+                    log::line(&format!("host {}: {}", v.host, link_word(&v.link)));
+                }
+            }
+            self.hosts = views;
         }
         let wanted = publish::desired_with_hosts(
             reports,
@@ -481,6 +490,16 @@ impl Watcher {
             links.stop();
         }
         self.sinks.finish();
+    }
+}
+
+/// How a host's link reads in the log.
+fn link_word(link: &crate::remote::link::Link) -> String {
+    use crate::remote::link::Link;
+    match link {
+        Link::Connecting => "connecting".into(),
+        Link::Up { doc } => format!("up ({} panes)", doc.panes.len()),
+        Link::Down { reason } => format!("down: {reason}"),
     }
 }
 
