@@ -71,7 +71,10 @@ pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
     });
     let snapshot = Snapshot::path(&dir);
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        if res.is_ok_and(|ev| ev.paths.iter().any(|p| p == &snapshot)) {
+        // Only a change of the snapshot: reading it (as this loop does) is no news.
+        if res.is_ok_and(|ev| {
+            crate::watch::wake::is_change(&ev.kind) && ev.paths.iter().any(|p| p == &snapshot)
+        }) {
             let _ = tx.send(Ev::Changed);
         }
     })?;
