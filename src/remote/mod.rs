@@ -171,4 +171,66 @@ mod tests {
             assert!(remote_pane_arg(bad).is_err(), "{bad}");
         }
     }
+
+    #[test]
+    fn remote_agents_count_with_the_local_ones_and_a_down_host_is_named() {
+        use crate::segment::{render_with, Counts, Icons, DEFAULT_FORMAT};
+        use crate::state::State;
+        let now = chrono::Utc::now();
+        let pane = |id: &str, state| doc::RemotePane {
+            pane_id: id.into(),
+            target: "w:1.0".into(),
+            agent: Some("codex".into()),
+            state,
+            seen: false,
+            reason: None,
+            at: None,
+            resets_at: None,
+        };
+        let view = |host: &str, link| link::HostView {
+            host: host.into(),
+            link,
+            since: now,
+        };
+        let views = [
+            view(
+                "devbox",
+                link::Link::Up {
+                    doc: doc::Document::new(
+                        vec![pane("%1", State::Working), pane("%2", State::YourTurn)],
+                        None,
+                    ),
+                },
+            ),
+            view(
+                "gpu1",
+                link::Link::Down {
+                    reason: "refused".into(),
+                },
+            ),
+            view("new", link::Link::Connecting),
+        ];
+        let icons = Icons::default();
+        let mut counts = Counts {
+            your_turn: 1,
+            ..Counts::default()
+        };
+        let extra = status_parts(&views, &icons, &mut counts, now);
+        assert_eq!(counts.working, 1);
+        assert_eq!(counts.your_turn, 2);
+        assert_eq!(
+            extra,
+            vec![("hosts", "devbox ⚡1 ●1".into()), ("down", "gpu1 ✕".into())]
+        );
+        assert_eq!(
+            render_with(DEFAULT_FORMAT, &icons, &counts, &extra, now),
+            "⚡1 ●2 gpu1 ✕"
+        );
+        // No agents anywhere, one host down: the segment still says so.
+        let extra = status_parts(&views[1..], &icons, &mut Counts::default(), now);
+        assert_eq!(
+            render_with(DEFAULT_FORMAT, &icons, &Counts::default(), &extra, now),
+            "gpu1 ✕"
+        );
+    }
 }
