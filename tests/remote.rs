@@ -206,6 +206,14 @@ fn remote_agents_over_a_real_sshd() {
     let run = local.agentpane(&["route", &l_claude, &format!("devbox:{r_shell}")]);
     assert_eq!(run.code, 6, "{run:?}");
 
+    // Relays stay on one host, and say so.
+    let run = local.agentpane(&["relay", &format!("devbox:{r_claude}"), &l_inbox]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("relays run between panes of one host"),
+        "{run:?}"
+    );
+
     // sshd dies mid-stream: the host shows ✕, the local agents still count; it comes back.
     sshd.kill();
     wait_status(&local, "devbox unreachable", |s| {

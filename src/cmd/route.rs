@@ -543,6 +543,15 @@ fn transform_name(t: Transform) -> &'static str {
 
 pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
+    let hosts = ctx.remote_hosts()?;
+    for pane in [&args.a, &args.b] {
+        if let Target::Remote(host, _) = split_target(pane, &hosts) {
+            bail!(
+                "{pane} is on {host}: relays run between panes of one host (run `agentpane relay` \
+                 there, or `route` across hosts)"
+            );
+        }
+    }
     let (a, b) = two_panes(&tmux, (&args.a, "pane"), (&args.b, "pane"), "relay")?;
     let server = tmux.socket_path()?;
     let registry = Registry::open_default()?;
