@@ -182,6 +182,17 @@ fn remote_agents_over_a_real_sshd() {
         "{windows}"
     );
 
+    // doctor reads the hosts too: devbox up, deadhost a fix naming the command to try.
+    let run = local.agentpane(&["doctor"]);
+    assert!(
+        run.stdout.contains("✓ host devbox: agentpane ")
+            && run.stdout.contains("✗ host deadhost is unreachable")
+            && run
+                .stdout
+                .contains("ssh -o BatchMode=yes deadhost agentpane serve --once"),
+        "{run:?}"
+    );
+
     // `last HOST:PANE` is the remote's own answer.
     let here = local.agentpane(&["last", &format!("devbox:{r_claude}")]);
     let there = remote.agentpane(&["last", &r_claude]);
