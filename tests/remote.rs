@@ -115,6 +115,9 @@ fn remote_agents_over_a_real_sshd() {
     wait_status(&local, "the merged segment", |s| {
         s.contains("●2") && s.contains("deadhost ✕") && s.contains("evil ✕")
     });
+    // One-shot `status` says the same, from the watcher's view of the hosts.
+    let run = local.agentpane(&["status"]);
+    assert_eq!(run.stdout.trim(), status(&local), "{run:?}");
     // The hostile document was refused with its reason, and the watcher lives on.
     let evil = host_view(&local, "evil");
     assert_eq!(evil["link"], "down", "{evil}");

@@ -37,11 +37,7 @@ pub fn views(hosts: &[Host]) -> Vec<HostView> {
     if hosts.is_empty() {
         return Vec::new();
     }
-    let kept: Vec<HostView> = std::fs::read(Snapshot::path(&crate::paths::state_dir()))
-        .ok()
-        .and_then(|d| serde_json::from_slice::<SnapshotHosts>(&d).ok())
-        .map(|s| s.hosts)
-        .unwrap_or_default();
+    let kept = kept_views();
     let ssh = Ssh::from_env();
     let asks: Vec<_> = hosts
         .iter()
@@ -65,6 +61,16 @@ pub fn views(hosts: &[Host]) -> Vec<HostView> {
             }),
         })
         .collect()
+}
+
+/// The hosts' views the watcher keeps (its snapshot), without asking any host: what the
+/// status segment shows, so a slow or dead host never holds it up.
+pub fn kept_views() -> Vec<HostView> {
+    std::fs::read(Snapshot::path(&crate::paths::state_dir()))
+        .ok()
+        .and_then(|d| serde_json::from_slice::<SnapshotHosts>(&d).ok())
+        .map(|s| s.hosts)
+        .unwrap_or_default()
 }
 
 /// One `serve --once` on `host`.

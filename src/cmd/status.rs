@@ -39,7 +39,8 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     // No server, no agents, a failing scan: all render as nothing, exit 0.
     let reports = remembered_scan(&ctx.tmux(), now, &Windows::default()).unwrap_or_default();
     let mut counts = Counts::of(&reports, now);
-    let hosts = super::remote::views(&ctx.remote_hosts().unwrap_or_default());
+    // The hosts the watcher keeps, as it last saw them: a status line never waits on ssh.
+    let hosts = super::remote::kept_views();
     let extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
     let line = segment::render_with(&format, &icons, &counts, &extra, now);
     if !line.is_empty() {
