@@ -37,14 +37,23 @@ impl Context {
         Tmux::new(self.socket.clone())
     }
 
-    /// The configured remote hosts: `--host`, then `@agentpane-hosts` (read only when a
-    /// tmux server answers).
+    /// The configured remote hosts: `--host` (a bad name is an error), then
+    /// `@agentpane-hosts` (read only when a tmux server answers; a bad name there is said on
+    /// stderr and left out, so one typo never stops local panes from working).
     pub fn remote_hosts(&self) -> Result<Vec<crate::remote::Host>> {
+        let mut hosts = crate::remote::hosts_from(self.hosts.iter().map(String::as_str), "")?;
         let option = self
             .tmux()
             .cmd(&["show-option", "-gqv", "@agentpane-hosts"])
             .unwrap_or_default();
-        crate::remote::hosts_from(self.hosts.iter().map(String::as_str), &option)
+        for name in option.split_whitespace() {
+            match crate::remote::Host::parse(name) {
+                Ok(h) if !hosts.contains(&h) => hosts.push(h),
+                Ok(_) => {}
+                Err(e) => eprintln!("agentpane: @agentpane-hosts: {e:#}"),
+            }
+        }
+        Ok(hosts)
     }
 }
 
