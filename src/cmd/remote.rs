@@ -12,7 +12,7 @@ use crate::exit;
 use crate::proctree::ProcTable;
 use crate::remote::doc;
 use crate::remote::link::{HostView, Link};
-use crate::remote::ssh::{Ssh, CONNECT_TIMEOUT_SECS};
+use crate::remote::ssh::{explain, Ssh, CONNECT_TIMEOUT_SECS};
 use crate::remote::{remote_pane_arg, Host};
 use crate::tmux::{Pane, Tmux};
 use crate::watch::snapshot::Snapshot;
@@ -86,10 +86,7 @@ fn ask(ssh: &Ssh, host: &Host) -> HostView {
             }
         }
         Ok((code, out)) => Link::Down {
-            reason: format!(
-                "agentpane on {host} failed ({code}): {}",
-                first_line(&out.stderr)
-            ),
+            reason: explain(host, Some(code), &first_line(&out.stderr)),
         },
         Err(e) => Link::Down {
             reason: format!("{e:#}"),
@@ -134,7 +131,10 @@ pub fn fetch_answer(ssh: &Ssh, host: &Host, pane: &str) -> Result<Option<RemoteA
             Ok(Some(a))
         }
         c if c == exit::NOTHING => Ok(None),
-        c => bail!("{host}:{pane}: {} (exit {c})", first_line(&out.stderr)),
+        c => bail!(
+            "{host}:{pane}: {} (exit {c})",
+            explain(host, Some(c), &first_line(&out.stderr))
+        ),
     }
 }
 
@@ -184,7 +184,7 @@ pub fn deliver(
     let message = match first_line(&out.stderr) {
         m if m.is_empty() && code == exit::OK => stdout.trim().to_string(),
         m if m.is_empty() => format!("{host}:{pane}: not delivered (exit {code})"),
-        m => format!("{host}: {m}"),
+        m => format!("{host}: {}", explain(host, Some(code), &m)),
     };
     Ok((code, Delivered { stdout, message }))
 }
@@ -251,7 +251,10 @@ pub fn jump(tmux: &Tmux, client: Option<&str>, host: &Host, target: &str) -> Res
         super::client::switch_to(tmux, client, &pane)?;
         let (code, out) = ssh.run(host, &["focus", target], None, one_shot_timeout())?;
         if code != exit::OK {
-            bail!("{host}: {}", first_line(&out.stderr));
+            bail!(
+                "{host}: {}",
+                explain(host, Some(code), &first_line(&out.stderr))
+            );
         }
         return Ok(());
     }

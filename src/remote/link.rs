@@ -223,19 +223,22 @@ fn stream(
         }
     }
     let _ = child.kill();
-    let _ = child.wait();
+    let code = child.wait().ok().and_then(|s| s.code());
     lock(&shared.children).remove(host);
     let stderr = stderr
         .and_then(|t| t.join().ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
         .unwrap_or_default();
     let reason = refused.unwrap_or_else(|| {
-        stderr
+        let line: Option<String> = stderr
             .lines()
             .map(str::trim)
             .rfind(|l| !l.is_empty())
-            .map(|l| l.chars().filter(|c| !c.is_control()).take(200).collect())
-            .unwrap_or_else(|| "connection closed".to_string())
+            .map(|l| l.chars().filter(|c| !c.is_control()).take(200).collect());
+        match line {
+            Some(l) => super::ssh::explain(host, code, &l),
+            None => "connection closed".to_string(),
+        }
     });
     (reason, heard)
 }

@@ -136,6 +136,22 @@ impl Ssh {
     }
 }
 
+/// What a remote agentpane's failure means, from its exit code and the line it printed: a
+/// missing agentpane or another version of it are said in words a person can act on.
+pub fn explain(host: &Host, code: Option<i32>, line: &str) -> String {
+    let line = line.trim();
+    if code == Some(127) || line.ends_with("command not found") || line.ends_with("not found") {
+        format!(
+            "{line}: agentpane is not on {host}'s PATH for `ssh {host} COMMAND` (install it \
+             there, or set $AGENTPANE_REMOTE_BIN)"
+        )
+    } else if line.contains("unrecognized subcommand") || line.contains("unexpected argument") {
+        format!("{line}: {host} runs another agentpane; install the same agentpane on both hosts")
+    } else {
+        line.to_string()
+    }
+}
+
 /// A word for the remote command line: letters, digits and `% . _ : @ = / + -` only.
 fn plain(word: &str) -> Result<()> {
     let ok = !word.is_empty()
@@ -179,6 +195,16 @@ mod tests {
         );
         assert!(joined.contains("ControlMaster=auto"), "{joined}");
         assert!(joined.ends_with("-T -- devbox agentpane serve"), "{joined}");
+    }
+
+    #[test]
+    fn a_missing_or_older_remote_agentpane_is_explained() {
+        let host = Host::parse("devbox").unwrap();
+        let missing = explain(&host, Some(127), "sh: 1: agentpane: not found");
+        assert!(missing.contains("not on devbox's PATH"), "{missing}");
+        let older = explain(&host, Some(2), "error: unrecognized subcommand 'serve'");
+        assert!(older.contains("install the same agentpane"), "{older}");
+        assert_eq!(explain(&host, Some(1), "no answer"), "no answer");
     }
 
     #[test]
