@@ -215,6 +215,26 @@ fn remote_agents_over_a_real_sshd() {
     wait_until(DEADLINE, "the local answer in the remote inbox", || {
         read(&r_inbox_file).contains(&first_line)
     });
+    // A busy remote agent: `--queue` queues the text there, for that host's watcher.
+    let r_busy = remote.spawn(
+        &FakeAgent::codex()
+            .fixture("codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl")
+            .in_dir("busy"),
+    );
+    wait_until(DEADLINE, "the remote codex working", || {
+        remote.agentpane(&["resolve", &r_busy, "--json"]).json()["state"] == "working"
+    });
+    let run = local.agentpane(&[
+        "route",
+        &l_claude,
+        &format!("devbox:{r_busy}"),
+        "--queue",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "queued", "{run:?}");
+    let queued = remote.agentpane(&["route-queue"]);
+    assert!(queued.stdout.contains(&r_busy), "{queued:?}");
     // A remote destination that is a shell is refused there, exit 6, as a local one is.
     let r_shell = remote.shell_pane("dash -i");
     let run = local.agentpane(&["route", &l_claude, &format!("devbox:{r_shell}")]);
