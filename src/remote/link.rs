@@ -110,6 +110,7 @@ impl Links {
     pub fn stop(self) {
         *lock(&self.shared.stop) = true;
         self.shared.stopped.notify_all();
+        // Under the lock: a link removes its child from the map before reaping it.
         for pid in lock(&self.shared.children).values() {
             if let Ok(pid) = libc::pid_t::try_from(*pid) {
                 // SAFETY: kill(2) on a child this process spawned and has not reaped.
@@ -222,9 +223,10 @@ fn stream(
             }
         }
     }
+    // Out of the map before it is reaped, so `stop` never signals a pid reused since.
+    lock(&shared.children).remove(host);
     let _ = child.kill();
     let code = child.wait().ok().and_then(|s| s.code());
-    lock(&shared.children).remove(host);
     let stderr = stderr
         .and_then(|t| t.join().ok())
         .map(|b| String::from_utf8_lossy(&b).into_owned())
