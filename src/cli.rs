@@ -27,6 +27,10 @@ pub struct Cli {
         conflicts_with = "socket_name"
     )]
     pub socket_path: Option<PathBuf>,
+    /// A remote host whose agents to include, as `ssh` names it (repeatable; adds to
+    /// `@agentpane-hosts`). Its panes are then `HOST:PANE`.
+    #[arg(long = "host", global = true, value_name = "HOST")]
+    pub hosts: Vec<String>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -110,6 +114,49 @@ pub enum Command {
     /// The man page (roff) on stdout, for packagers: `agentpane man > agentpane.1`.
     #[command(hide = true)]
     Man,
+    /// Stream this host's agent panes as JSON documents (what a remote watcher runs over ssh).
+    #[command(hide = true)]
+    Serve(ServeArgs),
+    /// Deliver text read on stdin into PANE's agent, with every delivery rule (what `route`
+    /// runs over ssh for a pane on this host).
+    #[command(hide = true)]
+    DeliverStdin(DeliverStdinArgs),
+    /// Make PANE the current pane of its window and session (what a remote picker runs).
+    #[command(hide = true)]
+    Focus {
+        /// The pane.
+        pane: String,
+    },
+}
+
+/// `serve [--once]`.
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Print one document and exit.
+    #[arg(long)]
+    pub once: bool,
+}
+
+/// `deliver-stdin PANE [--no-submit] [--wait SECS | --queue] [--json]`.
+#[derive(Debug, Args)]
+pub struct DeliverStdinArgs {
+    /// Destination pane on this host.
+    pub dst: String,
+    /// Where the text came from (for messages): `HOST:PANE`.
+    #[arg(long, value_name = "LABEL", default_value = "remote")]
+    pub from: String,
+    /// Paste without pressing Enter.
+    #[arg(long)]
+    pub no_submit: bool,
+    /// Wait up to SECS for the destination to be free.
+    #[arg(long, value_name = "SECS", conflicts_with = "queue")]
+    pub wait: Option<f64>,
+    /// Queue for the watcher when the destination is busy.
+    #[arg(long)]
+    pub queue: bool,
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

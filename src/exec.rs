@@ -56,6 +56,19 @@ where
     finish(command, program, stdin, timeout, false)
 }
 
+/// Runs a prepared `command` (`program` names it in errors), feeding `stdin` when given,
+/// killing it after `timeout`. A non-zero exit is no error: its code is returned with the
+/// output (-1 when a signal ended it).
+pub fn run_command(
+    command: Command,
+    program: &str,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<(i32, Output), ExecError> {
+    let (status, out) = finish_status(command, program, stdin, timeout, false)?;
+    Ok((status.code().unwrap_or(-1), out))
+}
+
 /// Runs the user's `command` through `sh -c`, feeding `stdin` when given. The shell and all
 /// it starts get a process group of their own, killed as a whole after `timeout`, so a
 /// pipeline's children do not outlive it. Errors name the command; a non-zero exit carries
@@ -73,12 +86,31 @@ pub fn run_shell(
 /// Spawns `command`, feeds and drains it, waits at most `timeout`; `program` names it in
 /// errors. `group`: the command leads its own process group, killed whole on timeout.
 fn finish(
-    mut command: Command,
+    command: Command,
     program: &str,
     stdin: Option<&[u8]>,
     timeout: Duration,
     group: bool,
 ) -> Result<Output, ExecError> {
+    let (status, out) = finish_status(command, program, stdin, timeout, group)?;
+    if !status.success() {
+        return Err(ExecError::Failed {
+            program: program.to_string(),
+            status: status.to_string(),
+            stderr: String::from_utf8_lossy(&out.stderr).trim().to_string(),
+        });
+    }
+    Ok(out)
+}
+
+/// As [`finish`], with the exit status whatever it is.
+fn finish_status(
+    mut command: Command,
+    program: &str,
+    stdin: Option<&[u8]>,
+    timeout: Duration,
+    group: bool,
+) -> Result<(std::process::ExitStatus, Output), ExecError> {
     command
         .stdin(if stdin.is_some() {
             Stdio::piped()
@@ -135,14 +167,7 @@ fn finish(
     }
     let stdout = out_reader.join().unwrap_or_default();
     let stderr = err_reader.join().unwrap_or_default();
-    if !status.success() {
-        return Err(ExecError::Failed {
-            program: program.to_string(),
-            status: status.to_string(),
-            stderr: String::from_utf8_lossy(&stderr).trim().to_string(),
-        });
-    }
-    Ok(Output { stdout, stderr })
+    Ok((status, Output { stdout, stderr }))
 }
 
 /// Kills the process group led by `pid` (a child not yet reaped, so the id is still ours).

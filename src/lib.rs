@@ -17,6 +17,7 @@ pub mod memory;
 pub mod paths;
 pub mod proctree;
 pub mod read;
+pub mod remote;
 pub mod resolve;
 pub mod route;
 pub mod scan;

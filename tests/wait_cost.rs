@@ -42,6 +42,26 @@ fn assert_sleeps(what: &str, child: &mut Child) {
     );
 }
 
+/// `serve` (what a remote watcher's link runs on this host) beside the watcher and an idle
+/// agent: one document at start, then asleep — reading the snapshot it watches is no news.
+#[test]
+fn serve_sleeps_while_nothing_changes() {
+    let server = TmuxServer::start();
+    server.spawn(&FakeAgent::claude().fixture(ENDS_TURN));
+    let _watch = start_watcher(&server, &[]);
+    let mut serve = server.agentpane_command(&["serve"]);
+    serve
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut serve = Reap(serve.spawn().expect("start serve"));
+    let mut out = std::io::BufReader::new(serve.0.stdout.take().expect("stdout"));
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut out, &mut first).expect("a first document");
+    assert!(first.starts_with("{\"schema\":1"), "{first}");
+    assert_sleeps("serve", &mut serve.0);
+}
+
 fn mid_turn_codex(server: &TmuxServer, dir: &str) -> String {
     let pane = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir(dir));
     wait_until(DEADLINE, "codex working", || {

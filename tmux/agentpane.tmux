@@ -26,6 +26,8 @@
 #   @agentpane-icons          icon overrides, e.g. 'working=W,your-turn=Y'
 #   @agentpane-window-prefix  text before the window glyph (default: a space)
 #   @agentpane-poll           watcher safety poll in seconds (default 5)
+#   @agentpane-hosts          remote hosts whose agents to include, as ssh names them
+#                             ('devbox gpu1'; the same agentpane must be on their PATH)
 #   @agentpane-alert-command  shell command (sh -c) receiving each alert as JSON on stdin
 #   @agentpane-bell           on|off (default on)
 #   @agentpane-notify         on|off: desktop notifications via notify-send (default on)
@@ -247,8 +249,16 @@ main() {
 
 	if [ "$watch" = "on" ]; then
 		local flags=(--poll "$poll")
-		# After a build: the new binary's watcher takes over from the old one's.
-		[ "$replace" = "--replace" ] && flags+=(--replace)
+		# After a build: the new binary's watcher takes over from the old one's. The same when
+		# @agentpane-hosts changed: the watcher reads the hosts when it starts.
+		local hosts
+		hosts="$(get_option @agentpane-hosts "")"
+		if [ "$replace" = "--replace" ]; then
+			flags+=(--replace)
+		elif [ "$hosts" != "$(tmux show-option -gqv @agentpane_hosts_watched)" ]; then
+			flags+=(--replace)
+		fi
+		tmux set-option -gq @agentpane_hosts_watched "$hosts"
 		local alert_command
 		alert_command="$(get_option @agentpane-alert-command "")"
 		[ -n "$alert_command" ] && flags+=(--alert-command "$alert_command")

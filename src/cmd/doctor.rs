@@ -10,7 +10,8 @@ use crate::doctor::{self, Finding, Report};
 use crate::exit;
 
 pub fn run(args: DoctorArgs, ctx: &Context) -> Result<i32> {
-    let facts = doctor::gather(&ctx.socket, Utc::now());
+    let mut facts = doctor::gather(&ctx.socket, Utc::now());
+    facts.hosts = super::remote::views(&ctx.remote_hosts()?);
     let findings = doctor::check(&facts);
     let good = doctor::all_good(&findings);
     if args.json {

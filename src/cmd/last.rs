@@ -41,6 +41,11 @@ fn run_pane(args: &LastArgs, ctx: &Context) -> Result<i32> {
     let Some(target) = args.pane.as_deref() else {
         bail!("give a pane (`last %3`) or `--transcript FILE`")
     };
+    if let crate::remote::Target::Remote(host, pane) =
+        crate::remote::split_target(target, &ctx.remote_hosts()?)
+    {
+        return super::remote::last(&host, pane, args.json);
+    }
     let tmux = ctx.tmux();
     let pane = tmux.pane_id(target)?;
     let reports = crate::scan::scan(&tmux, chrono::Utc::now())?;

@@ -10,7 +10,9 @@ mod hooks;
 mod last;
 mod panes;
 mod pick;
+mod remote;
 mod route;
+mod serve;
 mod status;
 mod wait;
 mod watch;
@@ -25,12 +27,33 @@ use crate::tmux::{Socket, Tmux, TmuxError};
 #[derive(Debug, Clone, Default)]
 pub struct Context {
     pub socket: Socket,
+    /// `--host` flags (remote hosts besides `@agentpane-hosts`).
+    pub hosts: Vec<String>,
 }
 
 impl Context {
     /// A handle on the selected tmux server.
     pub fn tmux(&self) -> Tmux {
         Tmux::new(self.socket.clone())
+    }
+
+    /// The configured remote hosts: `--host` (a bad name is an error), then
+    /// `@agentpane-hosts` (read only when a tmux server answers; a bad name there is said on
+    /// stderr and left out, so one typo never stops local panes from working).
+    pub fn remote_hosts(&self) -> Result<Vec<crate::remote::Host>> {
+        let mut hosts = crate::remote::hosts_from(self.hosts.iter().map(String::as_str), "")?;
+        let option = self
+            .tmux()
+            .cmd(&["show-option", "-gqv", "@agentpane-hosts"])
+            .unwrap_or_default();
+        for name in option.split_whitespace() {
+            match crate::remote::Host::parse(name) {
+                Ok(h) if !hosts.contains(&h) => hosts.push(h),
+                Ok(_) => {}
+                Err(e) => eprintln!("agentpane: @agentpane-hosts: {e:#}"),
+            }
+        }
+        Ok(hosts)
     }
 }
 
@@ -41,7 +64,10 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         (None, Some(path)) => Socket::Path(path),
         (None, None) => Socket::Default,
     };
-    let ctx = Context { socket };
+    let ctx = Context {
+        socket,
+        hosts: cli.hosts,
+    };
     match cli.command {
         Command::Classify(a) => classify::run(a),
         Command::Last(a) => last::run(a, &ctx),
@@ -64,6 +90,9 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Doctor(a) => doctor::run(a, &ctx),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
+        Command::Serve(a) => serve::run(a, &ctx),
+        Command::DeliverStdin(a) => route::deliver_stdin(a, &ctx),
+        Command::Focus { pane } => remote::focus(&pane, &ctx.tmux()),
     }
 }
 

@@ -68,6 +68,8 @@ impl<'a> ResolveRow<'a> {
 /// One `panes --json` row.
 #[derive(Serialize)]
 struct PaneRow<'a> {
+    /// The remote host the pane is on; `null` here.
+    host: Option<&'a str>,
     pane_id: &'a str,
     target: String,
     window_id: &'a str,
@@ -93,6 +95,7 @@ impl<'a> PaneRow<'a> {
     fn new(report: &'a PaneReport) -> PaneRow<'a> {
         let r = &report.resolved;
         PaneRow {
+            host: None,
             pane_id: &r.pane.pane_id,
             target: r.pane.target(),
             window_id: &r.pane.window_id,
@@ -209,21 +212,53 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     // With the observation memory, as `status` does: `stalled` and acknowledged turns agree.
     let reports =
         crate::memory::remembered_scan(&ctx.tmux(), now, &crate::state::Windows::default())?;
+    let views = super::remote::views(&ctx.remote_hosts()?);
+    for v in views.iter().filter(|v| v.is_down()) {
+        if let crate::remote::link::Link::Down { reason } = &v.link {
+            eprintln!("agentpane: {} is unreachable: {reason}", v.host);
+        }
+    }
+    let remote = super::remote::rows(&views);
     if args.json {
-        let rows: Vec<PaneRow> = reports.iter().map(PaneRow::new).collect();
+        let rows: Vec<Row> = reports
+            .iter()
+            .map(|r| Row::Local(PaneRow::new(r)))
+            .chain(remote.iter().map(|(host, p)| Row::Remote { host, pane: p }))
+            .collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(exit::OK);
     }
-    if reports.is_empty() {
+    if reports.is_empty() && remote.is_empty() {
         eprintln!("agentpane: no pane on this tmux server runs a coding agent");
         return Ok(exit::OK);
     }
-    print!("{}", table(&reports, now, &crate::paths::home_dir()));
+    print!(
+        "{}",
+        table(&reports, &remote, now, &crate::paths::home_dir())
+    );
     Ok(exit::OK)
 }
 
-/// The `panes` table: target, agent, state, reason, age, cwd, last answer head.
-fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
+/// A `panes --json` row: a local pane, or a remote one with its `host`.
+#[derive(Serialize)]
+#[serde(untagged)]
+enum Row<'a> {
+    Local(PaneRow<'a>),
+    Remote {
+        host: &'a str,
+        #[serde(flatten)]
+        pane: &'a crate::remote::doc::RemotePane,
+    },
+}
+
+/// The `panes` table: target, agent, state, reason, age, cwd, last answer head; remote panes
+/// after the local ones, their target `HOST:TARGET`.
+fn table(
+    reports: &[PaneReport],
+    remote: &[(&str, &crate::remote::doc::RemotePane)],
+    now: Time,
+    home: &Path,
+) -> String {
     let header = [
         "TARGET",
         "AGENT",
@@ -252,6 +287,21 @@ fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
                 .map_or("-".into(), |at| age(now, at)),
             crate::text::tilde(&r.pane.cwd, home),
             answer_head(rep).unwrap_or_else(|| "-".into()),
+        ]);
+    }
+    for (host, p) in remote {
+        let mut state = p.state.to_string();
+        if p.seen && p.state == State::YourTurn {
+            state.push_str(" (seen)");
+        }
+        rows.push([
+            format!("{host}:{}", p.target),
+            p.agent.clone().unwrap_or_else(|| "-".into()),
+            state,
+            p.reason.clone().unwrap_or_else(|| "-".into()),
+            p.at.map_or("-".into(), |at| age(now, at)),
+            "-".into(),
+            "-".into(),
         ]);
     }
     let mut widths = [0usize; 7];

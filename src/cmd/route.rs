@@ -1,6 +1,7 @@
 //! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu`
 //! (docs/design.md#routing).
 
+use std::io::Read;
 use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
@@ -9,10 +10,14 @@ use serde::Serialize;
 
 use super::wait::{PaneWait, Woke};
 use super::{client, Context};
-use crate::cli::{RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform};
+use crate::cli::{
+    DeliverStdinArgs, RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform,
+};
 use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::extract::capture;
+use crate::remote::ssh::Ssh;
+use crate::remote::{split_target, Host, Target};
 use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
 use crate::route::queue::{new_id, Outcome, Queued, Store};
 use crate::route::recipient::{self, Recipient, Refusal as Unsafe};
@@ -46,7 +51,10 @@ pub fn route(args: RouteArgs, ctx: &Context) -> Result<i32> {
     let started = Instant::now();
     let tmux = ctx.tmux();
     let notify = args.notify;
-    match route_inner(&args, &tmux, started) {
+    let routed = ctx
+        .remote_hosts()
+        .and_then(|hosts| route_across(&args, &tmux, &hosts, started));
+    match routed {
         Ok((code, message)) => {
             if notify {
                 let _ = tmux.display_message(None, &format!("agentpane: {message}"));
@@ -165,14 +173,121 @@ fn two_panes(
     Ok((a_id, b_id))
 }
 
-/// Runs one route; returns the exit code and a one-line human summary.
-fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, String)> {
-    let (src, dst) = two_panes(
-        tmux,
-        (&args.src, "source pane"),
-        (&args.dst, "destination pane"),
-        "route",
-    )?;
+/// A route whose source or destination is on another host (docs/routing.md#remote-hosts):
+/// the text is made where the source is, and delivered where the destination is, by that
+/// host's agentpane with every delivery rule. It crosses hosts only on ssh's stdin.
+fn route_across(
+    args: &RouteArgs,
+    tmux: &Tmux,
+    hosts: &[Host],
+    started: Instant,
+) -> Result<(i32, String)> {
+    let src_t = split_target(&args.src, hosts);
+    let dst_t = split_target(&args.dst, hosts);
+    if let (Target::Local(_), Target::Local(_)) = (&src_t, &dst_t) {
+        return route_inner(args, tmux, None, started);
+    }
+    let ssh = Ssh::from_env();
+    let (text, label) = match &src_t {
+        Target::Local(target) => {
+            let src = tmux
+                .pane_id(target)
+                .with_context(|| format!("source pane `{target}`"))?;
+            let panes = tmux.list_panes()?;
+            let src_pane = panes.iter().find(|p| p.pane_id == src);
+            let reports = scan::scan(tmux, Utc::now())?;
+            let (text, _) = routed_text(args, tmux, &src, src_pane, &reports)?;
+            (text, format!("{}:{src}", super::remote::this_host()))
+        }
+        Target::Remote(host, pane) => {
+            if args.transform == Transform::FullOutput {
+                bail!("--transform full-output reads a screen here; use raw or summary for a pane on {host}");
+            }
+            let label = format!("{host}:{pane}");
+            let text = match super::remote::fetch_answer(&ssh, host, pane)? {
+                Some(a) => {
+                    let who = match &a.agent {
+                        Some(agent) => format!("{agent} in {label}"),
+                        None => format!("pane {label}"),
+                    };
+                    finish_text(args, a.text, &who, "")?
+                }
+                None => None,
+            };
+            (text, label)
+        }
+    };
+    let Some(text) = text else {
+        let why = format!("{label} has no answer to route yet");
+        return refused(args, &args.src, &args.dst, why);
+    };
+    match dst_t {
+        Target::Local(_) => route_inner(args, tmux, Some((label, text)), started),
+        Target::Remote(host, pane) => {
+            let (code, out) = super::remote::deliver(&ssh, &host, pane, &label, &text, args)?;
+            if !args.notify {
+                print!("{}", out.stdout);
+            }
+            Ok((code, out.message))
+        }
+    }
+}
+
+/// `deliver-stdin PANE`: text from another host, delivered here as a route's would be.
+pub fn deliver_stdin(args: DeliverStdinArgs, ctx: &Context) -> Result<i32> {
+    let started = Instant::now();
+    let mut text = Vec::new();
+    std::io::stdin()
+        .take(MAX_STDIN_TEXT as u64 + 1)
+        .read_to_end(&mut text)?;
+    if text.len() > MAX_STDIN_TEXT {
+        bail!("routed text over {MAX_STDIN_TEXT} bytes refused");
+    }
+    let route = RouteArgs {
+        src: args.from.clone(),
+        dst: args.dst,
+        transform: Transform::Raw,
+        template: None,
+        instruction: None,
+        submit: !args.no_submit,
+        no_submit: args.no_submit,
+        wait: args.wait,
+        queue: args.queue,
+        json: args.json,
+        notify: false,
+    };
+    let given = Some((args.from, String::from_utf8_lossy(&text).into_owned()));
+    let (code, message) = route_inner(&route, &ctx.tmux(), given, started)?;
+    if code != exit::OK {
+        eprintln!("agentpane: {message}");
+    }
+    Ok(code)
+}
+
+/// Most text `deliver-stdin` takes.
+const MAX_STDIN_TEXT: usize = 4 << 20;
+
+/// Runs one route; returns the exit code and a one-line human summary. `given`: text made
+/// elsewhere (another host's answer) and its label, instead of the source pane's answer.
+fn route_inner(
+    args: &RouteArgs,
+    tmux: &Tmux,
+    given: Option<(String, String)>,
+    started: Instant,
+) -> Result<(i32, String)> {
+    let (src, dst) = match &given {
+        None => two_panes(
+            tmux,
+            (&args.src, "source pane"),
+            (&args.dst, "destination pane"),
+            "route",
+        )?,
+        Some((label, _)) => (
+            label.clone(),
+            tmux.pane_id(&args.dst)
+                .with_context(|| format!("destination pane `{}`", args.dst))?,
+        ),
+    };
     let panes = tmux.list_panes()?;
     let src_pane = panes.iter().find(|p| p.pane_id == src).cloned();
     let mut reports = scan::scan(tmux, Utc::now())?;
@@ -186,7 +301,16 @@ fn route_inner(args: &RouteArgs, tmux: &Tmux, started: Instant) -> Result<(i32, 
         Ok(busy) => busy,
         Err(why) => return unsafe_destination(args, &src, &dst, &why),
     };
-    let (text, source) = routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?;
+    let (text, source) = match given {
+        None => routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?,
+        Some((_, text)) => {
+            let text = sanitize(&text);
+            (
+                (!text.trim().is_empty()).then_some(text),
+                AnswerSource::Remote,
+            )
+        }
+    };
     let Some(text) = text else {
         let why = match report_of(&reports, &src).map(|r| &r.status) {
             Some(s) if s.state == State::Attention => format!(
@@ -361,20 +485,29 @@ fn routed_text(
             None => (None, AnswerSource::Pane),
         }
     };
-    let Some(body) = body.filter(|b| !b.trim().is_empty()) else {
+    let Some(body) = body else {
         return Ok((None, source));
     };
+    let label = source_label(src, src_pane, report);
+    let cwd = src_pane.map(|p| p.cwd.as_str()).unwrap_or("");
+    Ok((finish_text(args, body, &label, cwd)?, source))
+}
+
+/// An answer made into the routed text: transformed, templated, sanitised; `None` when
+/// nothing is left.
+fn finish_text(args: &RouteArgs, body: String, label: &str, cwd: &str) -> Result<Option<String>> {
+    if body.trim().is_empty() {
+        return Ok(None);
+    }
     let instruction = args.instruction.as_deref().unwrap_or("");
     let body = match args.transform {
         Transform::Raw | Transform::FullOutput => body,
         Transform::Summary => transform::summary(&body, transform::SUMMARY_MAX_BYTES),
         Transform::Ai => AiCommand::from_env()?.run(&transform::ai_prompt(&body, instruction))?,
     };
-    let label = source_label(src, src_pane, report);
-    let cwd = src_pane.map(|p| p.cwd.as_str()).unwrap_or("");
     let vars = Vars {
         answer: &body,
-        source: &label,
+        source: label,
         cwd,
         instruction,
     };
@@ -384,7 +517,7 @@ fn routed_text(
         None => template::plain(&vars),
     };
     let text = sanitize(&text);
-    Ok(((!text.trim().is_empty()).then_some(text), source))
+    Ok((!text.trim().is_empty()).then_some(text))
 }
 
 /// `claude in %3 (work:1.0)`, or `pane %3 (work:1.0)` without an agent.
@@ -410,6 +543,15 @@ fn transform_name(t: Transform) -> &'static str {
 
 pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
+    let hosts = ctx.remote_hosts()?;
+    for pane in [&args.a, &args.b] {
+        if let Target::Remote(host, _) = split_target(pane, &hosts) {
+            bail!(
+                "{pane} is on {host}: relays run between panes of one host (run `agentpane relay` \
+                 there, or `route` across hosts)"
+            );
+        }
+    }
     let (a, b) = two_panes(&tmux, (&args.a, "pane"), (&args.b, "pane"), "relay")?;
     let server = tmux.socket_path()?;
     let registry = Registry::open_default()?;
@@ -582,7 +724,7 @@ fn open_menu(
 
 /// One route as the picker's `r` key makes it: the menu's rules (queued while `dst` is
 /// busy), nothing printed; the exit code and the one-line summary come back.
-pub fn route_quietly(tmux: &Tmux, src: &str, dst: &str) -> Result<(i32, String)> {
+pub fn route_quietly(tmux: &Tmux, hosts: &[Host], src: &str, dst: &str) -> Result<(i32, String)> {
     let args = RouteArgs {
         src: src.to_string(),
         dst: dst.to_string(),
@@ -596,7 +738,7 @@ pub fn route_quietly(tmux: &Tmux, src: &str, dst: &str) -> Result<(i32, String)>
         json: false,
         notify: true,
     };
-    route_inner(&args, tmux, Instant::now())
+    route_across(&args, tmux, hosts, Instant::now())
 }
 
 /// This program's path, when it can be passed to `run-shell` without quoting.

@@ -38,7 +38,11 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     let now = chrono::Utc::now();
     // No server, no agents, a failing scan: all render as nothing, exit 0.
     let reports = remembered_scan(&ctx.tmux(), now, &Windows::default()).unwrap_or_default();
-    let line = segment::render(&format, &icons, &Counts::of(&reports, now), now);
+    let mut counts = Counts::of(&reports, now);
+    // The hosts the watcher keeps, as it last saw them: a status line never waits on ssh.
+    let hosts = super::remote::kept_views();
+    let extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
+    let line = segment::render_with(&format, &icons, &counts, &extra, now);
     if !line.is_empty() {
         println!("{line}");
     }

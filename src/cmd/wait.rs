@@ -103,7 +103,7 @@ impl PaneWait {
             let left = deadline.saturating_duration_since(Instant::now());
             return match self.rx.recv_timeout(left) {
                 Ok(Wake::Signal(_)) => Woke::Signal,
-                Ok(Wake::Report) => continue,
+                Ok(Wake::Report | Wake::Remote) => continue,
                 Ok(Wake::Files(paths)) => {
                     self.note(&paths);
                     self.settle()
@@ -120,7 +120,7 @@ impl PaneWait {
             let left = until.saturating_duration_since(Instant::now());
             match self.rx.recv_timeout(left) {
                 Ok(Wake::Signal(_)) => return Woke::Signal,
-                Ok(Wake::Report) => {}
+                Ok(Wake::Report | Wake::Remote) => {}
                 Ok(Wake::Files(paths)) => self.note(&paths),
                 Err(_) => return Woke::News,
             }

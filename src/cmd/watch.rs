@@ -51,6 +51,7 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
         channel_grace: (!args.no_channel_delivery)
             .then(|| seconds("channel-grace", args.channel_grace))
             .transpose()?,
+        hosts: ctx.remote_hosts()?,
     };
     watch::run(opts)
 }

@@ -52,9 +52,41 @@ pub fn check(f: &Facts) -> Vec<Finding> {
         out.extend(hooks(h, f));
     }
     out.extend(f.hook_files.iter().map(|h| hook_file(h, f)));
+    out.extend(f.hosts.iter().map(host));
     out.push(state_dir(&f.state_dir, &f.home));
     out.extend(versions(f));
     out
+}
+
+/// A remote host: reachable with its agents, or why not and how to see it by hand.
+fn host(v: &crate::remote::link::HostView) -> Finding {
+    use crate::remote::link::Link;
+    match &v.link {
+        Link::Up { doc } => ok(
+            Topic::Host,
+            format!(
+                "host {}: agentpane {} there, {} agent pane{}",
+                v.host,
+                doc.agentpane,
+                doc.panes.len(),
+                if doc.panes.len() == 1 { "" } else { "s" }
+            ),
+        ),
+        Link::Connecting => note(
+            Topic::Host,
+            format!("host {}: the watcher is still connecting", v.host),
+            None,
+        ),
+        Link::Down { reason } => fix(
+            Topic::Host,
+            format!("host {} is unreachable: {reason}", v.host),
+            format!(
+                "`ssh -o BatchMode=yes {} agentpane serve --once` must print one JSON line \
+                 without a prompt: a key in your ssh agent, and this agentpane on the host's PATH",
+                v.host
+            ),
+        ),
+    }
 }
 
 fn ok(topic: Topic, text: impl Into<String>) -> Finding {

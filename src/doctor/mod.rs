@@ -55,6 +55,8 @@ pub enum Topic {
     Hooks,
     StateDir,
     Versions,
+    /// A remote host of `@agentpane-hosts`.
+    Host,
 }
 
 /// One line of the report.
@@ -86,6 +88,8 @@ pub struct Facts {
     pub state_dir: StateDirFacts,
     /// The versions verified in CI (`tests/real/clients.txt`).
     pub verified: Vec<verified::Verified>,
+    /// The remote hosts' links (docs/design.md#remote-hosts), as the caller found them.
+    pub hosts: Vec<crate::remote::link::HostView>,
 }
 
 /// How the tmux server was chosen.

@@ -18,6 +18,8 @@ use crate::tmux::{Tmux, MAX_CAPTURE_LINES};
 pub enum AnswerSource {
     Transcript,
     Pane,
+    /// Another host's agentpane read it (transcript or screen, there).
+    Remote,
 }
 
 impl AnswerSource {
@@ -26,6 +28,7 @@ impl AnswerSource {
         match self {
             AnswerSource::Transcript => "transcript",
             AnswerSource::Pane => "pane",
+            AnswerSource::Remote => "remote",
         }
     }
 }

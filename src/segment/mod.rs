@@ -15,7 +15,9 @@ use crate::scan::PaneReport;
 use crate::state::State;
 
 /// The default segment layout: only non-zero parts are shown, extra spaces collapse.
-pub const DEFAULT_FORMAT: &str = "{working} {your_turn} {waiting} {attention}{reset} {stalled}";
+/// `{down}` names remote hosts that cannot be reached (empty without any).
+pub const DEFAULT_FORMAT: &str =
+    "{working} {your_turn} {waiting} {attention}{reset} {stalled} {down}";
 
 /// One glyph per state (configurable with `--icons` / `AGENTPANE_ICONS`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -106,23 +108,28 @@ impl Counts {
         let mut c = Counts::default();
         for r in reports {
             let s = &r.status;
-            match s.state {
-                State::Working => c.working += 1,
-                State::YourTurn if s.seen => c.seen += 1,
-                State::YourTurn => c.your_turn += 1,
-                State::Waiting => c.waiting += 1,
-                State::Attention => {
-                    c.attention += 1;
-                    if let Some(reset) = s.resets_at.filter(|t| *t > now) {
-                        c.resets_at = Some(c.resets_at.map_or(reset, |old| old.min(reset)));
-                    }
-                }
-                State::Stalled => c.stalled += 1,
-                State::Idle => c.idle += 1,
-                State::None => {}
-            }
+            c.add(s.state, s.seen, s.resets_at, now);
         }
         c
+    }
+
+    /// Counts one agent (a local report's status, or a remote pane's).
+    pub fn add(&mut self, state: State, seen: bool, resets_at: Option<Time>, now: Time) {
+        match state {
+            State::Working => self.working += 1,
+            State::YourTurn if seen => self.seen += 1,
+            State::YourTurn => self.your_turn += 1,
+            State::Waiting => self.waiting += 1,
+            State::Attention => {
+                self.attention += 1;
+                if let Some(reset) = resets_at.filter(|t| *t > now) {
+                    self.resets_at = Some(self.resets_at.map_or(reset, |old| old.min(reset)));
+                }
+            }
+            State::Stalled => self.stalled += 1,
+            State::Idle => self.idle += 1,
+            State::None => {}
+        }
     }
 }
 
@@ -133,6 +140,18 @@ impl Counts {
 /// the ends are trimmed, so empty parts leave no gaps. The result is always one line; it is empty
 /// when nothing shows.
 pub fn render(format: &str, icons: &Icons, counts: &Counts, now: Time) -> String {
+    render_with(format, icons, counts, &[], now)
+}
+
+/// [`render`] with more placeholders (`{hosts}`, `{down}` for remote hosts). The segment is
+/// not empty when one of them has a value, even with no agents.
+pub fn render_with(
+    format: &str,
+    icons: &Icons,
+    counts: &Counts,
+    extra: &[(&str, String)],
+    now: Time,
+) -> String {
     let parts: [(&str, &str, usize); 7] = [
         ("working", &icons.working, counts.working),
         ("your_turn", &icons.your_turn, counts.your_turn),
@@ -160,8 +179,14 @@ pub fn render(format: &str, icons: &Icons, counts: &Counts, now: Time) -> String
         .map(|t| format!("{}{}", icons.reset, countdown(t, now)))
         .unwrap_or_default();
     values.insert("reset".into(), reset);
+    for name in ["hosts", "down"] {
+        values.insert(name.into(), String::new());
+    }
+    for (name, value) in extra {
+        values.insert(name.to_string(), value.clone());
+    }
 
-    if total == 0 {
+    if total == 0 && extra.iter().all(|(_, v)| v.is_empty()) {
         return String::new();
     }
     let expanded = expand(format, &values);

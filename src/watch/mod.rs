@@ -21,6 +21,8 @@ use crate::alert::{self, Action, Engine};
 use crate::events::Time;
 use crate::memory::{AlertMemory, Observed};
 use crate::paths;
+use crate::remote::link::{HostView, Links};
+use crate::remote::ssh::Ssh;
 use crate::scan::{PaneReport, Scanner};
 use crate::segment::{self, Icons};
 use crate::state::Windows;
@@ -49,6 +51,8 @@ pub struct WatchOptions {
     pub windows: Windows,
     /// Channel mail unread this long is pasted into a free agent's pane; `None`: never.
     pub channel_grace: Option<Duration>,
+    /// Remote hosts to keep a link to (docs/design.md#remote-hosts).
+    pub hosts: Vec<crate::remote::Host>,
 }
 
 /// Why the loop ended.
@@ -74,6 +78,16 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     let (tx, rx) = mpsc::channel();
     wake::forward_signals(tx.clone())?;
     wake::forward_report_requests(tx.clone())?;
+    let links = (!opts.hosts.is_empty()).then(|| {
+        let tx = std::sync::Mutex::new(tx.clone());
+        let wake = move || {
+            let _ = tx
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .send(Wake::Remote);
+        };
+        Links::start(&opts.hosts, Ssh::from_env(), std::sync::Arc::new(wake))
+    });
     let fs = FsWatch::start(tx, dir.clone(), PathBuf::from(&socket_path))?;
     log::line(&format!(
         "watching tmux server {socket_path} (lock {})",
@@ -93,6 +107,9 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         observed_saved: Instant::now(),
         published: Options::new(),
         snapshot: None,
+        links,
+        hosts: Vec::new(),
+        last_reports: Vec::new(),
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
         scanner: Scanner::default(),
@@ -128,6 +145,12 @@ struct Watcher {
     observed_saved: Instant,
     published: Options,
     snapshot: Option<Snapshot>,
+    /// The links to remote hosts, when hosts are configured.
+    links: Option<Links>,
+    /// The hosts' views as of the last scan.
+    hosts: Vec<HostView>,
+    /// The last scan's reports (what a remote's wake publishes with).
+    last_reports: Vec<PaneReport>,
     mail: mail::Mail,
     relays: relays::Relays,
     scanner: Scanner,
@@ -149,6 +172,8 @@ struct Wakes {
     files: u64,
     /// The safety poll or a pending alert's time.
     timer: u64,
+    /// A remote host's view changed.
+    remote: u64,
 }
 
 impl Watcher {
@@ -193,6 +218,17 @@ impl Watcher {
                         self.report();
                         continue;
                     }
+                    // A remote's news changes the segment and the snapshot only: published
+                    // at once, with the last local scan, no scan of its own.
+                    Ok(Wake::Remote) => {
+                        self.wakes.remote += 1;
+                        let now = chrono::Utc::now();
+                        if let Err(e) = self.publish(&self.last_reports.clone(), now) {
+                            log::line(&format!("cannot publish: {e}"));
+                        }
+                        self.write_snapshot(&self.last_reports.clone(), now);
+                        continue;
+                    }
                     Ok(Wake::Files(paths)) => {
                         if self.server_gone(&paths) {
                             return Exit::ServerGone;
@@ -228,11 +264,12 @@ impl Watcher {
     fn report(&self) {
         let c = self.scanner.counters();
         log::line(&format!(
-            "counters: wakes {} (files {}, timer {}), scans {}, tmux list-panes {}, \
+            "counters: wakes {} (files {}, timer {}, remote {}), scans {}, tmux list-panes {}, \
              resolutions {}, transcript reads {}",
-            self.wakes.files + self.wakes.timer,
+            self.wakes.files + self.wakes.timer + self.wakes.remote,
             self.wakes.files,
             self.wakes.timer,
+            self.wakes.remote,
             c.scans,
             c.lists,
             c.resolves,
@@ -253,6 +290,8 @@ impl Watcher {
                 Ok(Wake::Signal(sig)) => return Some(Exit::Signal(sig)),
                 // Counted after the scan this wake is for, never half way through it.
                 Ok(Wake::Report) => self.report_due = true,
+                // The scan this wake is for publishes the remote's news too.
+                Ok(Wake::Remote) => {}
                 Ok(Wake::Files(paths)) if self.server_gone(&paths) => {
                     return Some(Exit::ServerGone)
                 }
@@ -301,6 +340,7 @@ impl Watcher {
             self.folders_missing = missing;
         }
         self.after_scan(&reports);
+        self.last_reports = reports;
         Ok(())
     }
 
@@ -352,8 +392,21 @@ impl Watcher {
     }
 
     fn publish(&mut self, reports: &[PaneReport], now: Time) -> Result<(), TmuxError> {
-        let wanted = publish::desired(
+        if let Some(links) = &self.links {
+            let views = links.views();
+            for v in &views {
+                let was = self.hosts.iter().find(|o| o.host == v.host);
+                if was.map(|o| std::mem::discriminant(&o.link))
+                    != Some(std::mem::discriminant(&v.link))
+                {
+                    log::line(&format!("host {}: {}", v.host, link_word(&v.link)));
+                }
+            }
+            self.hosts = views;
+        }
+        let wanted = publish::desired_with_hosts(
             reports,
+            &self.hosts,
             self.engine.shown(),
             &self.opts.format,
             &self.opts.icons,
@@ -404,6 +457,7 @@ impl Watcher {
                 .map(|r| segment::pane_detail(r, &self.opts.icons))
                 .collect(),
             alerts: self.engine.shown().cloned().collect(),
+            hosts: self.hosts.clone(),
         };
         if self
             .snapshot
@@ -432,7 +486,20 @@ impl Watcher {
         }
         let _ = self.alerts.save(&self.dir);
         let _ = std::fs::remove_file(Snapshot::path(&self.dir));
+        if let Some(links) = self.links.take() {
+            links.stop();
+        }
         self.sinks.finish();
+    }
+}
+
+/// How a host's link reads in the log.
+fn link_word(link: &crate::remote::link::Link) -> String {
+    use crate::remote::link::Link;
+    match link {
+        Link::Connecting => "connecting".into(),
+        Link::Up { doc } => format!("up ({} panes)", doc.panes.len()),
+        Link::Down { reason } => format!("down: {reason}"),
     }
 }
 

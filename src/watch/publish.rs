@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use crate::alert::Alert;
 use crate::events::Time;
+use crate::remote::link::HostView;
 use crate::scan::PaneReport;
 use crate::segment::{self, Counts, Icons};
 use crate::state::State;
@@ -32,8 +33,22 @@ pub fn desired<'a>(
     icons: &Icons,
     now: Time,
 ) -> Options {
+    desired_with_hosts(reports, &[], shown, format, icons, now)
+}
+
+/// [`desired`] with the remote hosts' views merged into the global segment.
+pub fn desired_with_hosts<'a>(
+    reports: &[PaneReport],
+    hosts: &[HostView],
+    shown: impl Iterator<Item = &'a Alert>,
+    format: &str,
+    icons: &Icons,
+    now: Time,
+) -> Options {
     let mut out = Options::new();
-    let line = segment::render(format, icons, &Counts::of(reports, now), now);
+    let mut counts = Counts::of(reports, now);
+    let extra = crate::remote::status_parts(hosts, icons, &mut counts, now);
+    let line = segment::render_with(format, icons, &counts, &extra, now);
     out.insert((Scope::Global, STATUS.into()), line);
     for w in segment::windows(reports, icons) {
         if !w.glyph.is_empty() {

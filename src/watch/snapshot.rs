@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::alert::Alert;
 use crate::events::Time;
 use crate::paths;
+use crate::remote::link::HostView;
 use crate::segment::PaneDetail;
 
 /// The snapshot's content.
@@ -23,6 +24,9 @@ pub struct Snapshot {
     pub panes: Vec<PaneDetail>,
     /// Alerts on display.
     pub alerts: Vec<Alert>,
+    /// The remote hosts' links and their latest documents (docs/design.md#remote-hosts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<HostView>,
 }
 
 impl Snapshot {
@@ -33,7 +37,10 @@ impl Snapshot {
 
     /// True when the parts that matter differ (the write time does not).
     pub fn differs(&self, other: &Snapshot) -> bool {
-        self.status != other.status || self.panes != other.panes || self.alerts != other.alerts
+        self.status != other.status
+            || self.panes != other.panes
+            || self.alerts != other.alerts
+            || self.hosts != other.hosts
     }
 
     /// Replaces the file atomically (not durably: the next scan writes it again).

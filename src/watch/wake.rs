@@ -26,6 +26,8 @@ pub enum Wake {
     Signal(i32),
     /// SIGUSR1: log what the loop has done so far.
     Report,
+    /// A remote host's view changed (a new document, a link up or down).
+    Remote,
 }
 
 /// Forwards SIGTERM/SIGINT/SIGHUP into the loop's channel.
@@ -63,15 +65,7 @@ pub fn forward_report_requests(tx: Sender<Wake>) -> anyhow::Result<()> {
 /// (`/tmp/tmux-UID`, shared by every tmux server of the user, test servers included) only
 /// our own server's socket is.
 pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path, socket: &Path) -> bool {
-    let change = match kind {
-        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
-        EventKind::Create(_)
-        | EventKind::Remove(_)
-        | EventKind::Modify(_)
-        | EventKind::Any
-        | EventKind::Other => true,
-    };
-    if !change {
+    if !is_change(kind) {
         return false;
     }
     paths.iter().any(|p| {
@@ -85,6 +79,20 @@ pub fn relevant(kind: &EventKind, paths: &[PathBuf], state_dir: &Path, socket: &
             true
         }
     })
+}
+
+/// True for an event that changed a file: a write, a create, a move or a delete (or a lost
+/// queue); an open, a read, a close or an attribute change is none, so reading a file never
+/// wakes whoever watches it.
+pub fn is_change(kind: &EventKind) -> bool {
+    match kind {
+        EventKind::Access(_) | EventKind::Modify(ModifyKind::Metadata(_)) => false,
+        EventKind::Create(_)
+        | EventKind::Remove(_)
+        | EventKind::Modify(_)
+        | EventKind::Any
+        | EventKind::Other => true,
+    }
 }
 
 /// Tells `scanner` what a burst of file events means. The nudge (a tmux hook: focus or panes

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod cost;
+pub mod sshd;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

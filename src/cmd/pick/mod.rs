@@ -17,6 +17,8 @@ use super::Context;
 use crate::cli::PickArgs;
 use crate::exit;
 use crate::extract::cache::AnswerCache;
+use crate::remote::link::HostView;
+use crate::remote::{split_target, Host, Target};
 use crate::route::source::{pane_answer, report_of};
 use crate::scan::{PaneReport, Scanner};
 use crate::segment::Icons;
@@ -45,7 +47,7 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
         .as_deref()
         .map(|t| tmux.pane_id(t))
         .transpose()?;
-    let mut data = Data::new(tmux);
+    let mut data = Data::new(tmux, ctx.remote_hosts()?);
     let mut picker = Picker::new(from, answer.is_some());
     picker.set_rows(data.rows()?);
     if let Some(pane) = &answer {
@@ -72,7 +74,8 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                 Err(e) => picker.message = Some(format!("{e:#}")),
             },
             Action::Route { from, to } => {
-                picker.message = Some(match super::route::route_quietly(&data.tmux, &from, &to) {
+                let routed = super::route::route_quietly(&data.tmux, &data.hosts, &from, &to);
+                picker.message = Some(match routed {
                     Ok((_, line)) => line,
                     Err(e) => format!("{e:#}"),
                 });
@@ -105,17 +108,42 @@ struct Data {
     answers: AnswerCache,
     icons: Icons,
     reports: Vec<PaneReport>,
+    /// Configured remote hosts, and their views as last read (at most every REMOTE_REFRESH).
+    hosts: Vec<Host>,
+    remote: Vec<HostView>,
+    remote_read: Option<Instant>,
 }
 
+/// How often the picker reads the remote hosts' views again.
+const REMOTE_REFRESH: Duration = Duration::from_secs(5);
+
 impl Data {
-    fn new(tmux: Tmux) -> Data {
+    fn new(tmux: Tmux, hosts: Vec<Host>) -> Data {
         Data {
             tmux,
             resolved: Scanner::default(),
             answers: AnswerCache::new(64),
             icons: super::status::icons(None),
             reports: Vec::new(),
+            hosts,
+            remote: Vec::new(),
+            remote_read: None,
         }
+    }
+
+    /// The remote hosts' rows (from the watcher's view, else asked over ssh now and then).
+    fn remote_rows(&mut self) -> Vec<Row> {
+        if self
+            .remote_read
+            .map_or(true, |t| t.elapsed() >= REMOTE_REFRESH)
+        {
+            self.remote = super::remote::views(&self.hosts);
+            self.remote_read = Some(Instant::now());
+        }
+        super::remote::rows(&self.remote)
+            .into_iter()
+            .map(|(host, p)| Row::remote(host, p, &self.icons))
+            .collect()
     }
 
     /// A fresh scan as rows: the state `panes` shows, the head of each answer from its
@@ -127,7 +155,8 @@ impl Data {
         let mut reports = self.resolved.scan(&self.tmux, now)?;
         crate::memory::remember(&mut reports, now, &Windows::default());
         let mail = crate::channel::pane_members().unwrap_or_default();
-        let rows = reports
+        let remote = self.remote_rows();
+        let rows: Vec<Row> = reports
             .iter()
             .map(|r| {
                 let head = r.resolved.transcript.as_deref().and_then(|path| {
@@ -145,6 +174,7 @@ impl Data {
                     .sum();
                 Row::of(r, &self.icons, head, unread)
             })
+            .chain(remote)
             .collect();
         self.reports = reports;
         Ok(rows)
@@ -152,6 +182,16 @@ impl Data {
 
     /// Opens `pane`'s whole last answer; false (and a message) when it has none yet.
     fn show_answer(&mut self, picker: &mut Picker, pane: &str) -> Result<bool> {
+        if let Target::Remote(host, id) = split_target(pane, &self.hosts) {
+            let ssh = crate::remote::ssh::Ssh::from_env();
+            let Some(a) = super::remote::fetch_answer(&ssh, &host, id)? else {
+                picker.message = Some(format!("no answer in {pane} yet"));
+                return Ok(false);
+            };
+            let who = a.agent.map(|k| format!(" {k}")).unwrap_or_default();
+            picker.show_answer(format!("last answer: {pane}{who} (remote)"), &a.text);
+            return Ok(true);
+        }
         let report = report_of(&self.reports, pane);
         let target = report.map_or_else(|| pane.to_string(), |r| r.resolved.pane.target());
         let Some(a) = pane_answer(&self.tmux, pane, report, &mut self.answers)? else {
@@ -166,6 +206,16 @@ impl Data {
 
     /// Switches the client to `pane`.
     fn jump(&self, client: Option<&str>, pane: &str) -> Result<()> {
+        if let Target::Remote(host, id) = split_target(pane, &self.hosts) {
+            let target = self
+                .remote
+                .iter()
+                .filter(|v| v.host == host.as_str())
+                .flat_map(|v| v.panes())
+                .find(|p| p.pane_id == id)
+                .map_or(id, |p| p.target.as_str());
+            return super::remote::jump(&self.tmux, client, &host, target);
+        }
         let found = self
             .reports
             .iter()
@@ -225,7 +275,7 @@ fn open_popup(
             }
             " last answer ".to_string()
         }
-        None if reports.is_empty() => {
+        None if reports.is_empty() && ctx.remote_hosts()?.is_empty() => {
             return Ok(Some(
                 "no coding agent runs in any pane of this tmux server".into(),
             ));

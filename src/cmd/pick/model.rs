@@ -53,6 +53,25 @@ impl Row {
     }
 }
 
+impl Row {
+    /// The row of a pane on a remote host: its id and target carry the host (`devbox:%3`,
+    /// `devbox:work:1.0`), so every action names it as a `HOST:PANE` target.
+    pub fn remote(host: &str, p: &crate::remote::doc::RemotePane, icons: &Icons) -> Row {
+        Row {
+            pane_id: format!("{host}:{}", p.pane_id),
+            target: format!("{host}:{}", p.target),
+            glyph: icons.glyph(p.state, p.seen).to_string(),
+            state: p.state,
+            seen: p.seen,
+            agent: p.agent.clone().unwrap_or_else(|| "-".into()),
+            reason: p.reason.clone(),
+            at: p.at,
+            head: None,
+            unread: 0,
+        }
+    }
+}
+
 /// Most urgent first; among equals the newest evidence, then tmux order.
 pub fn order(rows: &mut [Row]) {
     rows.sort_by(|a, b| {

@@ -60,6 +60,7 @@ fn healthy() -> Facts {
             mode: 0o700,
             ours: true,
         },
+        hosts: Vec::new(),
         verified: vec![Verified {
             agent: "claude".into(),
             version: "2.1.332".into(),
@@ -515,4 +516,47 @@ fn a_pi_pane_without_agentpane_s_extension_says_how_to_add_it() {
         .find(|x| x.text.starts_with("agentpane's pi extension"))
         .expect("a tick");
     assert_eq!(tick.level, Level::Ok);
+}
+
+#[test]
+fn a_remote_host_reads_up_with_its_agents_or_down_with_the_command_to_try() {
+    use crate::remote::doc::Document;
+    use crate::remote::link::{HostView, Link};
+    let mut f = healthy();
+    f.hosts = vec![
+        HostView {
+            host: "devbox".into(),
+            link: Link::Up {
+                doc: Document::new(Vec::new(), None),
+            },
+            since: f.now,
+        },
+        HostView {
+            host: "gpu1".into(),
+            link: Link::Down {
+                reason: "ssh: connect to host gpu1 port 22: Connection refused".into(),
+            },
+            since: f.now,
+        },
+    ];
+    let found: Vec<Finding> = check(&f)
+        .into_iter()
+        .filter(|x| x.topic == Topic::Host)
+        .collect();
+    assert_eq!(found.len(), 2);
+    assert_eq!(found[0].level, Level::Ok);
+    assert!(
+        found[0].text.starts_with("host devbox: agentpane "),
+        "{found:?}"
+    );
+    assert_eq!(found[1].level, Level::Fix);
+    assert!(found[1].text.contains("Connection refused"), "{found:?}");
+    assert!(
+        found[1]
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("ssh -o BatchMode=yes gpu1 agentpane serve --once"),
+        "{found:?}"
+    );
 }

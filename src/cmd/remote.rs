@@ -1,0 +1,300 @@
+//! The one-shot commands' side of remote hosts (docs/design.md#remote-hosts): the hosts'
+//! panes (from the watcher's snapshot when it keeps a link, else one `serve --once` over the
+//! shared connection), a remote pane's last answer, and text handed to a remote pane.
+
+use std::time::Duration;
+
+use anyhow::{bail, Context as _, Result};
+use serde::Deserialize;
+
+use crate::cli::RouteArgs;
+use crate::exit;
+use crate::proctree::ProcTable;
+use crate::remote::doc;
+use crate::remote::link::{HostView, Link};
+use crate::remote::ssh::{explain, Ssh, CONNECT_TIMEOUT_SECS};
+use crate::remote::{remote_pane_arg, Host};
+use crate::tmux::{Pane, Tmux};
+use crate::watch::snapshot::Snapshot;
+
+/// How long a one-shot remote command may take beyond connecting.
+const REMOTE_WORK: Duration = Duration::from_secs(20);
+
+fn one_shot_timeout() -> Duration {
+    Duration::from_secs(u64::from(CONNECT_TIMEOUT_SECS)) + REMOTE_WORK
+}
+
+/// The snapshot's hosts, as the watcher wrote them.
+#[derive(Deserialize)]
+struct SnapshotHosts {
+    #[serde(default)]
+    hosts: Vec<HostView>,
+}
+
+/// Every host's view: the watcher's when it has one for that host, else asked now (the hosts
+/// in parallel, each within the connect timeout plus a little).
+pub fn views(hosts: &[Host]) -> Vec<HostView> {
+    if hosts.is_empty() {
+        return Vec::new();
+    }
+    let kept = kept_views();
+    let ssh = Ssh::from_env();
+    let asks: Vec<_> = hosts
+        .iter()
+        .map(|h| match kept.iter().find(|v| v.host == h.as_str()) {
+            Some(v) if !matches!(v.link, Link::Connecting) => Err(v.clone()),
+            _ => {
+                let (ssh, h) = (ssh.clone(), h.clone());
+                Ok(std::thread::spawn(move || ask(&ssh, &h)))
+            }
+        })
+        .collect();
+    asks.into_iter()
+        .map(|a| match a {
+            Err(kept) => kept,
+            Ok(t) => t.join().unwrap_or_else(|_| HostView {
+                host: String::new(),
+                link: Link::Down {
+                    reason: "internal error".into(),
+                },
+                since: chrono::Utc::now(),
+            }),
+        })
+        .collect()
+}
+
+/// The hosts' views the watcher keeps (its snapshot), without asking any host: what the
+/// status segment shows, so a slow or dead host never holds it up.
+pub fn kept_views() -> Vec<HostView> {
+    std::fs::read(Snapshot::path(&crate::paths::state_dir()))
+        .ok()
+        .and_then(|d| serde_json::from_slice::<SnapshotHosts>(&d).ok())
+        .map(|s| s.hosts)
+        .unwrap_or_default()
+}
+
+/// One `serve --once` on `host`.
+fn ask(ssh: &Ssh, host: &Host) -> HostView {
+    let link = match ssh.run(host, &["serve", "--once"], None, one_shot_timeout()) {
+        Ok((0, out)) => {
+            let line = out.stdout.split(|b| *b == b'\n').next().unwrap_or(&[]);
+            match doc::parse(line) {
+                Ok(doc) => Link::Up { doc },
+                Err(e) => Link::Down {
+                    reason: e.to_string(),
+                },
+            }
+        }
+        Ok((code, out)) => Link::Down {
+            reason: explain(host, Some(code), &first_line(&out.stderr)),
+        },
+        Err(e) => Link::Down {
+            reason: format!("{e:#}"),
+        },
+    };
+    HostView {
+        host: host.to_string(),
+        link,
+        since: chrono::Utc::now(),
+    }
+}
+
+/// The first non-empty line of a remote's stderr, without control characters.
+fn first_line(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.lines()
+        .map(|l| l.trim().trim_start_matches("agentpane: "))
+        .find(|l| !l.is_empty())
+        .unwrap_or("")
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(300)
+        .collect()
+}
+
+/// A remote pane's last answer, as `last --json` prints it there.
+#[derive(Debug, Deserialize)]
+pub struct RemoteAnswer {
+    pub text: String,
+    pub agent: Option<String>,
+}
+
+/// `last PANE --json` on `host`: `None` when the pane has no answer (exit 1 there).
+pub fn fetch_answer(ssh: &Ssh, host: &Host, pane: &str) -> Result<Option<RemoteAnswer>> {
+    let pane = remote_pane_arg(pane)?;
+    let (code, out) = ssh.run(host, &["last", pane, "--json"], None, one_shot_timeout())?;
+    match code {
+        0 => {
+            let a: RemoteAnswer = serde_json::from_slice(&out.stdout).map_err(|e| {
+                anyhow::anyhow!("{host} answered `last` with something agentpane cannot read: {e}")
+            })?;
+            Ok(Some(a))
+        }
+        c if c == exit::NOTHING => Ok(None),
+        c => bail!(
+            "{host}:{pane}: {} (exit {c})",
+            explain(host, Some(c), &first_line(&out.stderr))
+        ),
+    }
+}
+
+/// What a remote delivery printed.
+pub struct Delivered {
+    /// Its stdout, passed on (control characters removed).
+    pub stdout: String,
+    /// Its one-line message (stderr), for a refusal.
+    pub message: String,
+}
+
+/// Hands `text` to `host`'s agentpane on stdin, which delivers it into `pane` with every local
+/// rule. Returns its exit code and what it said.
+pub fn deliver(
+    ssh: &Ssh,
+    host: &Host,
+    pane: &str,
+    from: &str,
+    text: &str,
+    args: &RouteArgs,
+) -> Result<(i32, Delivered)> {
+    let pane = remote_pane_arg(pane)?;
+    let mut words = vec!["deliver-stdin", pane, "--from", from];
+    if args.no_submit {
+        words.push("--no-submit");
+    }
+    if args.queue {
+        words.push("--queue");
+    }
+    if args.json {
+        words.push("--json");
+    }
+    let wait = args
+        .wait
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map(|s| s.min(86_400.0));
+    let wait_text = wait.map(|s| format!("{s}"));
+    if let Some(w) = &wait_text {
+        words.extend(["--wait", w]);
+    }
+    let timeout = one_shot_timeout() + Duration::from_secs_f64(wait.unwrap_or(0.0));
+    let (code, out) = ssh.run(host, &words, Some(text.as_bytes()), timeout)?;
+    let stdout: String = String::from_utf8_lossy(&out.stdout)
+        .chars()
+        .filter(|c| !c.is_control() || *c == '\n')
+        .collect();
+    let message = match first_line(&out.stderr) {
+        m if m.is_empty() && code == exit::OK => stdout.trim().to_string(),
+        m if m.is_empty() => format!("{host}:{pane}: not delivered (exit {code})"),
+        m => format!("{host}: {}", explain(host, Some(code), &m)),
+    };
+    Ok((code, Delivered { stdout, message }))
+}
+
+/// This machine's name (a route's label on the other host).
+pub fn this_host() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .collect();
+    if name.is_empty() {
+        "local".into()
+    } else {
+        name
+    }
+}
+
+/// `last HOST:PANE`: the remote's answer printed here.
+pub fn last(host: &Host, pane: &str, json: bool) -> Result<i32> {
+    let ssh = Ssh::from_env();
+    let Some(a) = fetch_answer(&ssh, host, pane)? else {
+        eprintln!("agentpane: no answer in {host}:{pane} yet");
+        return Ok(exit::NOTHING);
+    };
+    if json {
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            text: &'a str,
+            agent: Option<&'a str>,
+            source: &'static str,
+            host: &'a str,
+        }
+        let out = Out {
+            text: &a.text,
+            agent: a.agent.as_deref(),
+            source: "remote",
+            host: host.as_str(),
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    } else {
+        println!("{}", a.text);
+        eprintln!("(source: {host}:{pane})");
+    }
+    Ok(exit::OK)
+}
+
+/// A document's panes, with their host, for listings.
+pub fn rows(views: &[HostView]) -> Vec<(&str, &doc::RemotePane)> {
+    views
+        .iter()
+        .flat_map(|v| v.panes().iter().map(move |p| (v.host.as_str(), p)))
+        .collect()
+}
+
+/// Enter on a remote pane in the picker: the local pane where a person already runs
+/// `ssh HOST … tmux attach` when there is one (then the remote selects the pane), else a new
+/// local window attached to the pane's session over ssh.
+pub fn jump(tmux: &Tmux, client: Option<&str>, host: &Host, target: &str) -> Result<()> {
+    let target = remote_pane_arg(target)?;
+    let ssh = Ssh::from_env();
+    if let Some(pane) = attached_pane(tmux, host) {
+        super::client::switch_to(tmux, client, &pane)?;
+        let (code, out) = ssh.run(host, &["focus", target], None, one_shot_timeout())?;
+        if code != exit::OK {
+            bail!(
+                "{host}: {}",
+                explain(host, Some(code), &first_line(&out.stderr))
+            );
+        }
+        return Ok(());
+    }
+    let words = ssh.attach_words(host, target)?;
+    let mut argv: Vec<String> = ["new-window", "-n", host.as_str()]
+        .map(String::from)
+        .to_vec();
+    if let Some(c) = client {
+        // The new window opens in the session that client shows.
+        let session = tmux.cmd(&["display-message", "-p", "-c", c, "#{session_name}:"])?;
+        argv.extend(["-t".to_string(), session.trim().to_string()]);
+    }
+    argv.extend(words);
+    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
+    tmux.cmd(&refs)
+        .with_context(|| format!("cannot open a window on {host}"))?;
+    Ok(())
+}
+
+/// A local pane running `ssh` to `host` with `tmux` and `attach` on its command line.
+fn attached_pane(tmux: &Tmux, host: &Host) -> Option<Pane> {
+    let panes = tmux.list_panes().ok()?;
+    let roots: Vec<u32> = panes.iter().map(|p| p.pane_pid).collect();
+    let table = ProcTable::capture(&roots);
+    panes.into_iter().find(|pane| {
+        let mut pids = table.descendants(&[pane.pane_pid]);
+        pids.push(pane.pane_pid);
+        pids.iter().filter_map(|pid| table.get(*pid)).any(|p| {
+            p.name == "ssh"
+                && p.argv.iter().any(|a| a == host.as_str())
+                && p.argv.iter().any(|a| a.contains("tmux"))
+                && p.argv.iter().any(|a| a.contains("attach") || a == "a")
+        })
+    })
+}
+
+/// `focus PANE` (hidden; what a remote picker runs here): makes PANE the current pane of its
+/// window and that window the current one of its session.
+pub fn focus(pane: &str, tmux: &Tmux) -> Result<i32> {
+    let id = tmux.pane_id(pane)?;
+    tmux.cmd(&["select-window", "-t", &id, ";", "select-pane", "-t", &id])?;
+    Ok(exit::OK)
+}

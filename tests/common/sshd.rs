@@ -1,0 +1,227 @@
+//! A private OpenSSH server for the remote-host tests (docs/design.md#remote-hosts): `sshd` on
+//! 127.0.0.1 at a free port with a temporary host key, authorized key and configs (no system
+//! config, no `~/.ssh`), whose ForceCommand wrapper puts every session into the world of a
+//! second private tmux server (its HOME, state folder and tmux socket, agentpane on PATH).
+//! Hosts in its client config: `devbox` (that world), `evil` (a hostile agentpane's
+//! document), `deadhost` (a port nobody listens on).
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use super::{agentpane_bin, wait_until, TmuxServer, DEADLINE};
+
+/// A document no agentpane writes: a pane id carrying shell, a target carrying an escape.
+pub const HOSTILE: &str = r#"{"schema":1,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .expect("bind a free port")
+        .local_addr()
+        .expect("its address")
+        .port()
+}
+
+fn keygen(path: &Path) {
+    let ok = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .status()
+        .expect("run ssh-keygen")
+        .success();
+    assert!(ok, "ssh-keygen failed");
+}
+
+pub fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// A private sshd and the client config that reaches it.
+pub struct Sshd {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: Option<Child>,
+}
+
+impl Sshd {
+    /// Keys, configs and the wrapper that puts a session into `remote`'s world.
+    pub fn new(remote: &TmuxServer) -> Sshd {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let d = dir.path();
+        keygen(&d.join("host_key"));
+        keygen(&d.join("id"));
+        std::fs::copy(d.join("id.pub"), d.join("authorized_keys")).expect("authorized key");
+        let host_pub = read(&d.join("host_key.pub"));
+        let key = host_pub.split_whitespace().take(2).collect::<Vec<_>>();
+        std::fs::write(
+            d.join("known_hosts"),
+            format!("agentpane-test-host {}\n", key.join(" ")),
+        )
+        .expect("known_hosts");
+
+        // The remote world: the remote server's environment, its tmux socket as the default
+        // server of a `$TMUX_TMPDIR` of its own (so agentpane and a plain `tmux attach` there
+        // pick that server), agentpane on PATH.
+        let bin = d.join("bin");
+        std::fs::create_dir_all(&bin).expect("bin dir");
+        std::os::unix::fs::symlink(agentpane_bin(), bin.join("agentpane")).expect("symlink");
+        let socket = remote.tmux(&["display-message", "-p", "#{socket_path}"]);
+        let mut script = String::from("#!/bin/sh\n");
+        script.push_str(&format!(
+            "if [ -n \"$AGENTPANE_TEST_HOSTILE\" ]; then printf '%s\\n' '{HOSTILE}'; exec cat; fi\n"
+        ));
+        for (k, v) in remote.env() {
+            script.push_str(&format!("export {k}='{}'\n", v.display()));
+        }
+        let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string();
+        let tmp = d.join("tmux");
+        let sockets = tmp.join(format!("tmux-{uid}"));
+        std::fs::create_dir_all(&sockets).expect("tmux socket dir");
+        std::fs::set_permissions(
+            &sockets,
+            std::os::unix::fs::PermissionsExt::from_mode(0o700),
+        )
+        .expect("chmod");
+        std::os::unix::fs::symlink(&socket, sockets.join("default")).expect("default socket");
+        script.push_str(&format!(
+            "export TMUX_TMPDIR='{}'\nunset TMUX\n",
+            tmp.display()
+        ));
+        script.push_str(&format!("export PATH='{}':\"$PATH\"\n", bin.display()));
+        script.push_str("exec sh -c \"$SSH_ORIGINAL_COMMAND\"\n");
+        let wrapper = d.join("remote.sh");
+        std::fs::write(&wrapper, script).expect("wrapper");
+        std::process::Command::new("chmod")
+            .args(["755"])
+            .arg(&wrapper)
+            .status()
+            .expect("chmod");
+
+        let port = free_port();
+        let closed = free_port();
+        let user = std::env::var("USER").unwrap_or_else(|_| "root".into());
+        std::fs::write(
+            d.join("sshd_config"),
+            format!(
+                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
+                 PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\n\
+                 PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+                 PubkeyAuthentication yes\nUsePAM no\nPermitRootLogin yes\n\
+                 AcceptEnv AGENTPANE_TEST_HOSTILE\nForceCommand {d}/remote.sh\nLogLevel ERROR\n",
+                d = d.display()
+            ),
+        )
+        .expect("sshd_config");
+        let common = format!(
+            "  User {user}\n  IdentityFile {d}/id\n  IdentitiesOnly yes\n\
+             \x20 HostKeyAlias agentpane-test-host\n  UserKnownHostsFile {d}/known_hosts\n\
+             \x20 GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n",
+            d = d.display()
+        );
+        std::fs::write(
+            d.join("ssh_config"),
+            format!(
+                // `evil` names the host another way, so it gets a connection of its own (ssh
+                // shares one per resolved host, port and user).
+                "Host devbox\n  HostName 127.0.0.1\n  Port {port}\n{common}\n\
+                 Host evil\n  HostName localhost\n  Port {port}\n  SetEnv AGENTPANE_TEST_HOSTILE=1\n{common}\n\
+                 Host deadhost\n  HostName 127.0.0.1\n  Port {closed}\n{common}"
+            ),
+        )
+        .expect("ssh_config");
+        // The privilege separation folder sshd insists on (the package's service makes it).
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let mut sshd = Sshd {
+            dir,
+            port,
+            child: None,
+        };
+        sshd.start();
+        sshd
+    }
+
+    pub fn start(&mut self) {
+        let d = self.dir.path();
+        let child = Command::new("/usr/sbin/sshd")
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start /usr/sbin/sshd (apt-get install openssh-server)");
+        self.child = Some(child);
+        let port = self.port;
+        wait_until(DEADLINE, "sshd to listen", || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+    }
+
+    /// Kills sshd and every session it runs (its descendants, by pid), as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let mut pids = descendants(child.id());
+            pids.push(child.id());
+            for pid in pids {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+            let _ = child.wait();
+        }
+    }
+
+    /// The local side: a private tmux server whose runs reach the hosts through this sshd's
+    /// client config (`$AGENTPANE_SSH_CONFIG`), the shared connections' sockets in a runtime
+    /// folder of this sshd's temporary folder.
+    pub fn local_server(&self) -> TmuxServer {
+        let runtime = self.dir.path().join("run");
+        std::fs::create_dir_all(&runtime).expect("runtime dir");
+        let config = self.config().to_string_lossy().into_owned();
+        TmuxServer::start_with(&[
+            ("AGENTPANE_SSH_CONFIG", &config),
+            ("XDG_RUNTIME_DIR", runtime.to_str().expect("utf-8 path")),
+        ])
+    }
+
+    pub fn config(&self) -> PathBuf {
+        self.dir.path().join("ssh_config")
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Every process below `root` (from `/proc/*/stat`'s ppid).
+fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = read(&entry.path().join("stat"));
+        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.to_string()) else {
+            continue;
+        };
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parent_of.push((pid, ppid));
+        }
+    }
+    let mut out = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (pid, ppid) in &parent_of {
+            if *ppid == p && !out.contains(pid) {
+                out.push(*pid);
+                frontier.push(*pid);
+            }
+        }
+    }
+    out
+}

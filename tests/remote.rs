@@ -1,0 +1,273 @@
+//! Remote hosts over a real OpenSSH server (docs/design.md#remote-hosts, tests/common/sshd.rs):
+//! the "remote host" is a second private tmux server with its own HOME and state folder,
+//! reached through sshd's ForceCommand wrapper that gives each ssh session that world.
+//! The local watcher keeps a link per host: the status line merges the remote's agents,
+//! `panes`, `last` and routes in both directions cover them, an unreachable host shows `✕`
+//! without holding up the local segment, a hostile document is refused, and a link dropped
+//! by killing sshd comes back once sshd does.
+
+mod common;
+
+use std::path::Path;
+use std::time::Duration;
+
+use common::sshd::{read, Sshd};
+use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
+
+const CLAUDE_WITH_ANSWER: &str =
+    "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+
+fn status(local: &TmuxServer) -> String {
+    local.tmux(&["show-option", "-gqv", "@agentpane_status"])
+}
+
+fn wait_status(local: &TmuxServer, what: &str, cond: impl Fn(&str) -> bool) {
+    let end = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let last = status(local);
+        if cond(&last) {
+            return;
+        }
+        if std::time::Instant::now() > end {
+            panic!(
+                "timed out waiting for {what}: status {last:?}, snapshot {}",
+                read(&local.state_dir().join("state.json"))
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Moves the picker in `pane` down until the selected (reverse video) row holds `text`.
+fn select_row(local: &TmuxServer, pane: &str, text: &str) {
+    for _ in 0..12 {
+        let screen = local.tmux(&["capture-pane", "-p", "-e", "-t", pane]);
+        if screen
+            .lines()
+            .any(|l| l.contains("\x1b[7m") && l.contains(text))
+        {
+            return;
+        }
+        local.tmux(&["send-keys", "-t", pane, "j"]);
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    panic!(
+        "no row with {text} could be selected: {}",
+        local.tmux(&["capture-pane", "-p", "-t", pane])
+    );
+}
+
+/// The local watcher's view of `host`, from its snapshot.
+fn host_view(local: &TmuxServer, host: &str) -> serde_json::Value {
+    let snapshot: serde_json::Value =
+        serde_json::from_str(&read(&local.state_dir().join("state.json"))).expect("snapshot");
+    snapshot["hosts"]
+        .as_array()
+        .expect("hosts in the snapshot")
+        .iter()
+        .find(|h| h["host"] == host)
+        .unwrap_or_else(|| panic!("no {host} in {snapshot}"))
+        .clone()
+}
+
+#[test]
+fn remote_agents_over_a_real_sshd() {
+    let remote = TmuxServer::start();
+    let r_claude = remote.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    let (r_inbox, r_inbox_file) = remote.inbox_agent("rinbox");
+    let mut sshd = Sshd::new(&remote);
+
+    let local = sshd.local_server();
+    let l_claude = local.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    let (l_inbox, l_inbox_file) = local.inbox_agent("linbox");
+    wait_until(DEADLINE, "the remote claude's answer", || {
+        remote.agentpane(&["last", &r_claude]).code == 0
+    });
+
+    // One-shot, before any watcher: `panes --json --host` asks the host over ssh.
+    let run = local.agentpane(&["--host", "devbox", "panes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let rows = run.json();
+    let remote_rows: Vec<&serde_json::Value> = rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["host"] == "devbox")
+        .collect();
+    let ids: Vec<&str> = remote_rows
+        .iter()
+        .map(|r| r["pane_id"].as_str().unwrap())
+        .collect();
+    assert!(
+        ids.contains(&r_claude.as_str()) && ids.contains(&r_inbox.as_str()),
+        "{rows}"
+    );
+    assert!(rows
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["host"].is_null() && r["pane_id"] == l_claude.as_str()));
+
+    // The watcher: hosts from `@agentpane-hosts` and `--host`.
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox deadhost"]);
+    let watch = Watch::start(&local, &["--host", "evil"]);
+    // Local ●1 and the remote's ●1 merge; the refused host and the hostile one show ✕.
+    wait_status(&local, "the merged segment", |s| {
+        s.contains("●2") && s.contains("deadhost ✕") && s.contains("evil ✕")
+    });
+    // One-shot `status` says the same, from the watcher's view of the hosts.
+    let run = local.agentpane(&["status"]);
+    assert_eq!(run.stdout.trim(), status(&local), "{run:?}");
+    // The hostile document was refused with its reason, and the watcher lives on.
+    let evil = host_view(&local, "evil");
+    assert_eq!(evil["link"], "down", "{evil}");
+    assert!(
+        evil["reason"].as_str().unwrap().contains("not valid"),
+        "{evil}"
+    );
+    assert!(!Path::new("/tmp/pwned").exists());
+
+    // `panes` reads the watcher's view now: no ssh per call.
+    let run = local.agentpane(&["panes"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.contains("devbox:main:"),
+        "remote rows carry their host: {}",
+        run.stdout
+    );
+    assert!(run.stderr.contains("deadhost is unreachable"), "{run:?}");
+
+    // The picker lists the remote panes with their host.
+    let picker = local.new_window(
+        &format!("{} -L {} pick", agentpane_bin(), local.name),
+        &local.work("proj"),
+        &[],
+    );
+    wait_until(DEADLINE, "remote rows in the picker", || {
+        let screen = local.tmux(&["capture-pane", "-p", "-t", &picker]);
+        screen.contains("devbox:main:") && screen.contains("claude")
+    });
+    // Enter on a remote row: a new local window attached to that pane's session over ssh.
+    select_row(&local, &picker, "devbox:main:");
+    local.tmux(&["send-keys", "-t", &picker, "Enter"]);
+    wait_until(DEADLINE, "a client attached to the remote server", || {
+        !remote.tmux(&["list-clients"]).is_empty()
+    });
+    let windows = local.tmux(&["list-windows", "-a", "-F", "#{window_name}"]);
+    assert!(windows.lines().any(|w| w == "devbox"), "{windows}");
+    // Enter again from a new picker, with a person's client on the local server (a terminal
+    // of the other server's): that window is reused, not a second one opened.
+    remote.new_window(
+        &format!("env -u TMUX tmux -L {} attach -t main", local.name),
+        &remote.work("proj"),
+        &[],
+    );
+    wait_until(DEADLINE, "a client on the local server", || {
+        !local.tmux(&["list-clients"]).is_empty()
+    });
+    let picker = local.new_window(
+        &format!("{} -L {} pick", agentpane_bin(), local.name),
+        &local.work("proj"),
+        &[],
+    );
+    select_row(&local, &picker, "devbox:main:");
+    local.tmux(&["send-keys", "-t", &picker, "Enter"]);
+    wait_until(DEADLINE, "the picker to close", || {
+        !local
+            .tmux(&["list-panes", "-a", "-F", "#{pane_id}"])
+            .lines()
+            .any(|p| p == picker)
+    });
+    let windows = local.tmux(&["list-windows", "-a", "-F", "#{window_name}"]);
+    assert_eq!(
+        windows.lines().filter(|w| *w == "devbox").count(),
+        1,
+        "{windows}"
+    );
+
+    // doctor reads the hosts too: devbox up, deadhost a fix naming the command to try.
+    let run = local.agentpane(&["doctor"]);
+    assert!(
+        run.stdout.contains("✓ host devbox: agentpane ")
+            && run.stdout.contains("✗ host deadhost is unreachable")
+            && run
+                .stdout
+                .contains("ssh -o BatchMode=yes deadhost agentpane serve --once"),
+        "{run:?}"
+    );
+
+    // `last HOST:PANE` is the remote's own answer.
+    let here = local.agentpane(&["last", &format!("devbox:{r_claude}")]);
+    let there = remote.agentpane(&["last", &r_claude]);
+    assert_eq!(here.code, 0, "{here:?}");
+    assert_eq!(here.stdout, there.stdout);
+
+    // Routes both ways: delivered on the destination's host, by its agentpane.
+    let run = local.agentpane(&["route", &format!("devbox:{r_claude}"), &l_inbox, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let first_line = there.stdout.lines().next().unwrap().to_string();
+    wait_until(DEADLINE, "the remote answer in the local inbox", || {
+        read(&l_inbox_file).contains(&first_line)
+    });
+    let run = local.agentpane(&["route", &l_claude, &format!("devbox:{r_inbox}"), "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "delivered", "{run:?}");
+    wait_until(DEADLINE, "the local answer in the remote inbox", || {
+        read(&r_inbox_file).contains(&first_line)
+    });
+    // A busy remote agent: `--queue` queues the text there, for that host's watcher.
+    let r_busy = remote.spawn(
+        &FakeAgent::codex()
+            .fixture("codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl")
+            .in_dir("busy"),
+    );
+    wait_until(DEADLINE, "the remote codex working", || {
+        remote.agentpane(&["resolve", &r_busy, "--json"]).json()["state"] == "working"
+    });
+    let run = local.agentpane(&[
+        "route",
+        &l_claude,
+        &format!("devbox:{r_busy}"),
+        "--queue",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "queued", "{run:?}");
+    let queued = remote.agentpane(&["route-queue"]);
+    assert!(queued.stdout.contains(&r_busy), "{queued:?}");
+    // A remote destination that is a shell is refused there, exit 6, as a local one is.
+    let r_shell = remote.shell_pane("dash -i");
+    let run = local.agentpane(&["route", &l_claude, &format!("devbox:{r_shell}")]);
+    assert_eq!(run.code, 6, "{run:?}");
+
+    // Relays stay on one host, and say so.
+    let run = local.agentpane(&["relay", &format!("devbox:{r_claude}"), &l_inbox]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains("relays run between panes of one host"),
+        "{run:?}"
+    );
+
+    // sshd dies mid-stream: the host shows ✕, the local agents still count; it comes back.
+    sshd.kill();
+    wait_status(&local, "devbox unreachable", |s| {
+        s.contains("devbox ✕") && s.contains('●')
+    });
+    // The one-shot commands read the watcher's view: no ssh, no wait on a dead host.
+    let run = local.agentpane(&["panes"]);
+    assert!(run.stderr.contains("devbox is unreachable"), "{run:?}");
+    sshd.start();
+    wait_until(Duration::from_secs(40), "devbox back", || {
+        host_view(&local, "devbox")["link"] == "up"
+    });
+    wait_status(&local, "devbox back", |s| !s.contains("devbox ✕"));
+    assert_eq!(watch.stop(), 0);
+    let log = read(&local.state_dir().join("watch.log"));
+    eprintln!(
+        "{}",
+        log.lines()
+            .filter(|l| l.contains("host "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
