@@ -87,6 +87,9 @@ struct PaneRow<'a> {
     /// While the agent retries a failed API call: `{attempt, limit, next_at}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     retry: Option<&'a crate::state::Retry>,
+    /// While `waiting`: what the agent asks to decide (`{kind, tool, summary, text, …}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<&'a crate::read::request::Request>,
 }
 
 impl<'a> PaneRow<'a> {
@@ -109,6 +112,7 @@ impl<'a> PaneRow<'a> {
             turn_key: report.status.turn_key.as_deref(),
             answer_head: answer_head(report),
             retry: report.status.retry.as_ref(),
+            request: report.status.request.as_ref(),
         }
     }
 }
@@ -222,6 +226,21 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// The reason, and while waiting what is asked (`permission: Bash · rm -rf build`).
+fn reason_cell(status: &crate::state::Status) -> String {
+    let reason = status.reason.clone().unwrap_or_else(|| "-".into());
+    match &status.request {
+        Some(r) if !r.summary.is_empty() => format!(
+            "{reason} · {}",
+            crate::text::chars(
+                &crate::route::sanitize::sanitize(&r.summary).replace(['\n', '\t'], " "),
+                50
+            )
+        ),
+        _ => reason,
+    }
+}
+
 /// The `panes` table: target, agent, state, reason, age, cwd, last answer head.
 fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
     let header = [
@@ -245,7 +264,7 @@ fn table(reports: &[PaneReport], now: Time, home: &Path) -> String {
             r.pane.target(),
             r.agent.as_ref().map_or("-".into(), |a| a.kind.to_string()),
             state,
-            rep.status.reason.clone().unwrap_or_else(|| "-".into()),
+            reason_cell(&rep.status),
             rep.status
                 .at
                 .or(rep.status.last_activity)

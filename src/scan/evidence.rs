@@ -180,6 +180,11 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
             source = Source::Pane;
         }
     }
+    if status.state == crate::state::State::Waiting {
+        status.request = resolved.agent.as_ref().and_then(|a| {
+            crate::agents::request_of(a.kind, resolved.transcript.as_deref(), pane.as_deref())
+        });
+    }
     // Stopped by Ctrl-Z: whatever its log says, it does nothing and takes no input until the
     // person brings it back (docs/design.md#delivery).
     if resolved

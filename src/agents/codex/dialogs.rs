@@ -1,7 +1,10 @@
 //! Codex's approval dialogs as its screen draws them, today's and those of the TypeScript
 //! Codex before it.
 
-use crate::read::dialog::{content, numbered_yes, option_label, Dialog, PromptKind, TitleLine};
+use crate::read::dialog::{
+    content, detail_above, detail_below, no_choices, numbered_choices, numbered_yes, option_label,
+    Dialog, PromptKind, TitleLine,
+};
 
 /// Its dialogs: run a command, make edits, grant permissions.
 pub const DIALOGS: &[Dialog] = &[
@@ -13,6 +16,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, below| Some(command_program(below).unwrap_or_else(|| "command".into())),
+        detail: |_, below| detail_below(below),
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Is("Would you like to make the following edits?")],
@@ -20,6 +25,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, _| Some("edit".into()),
+        detail: |_, below| detail_below(below),
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Is("Would you like to grant these permissions?")],
@@ -27,6 +34,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, _| Some("permissions".into()),
+        detail: |_, below| detail_below(below),
+        choices: numbered_choices,
     },
     // The TypeScript Codex drew the command above the question.
     Dialog {
@@ -40,6 +49,8 @@ pub const DIALOGS: &[Dialog] = &[
                     .unwrap_or_else(|| "command".into()),
             )
         },
+        detail: |above, _| detail_above(above, 12),
+        choices: no_choices,
     },
     Dialog {
         titles: &[
@@ -50,6 +61,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: old_yes,
         tool: |_, _| Some("edit".into()),
+        detail: |above, _| detail_above(above, 12),
+        choices: no_choices,
     },
 ];
 

@@ -41,6 +41,25 @@ pub struct Dialog {
 }
 
 impl Dialog {
+    /// As a request, read from the screen.
+    pub fn request(&self) -> crate::read::request::Request {
+        use crate::read::request::{PromptKind, Request, RequestSource};
+        let kind = match self.kind {
+            DialogKind::Permission => PromptKind::Permission,
+            DialogKind::Question => PromptKind::Question,
+        };
+        let detail = self.detail.as_deref().unwrap_or(&self.title);
+        let text = format!("{detail}\n{}", self.title);
+        Request::new(
+            kind,
+            self.tool.as_deref().unwrap_or_default(),
+            detail,
+            &text,
+            None,
+            RequestSource::Screen,
+        )
+    }
+
     /// The `waiting` reason, as [`super::parse::Pending::reason`] words it.
     pub fn reason(&self) -> String {
         match (self.kind, &self.tool, &self.detail) {

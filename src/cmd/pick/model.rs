@@ -27,6 +27,8 @@ pub struct Row {
     pub head: Option<String>,
     /// Unread channel mail for the member bound to this pane.
     pub unread: usize,
+    /// While waiting: what the agent asks to decide.
+    pub request: Option<crate::read::request::Request>,
 }
 
 impl Row {
@@ -49,6 +51,7 @@ impl Row {
             at: s.at.or(s.last_activity),
             head,
             unread,
+            request: s.request.clone(),
         }
     }
 }
@@ -409,7 +412,11 @@ impl Widths {
         } else {
             String::new()
         };
-        let head = r.head.as_deref().map(clean_cell).unwrap_or_default();
+        // A waiting row shows what it asks instead of its last answer.
+        let head = match &r.request {
+            Some(q) => format!("▸ {}", clean_cell(&q.summary)),
+            None => r.head.as_deref().map(clean_cell).unwrap_or_default(),
+        };
         let line = format!(
             " {} {}  {}  {}  {:>4}  {}  {head}",
             pad(&r.glyph, self.glyph),
@@ -512,6 +519,7 @@ mod tests {
             at: Some(t(at)),
             head: None,
             unread: 0,
+            request: None,
         }
     }
 
