@@ -66,6 +66,8 @@ pub enum Command {
     Relay(RelayArgs),
     /// Pick an agent pane, most urgent first: jump there, route into it, read its last answer.
     Pick(PickArgs),
+    /// Allow or deny what a waiting agent asks, without switching to its pane.
+    Answer(AnswerArgs),
     /// Open a tmux menu of agent panes to route PANE's answer to.
     #[command(hide = true)]
     RouteMenu(RouteMenuArgs),
@@ -137,6 +139,25 @@ pub struct LastArgs {
     /// Which agent wrote the transcript (default: detected).
     #[arg(long, value_parser = log_agent())]
     pub agent: Option<AgentKind>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// A tmux pane target (`%3`, `work:2.1`).
+    pub pane: String,
+    /// Allow once, or deny.
+    #[arg(value_enum)]
+    pub choice: crate::answer::Choice,
+    /// With `allow`: and do not ask again, where the agent's dialog offers that.
+    #[arg(long)]
+    pub always: bool,
+    /// The fingerprint of the request you were shown (`panes --json`'s
+    /// `request.fingerprint`): refused unless the pane still asks exactly that.
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub request: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
