@@ -126,7 +126,14 @@ pub fn decide(
         }
     };
     if let Some(fp) = shown {
-        if current.fingerprint != fp {
+        // The person may have been shown the dialog read from the screen before the log
+        // recorded its call: that dialog's fingerprint counts while it is still up (and is
+        // the logged request's, checked below).
+        let on_screen = facts
+            .screen
+            .as_ref()
+            .is_some_and(|d| d.request.fingerprint == fp);
+        if current.fingerprint != fp && !on_screen {
             return Err(Refused::Changed {
                 pane: p(),
                 now: words(current),
@@ -300,6 +307,34 @@ mod tests {
         assert_eq!(
             r.to_string(),
             "the dialog changed: %3 now asks Bash: rm -rf /"
+        );
+    }
+
+    #[test]
+    fn a_dialog_shown_before_the_log_recorded_it_is_still_that_request() {
+        let f = waiting();
+        let seen_on_screen = f.screen.as_ref().unwrap().request.fingerprint.clone();
+        assert_eq!(
+            keys_of(decide(
+                PANE,
+                Some(&seen_on_screen),
+                Choice::Allow,
+                false,
+                &f
+            )),
+            ["1"]
+        );
+        // Once that dialog is gone, its fingerprint names nothing.
+        let f = Facts {
+            screen: Some(dialog("Bash", "rm -rf /")),
+            logged: Some(logged("rm -rf /", "toolu_2")),
+            ..waiting()
+        };
+        assert_eq!(
+            decide(PANE, Some(&seen_on_screen), Choice::Allow, false, &f)
+                .unwrap_err()
+                .kind(),
+            "dialog-changed"
         );
     }
 

@@ -22,6 +22,8 @@ use crate::tmux::Tmux;
 /// How long the dialog is watched for closing after the keys.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);
 const POLL: Duration = Duration::from_millis(50);
+/// Pause between the two looks before any key (see [`answer`]).
+const SETTLE: Duration = Duration::from_millis(300);
 
 /// What one answer did.
 #[derive(Debug, Clone, Serialize)]
@@ -73,8 +75,17 @@ pub fn answer(
         now,
     );
     let reports = [report];
-    let (facts, seen) = observe(tmux, &pane, &reports);
-    let plan = decide::decide(&pane, shown, choice, always, &facts);
+    let (facts, _) = observe(tmux, &pane, &reports);
+    let mut plan = decide::decide(&pane, shown, choice, always, &facts);
+    let (mut facts, mut seen) = (facts, None);
+    if let Ok(first) = &plan {
+        // A key the person pressed in the pane a moment ago may not have been taken yet:
+        // look again after a pause, held to what the first look found.
+        std::thread::sleep(SETTLE);
+        let shown = shown.unwrap_or(&first.request.fingerprint).to_string();
+        (facts, seen) = observe(tmux, &pane, &reports);
+        plan = decide::decide(&pane, Some(&shown), choice, always, &facts);
+    }
     done.request = match &plan {
         Ok(p) => Some(p.request.clone()),
         Err(_) => facts
