@@ -62,22 +62,26 @@ pub fn run(args: AnswerArgs, ctx: &Context) -> Result<i32> {
             }
             eprintln!("agentpane: refused, nothing typed: {why}");
         }
-        None => {
-            let what = match (a.choice, a.always) {
-                (answer::Choice::Allow, false) => "allowed once",
-                (answer::Choice::Allow, true) => "allowed, don't ask again",
-                (answer::Choice::Deny, _) => "denied",
-            };
-            let closed = if a.closed {
-                ""
-            } else {
-                " (the dialog is still on screen)"
-            };
-            println!(
-                "{}: {what}{closed}",
-                asked.unwrap_or_else(|| a.target.clone())
-            );
-        }
+        None => println!(
+            "{}: {}",
+            asked.unwrap_or_else(|| a.target.clone()),
+            done_words(&a)
+        ),
     }
     Ok(code)
+}
+
+/// What an answer did, in words: `allowed once`, `denied (the dialog is still on screen)`.
+pub fn done_words(a: &Answered) -> String {
+    let what = match (a.choice, a.always) {
+        (answer::Choice::Allow, false) => "allowed once",
+        (answer::Choice::Allow, true) => "allowed, don't ask again",
+        (answer::Choice::Deny, _) => "denied",
+    };
+    let closed = if a.closed {
+        ""
+    } else {
+        " (the dialog is still on screen)"
+    };
+    format!("{what}{closed}")
 }

@@ -78,6 +78,28 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                 });
                 next_refresh = Instant::now();
             }
+            Action::Decide {
+                pane,
+                choice,
+                fingerprint,
+            } => {
+                picker.message = Some(
+                    match crate::answer::answer(
+                        &data.tmux,
+                        &pane,
+                        choice,
+                        false,
+                        Some(&fingerprint),
+                    ) {
+                        Ok(a) => match &a.refused {
+                            Some(why) => format!("refused, nothing typed: {why}"),
+                            None => format!("{}: {}", a.target, super::answer::done_words(&a)),
+                        },
+                        Err(e) => format!("{e:#}"),
+                    },
+                );
+                next_refresh = Instant::now();
+            }
             Action::ShowAnswer(pane) => {
                 if let Err(e) = data.show_answer(&mut picker, &pane) {
                     picker.message = Some(format!("{e:#}"));
