@@ -16,7 +16,7 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, below| Some(command_program(below).unwrap_or_else(|| "command".into())),
-        detail: |_, below| detail_below(below),
+        detail: command_first,
         choices: numbered_choices,
     },
     Dialog {
@@ -66,6 +66,14 @@ pub const DIALOGS: &[Dialog] = &[
     },
 ];
 
+/// What its command dialog shows (`Environment: …`, `Reason: …`, `$ command`), the command
+/// first: the line a person reads.
+fn command_first(_above: &[&str], below: &[&str]) -> String {
+    let all = detail_below(below);
+    let (cmd, rest): (Vec<&str>, Vec<&str>) = all.lines().partition(|l| l.starts_with("$ "));
+    cmd.into_iter().chain(rest).collect::<Vec<_>>().join("\n")
+}
+
 /// The TypeScript Codex's options: numbered, or `Yes (y)` / `[y] Yes`.
 fn old_yes(line: &str) -> bool {
     if option_label(line).is_some() {
@@ -83,4 +91,22 @@ fn command_program(lines: &[&str]) -> Option<String> {
         let name = program.rsplit('/').next().unwrap_or(program);
         (!name.is_empty()).then(|| crate::text::bounded(name, 64))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::agents::Agent;
+
+    #[test]
+    fn its_command_dialog_reads_the_command_first_with_numbered_keys() {
+        let screen = "  Would you like to run the following command?\n\n  Environment: local\n  Reason: the mock needs it\n\n  $ touch approved.txt\n\n› 1. Yes, proceed (y)\n  2. Yes, and don't ask again for commands that start with `touch approved.txt` (p)\n  3. No, and tell Codex what to do differently (esc)\n\n  Press enter to confirm or esc to cancel\n";
+        let d = crate::agents::codex::Codex
+            .on_screen(screen)
+            .expect("the dialog");
+        assert_eq!(d.request.tool, "touch");
+        assert_eq!(d.request.summary, "$ touch approved.txt");
+        assert_eq!(d.choices.allow, Some(vec!["1".to_string()]));
+        assert_eq!(d.choices.always, Some(vec!["2".to_string()]));
+        assert_eq!(d.choices.deny, Some(vec!["3".to_string()]));
+    }
 }
