@@ -190,11 +190,14 @@ impl crate::agents::Agent for Copilot {
 
     fn on_screen(&self, screen: &str) -> Option<crate::read::dialog::OnScreen> {
         let d = screen::dialog(screen)?;
+        let choices = match d.kind {
+            screen::DialogKind::Permission => screen::choices(screen),
+            // A question is shown, never answered for the person.
+            screen::DialogKind::Question => Default::default(),
+        };
         Some(crate::read::dialog::OnScreen {
             request: d.request(),
-            // Its options are picked with arrows and Enter from wherever the selection is;
-            // agentpane does not press them.
-            choices: Default::default(),
+            choices,
         })
     }
 
