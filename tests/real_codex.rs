@@ -416,13 +416,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Would you like to run")
             });
             let row = w.wait_state(&pane, "waiting");
-            let run = w.run(&["panes", "--json"]);
-            let rows = run.json();
-            let me = rows
-                .as_array()
-                .and_then(|r| r.iter().find(|r| r["pane_id"] == pane.as_str()))
-                .cloned()
-                .unwrap_or(Value::Null);
+            let me = real::panes_row(&w.server, &pane);
             assert!(
                 me["request"]["summary"]
                     .as_str()

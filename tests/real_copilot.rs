@@ -395,12 +395,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Do you want to run this command?")
             });
             w.wait_state(&pane, "waiting", Some("permission: bash (touch hello.txt)"));
-            let rows = w.server.agentpane(&["panes", "--json"]).json();
-            let row = rows
-                .as_array()
-                .and_then(|r| r.iter().find(|r| r["pane_id"] == pane.as_str()))
-                .cloned()
-                .unwrap_or(Value::Null);
+            let row = real::panes_row(&w.server, &pane);
             assert_eq!(
                 row["request"]["summary"], "touch hello.txt",
                 "{label}: {row:#}"

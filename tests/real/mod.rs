@@ -300,6 +300,17 @@ pub fn resolve(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
     run.json()
 }
 
+/// `pane`'s row of `panes --json` (`null` when it has none).
+pub fn panes_row(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
+    let run = tmux.agentpane(&["panes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    run.json()
+        .as_array()
+        .and_then(|rows| rows.iter().find(|r| r["pane_id"] == pane))
+        .cloned()
+        .unwrap_or(serde_json::Value::Null)
+}
+
 /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution. Panics
 /// with the last resolution and the screen after [`STEP`].
 pub fn wait_state(
