@@ -89,7 +89,7 @@ pub struct Choices {
 pub fn numbered_choices(below: &[&str]) -> Choices {
     let mut c = Choices::default();
     for line in below {
-        let l = content(line).trim_start_matches(['❯', '›', '>', '»', ' ']);
+        let l = content(line).trim_start_matches(['❯', '›', '>', '»', '●', '○', ' ']);
         let (Some(label), Some((num, _))) = (option_label(l), l.split_once(". ")) else {
             continue;
         };
@@ -98,15 +98,10 @@ pub fn numbered_choices(below: &[&str]) -> Choices {
         let yes = ["yes", "allow", "approve"]
             .iter()
             .any(|w| lower.starts_with(w));
-        let stays = [
-            "don't ask again",
-            "always",
-            "allow all",
-            "during this session",
-        ]
-        .iter()
-        .any(|w| lower.contains(w));
-        if yes && stays {
+        let stays = ["don't ask again", "always", "allow all", "this session"]
+            .iter()
+            .any(|w| lower.contains(w));
+        if (yes || lower.starts_with("always")) && stays {
             c.always = c.always.or(key);
         } else if yes {
             c.allow = c.allow.or(key);
@@ -245,6 +240,60 @@ pub fn asked(prompt: &Prompt, lines: &[&str]) -> OnScreen {
         ),
         choices: Choices::default(),
     }
+}
+
+/// A dialog drawn as a header line (`? Shell  mkdir x`, found by `header`), what it asks about,
+/// a title line (found by `title`) and numbered options chosen by their number, at the bottom
+/// of `screen` (ANSI stripped here): as a request about `tool`, with its keys.
+pub fn headed(
+    screen: &str,
+    tool: &str,
+    header: impl Fn(&str) -> bool,
+    title: impl Fn(&str) -> bool,
+) -> Option<OnScreen> {
+    use crate::read::request::{Request, RequestSource};
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = bottom(&clean)
+        .into_iter()
+        .map(|l| content(l).trim_matches(['╭', '╰', '╮', '╯', '│']).trim())
+        .filter(|l| !l.is_empty() && !l.chars().all(|c| "─╭╮╰╯│ ".contains(c)))
+        .collect();
+    let at = lines
+        .iter()
+        .rposition(|l| title(l))
+        .filter(|at| lines.len() - at <= MAX_DIALOG_LINES)?;
+    let below = &lines[at + 1..];
+    if !below.iter().any(|l| option_label(l).is_some()) || below.iter().any(|l| idle_box(l)) {
+        return None;
+    }
+    let from = lines[..at]
+        .iter()
+        .rposition(|l| header(l))
+        .filter(|h| at - h <= 12)
+        .unwrap_or(at.saturating_sub(4));
+    let detail = lines[from..at].join("\n");
+    let text = format!("{detail}\n{}", lines[at]);
+    // Without a tool given, the header's word after its mark names it (`? Shell  …`).
+    let named = lines[from].split_whitespace().nth(1).unwrap_or_default();
+    let tool = if tool.is_empty() && header(lines[from]) {
+        named
+    } else {
+        tool
+    };
+    Some(OnScreen {
+        request: Request::new(
+            PromptKind::Permission,
+            tool,
+            lines
+                .get(from + 1)
+                .filter(|_| from + 1 < at)
+                .unwrap_or(&lines[at]),
+            &text,
+            None,
+            RequestSource::Screen,
+        ),
+        choices: numbered_choices(below),
+    })
 }
 
 /// The lowest live dialog of `dialogs` on `screen` (ANSI stripped here), read as a request.
