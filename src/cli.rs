@@ -315,6 +315,9 @@ pub struct PickArgs {
     /// Open in a tmux popup on the client instead of this terminal (for key bindings).
     #[arg(long)]
     pub popup: bool,
+    /// Open on what the most urgent waiting pane asks: y allows it once, n denies it.
+    #[arg(long, conflicts_with = "answer")]
+    pub decide: bool,
 }
 
 /// `route-queue [--deliver | --show ID | --requeue ID [--to PANE] | --drop ID]`: the routing

@@ -277,6 +277,21 @@ impl Picker {
         Action::None
     }
 
+    /// Selects the most urgent pane that waits on a decision and shows what it asks; false
+    /// when none does.
+    pub fn open_decision(&mut self) -> bool {
+        let Some(i) = self
+            .rows
+            .iter()
+            .position(|r| r.state == State::Waiting && r.request.is_some())
+        else {
+            return false;
+        };
+        self.select(i);
+        self.show_request();
+        true
+    }
+
     /// Shows what the selected pane asks (`y`/`n` then answer it), or says it asks nothing.
     fn show_request(&mut self) {
         let Some(row) = self.selected() else {
@@ -606,8 +621,9 @@ mod tests {
             RequestSource::Log,
         );
         waiting.request = Some(req.clone());
+        let p_rows = || vec![row("%4", State::YourTurn, 5), waiting.clone()];
         let mut p = Picker::new(None, false);
-        p.set_rows(vec![waiting, row("%4", State::YourTurn, 5)]);
+        p.set_rows(p_rows());
         // The first `y` only shows what is asked, sanitised.
         assert_eq!(p.key(Key::Char('y'), VIEW), Action::None);
         let screen: Vec<String> = p.render(t(20), VIEW).into_iter().map(|l| l.text).collect();
@@ -639,6 +655,15 @@ mod tests {
             p.message.as_deref(),
             Some("main:4.0 is not waiting on a decision")
         );
+        // Opened to decide: on the waiting row, its request shown.
+        let mut p = Picker::new(None, false);
+        p.set_rows(p_rows());
+        assert!(p.open_decision());
+        assert_eq!(p.selected().map(|r| r.pane_id.as_str()), Some("%3"));
+        assert!(matches!(p.mode, Mode::Decide { .. }));
+        let mut none = Picker::new(None, false);
+        none.set_rows(vec![row("%4", State::YourTurn, 5)]);
+        assert!(!none.open_decision());
     }
 
     #[test]
