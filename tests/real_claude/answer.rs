@@ -3,6 +3,7 @@
 //! ends as Claude Code ends it, and an answer racing the person who already answered in the
 //! pane is refused with nothing typed.
 
+use crate::common::Watch;
 use crate::real::anthropic::TOOL_COMMAND;
 use crate::real::{Client, STEP};
 use crate::rig::{each_client, Rig};
@@ -29,9 +30,21 @@ fn answer_from_outside(client: &Client) {
     let rig = Rig::new(client);
     let a = rig.start("proj");
     let label = client.label();
+    let watch = Watch::start(&rig.tmux, &[]);
 
-    // Shown with its command, in full.
+    // Shown with its command, in full: in `panes`, and in the alert.
     let req = pending(&rig, &a);
+    let alert = crate::real::wait_for(STEP, &rig.what("the waiting alert"), || {
+        watch
+            .alerts()
+            .into_iter()
+            .find(|al| al["pane"] == a.as_str() && al["state"] == "waiting")
+    });
+    assert_eq!(
+        alert["request"]["summary"], TOOL_COMMAND,
+        "{label}: {alert}"
+    );
+    drop(watch);
     assert_eq!(req["summary"], TOOL_COMMAND, "{label}: {req}");
     assert_eq!(req["from"], "log", "{label}: {req}");
     assert!(
