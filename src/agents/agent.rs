@@ -247,6 +247,12 @@ pub trait Agent: Sync {
         None
     }
 
+    /// Whether [`Agent::on_screen`] needs the screen with its colours (`capture-pane -e`) to
+    /// tell the keys: a dialog whose options are chosen by arrows from the selected one.
+    fn styled_dialogs(&self) -> bool {
+        false
+    }
+
     /// The dialog on its screen, read as a request, with the keys that give each answer: one
     /// of its [`Agent::dialogs`], else its [`Agent::question`] (shown, never answered).
     fn on_screen(&self, screen: &str) -> Option<OnScreen> {

@@ -156,7 +156,12 @@ fn observe(
     let logged = transcript
         .filter(|_| logs)
         .and_then(|t| agent.pending_request(t));
-    let screen = tmux.capture(pane, 0).ok().and_then(|s| agent.on_screen(&s));
+    let captured = if agent.styled_dialogs() {
+        tmux.capture_styled(pane)
+    } else {
+        tmux.capture(pane, 0)
+    };
+    let screen = captured.ok().and_then(|s| agent.on_screen(&s));
     (
         decide::Facts {
             foreground,

@@ -130,6 +130,14 @@ pub fn detail_below(lines: &[&str]) -> String {
     )
 }
 
+/// What a dialog shows under its title up to its options, its `$ command` lines first: the
+/// line a person reads (Codex: `Environment: …`, `Reason: …`, `$ command`).
+pub fn command_first(below: &[&str]) -> String {
+    let all = detail_below(below);
+    let (cmd, rest): (Vec<&str>, Vec<&str>) = all.lines().partition(|l| l.starts_with("$ "));
+    cmd.into_iter().chain(rest).collect::<Vec<_>>().join("\n")
+}
+
 /// The last `n` lines above a title, as one text.
 pub fn detail_above(lines: &[&str], n: usize) -> String {
     join_content(lines[lines.len().saturating_sub(n)..].iter())

@@ -2,8 +2,8 @@
 //! Codex before it.
 
 use crate::read::dialog::{
-    content, detail_above, detail_below, no_choices, numbered_choices, numbered_yes, option_label,
-    Dialog, PromptKind, TitleLine,
+    command_first, content, detail_above, detail_below, no_choices, numbered_choices, numbered_yes,
+    option_label, Dialog, PromptKind, TitleLine,
 };
 
 /// Its dialogs: run a command, make edits, grant permissions.
@@ -16,7 +16,7 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, below| Some(command_program(below).unwrap_or_else(|| "command".into())),
-        detail: command_first,
+        detail: |_, below| command_first(below),
         choices: numbered_choices,
     },
     Dialog {
@@ -65,14 +65,6 @@ pub const DIALOGS: &[Dialog] = &[
         choices: no_choices,
     },
 ];
-
-/// What its command dialog shows (`Environment: …`, `Reason: …`, `$ command`), the command
-/// first: the line a person reads.
-fn command_first(_above: &[&str], below: &[&str]) -> String {
-    let all = detail_below(below);
-    let (cmd, rest): (Vec<&str>, Vec<&str>) = all.lines().partition(|l| l.starts_with("$ "));
-    cmd.into_iter().chain(rest).collect::<Vec<_>>().join("\n")
-}
 
 /// The TypeScript Codex's options: numbered, or `Yes (y)` / `[y] Yes`.
 fn old_yes(line: &str) -> bool {
