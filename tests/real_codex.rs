@@ -416,7 +416,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Would you like to run")
             });
             let row = w.wait_state(&pane, "waiting");
-            let me = real::panes_row(&w.server, &pane);
+            let me = real::pane_row(&w.server, &pane);
             assert!(
                 me["request"]["summary"]
                     .as_str()
@@ -431,7 +431,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         let req = ask(&w);
         let fp = req["fingerprint"].as_str().unwrap().to_string();
         let before = tool_outputs(&w).len();
-        let run = w.run(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let run = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(run.code, 0, "{run:?}\n{}", screen(&w.server, &pane));
         wait_for(STEP, "the command's output at the API", || {
             (tool_outputs(&w).len() > before).then_some(())
@@ -439,7 +439,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         assert!(w.work().join("approved.txt").exists(), "the command ran");
         w.wait_state(&pane, "your-turn");
         // Already answered: the dialog is gone, nothing typed.
-        let again = w.run(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let again = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(again.code, 1, "{again:?}");
         assert_eq!(again.json()["refusal"], "no-dialog", "{again:?}");
 
@@ -447,7 +447,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         std::fs::remove_file(w.work().join("approved.txt")).unwrap();
         let req = ask(&w);
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w.run(&["answer", &pane, "deny", "--request", &fp]);
+        let run = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(run.code, 0, "{run:?}\n{}", screen(&w.server, &pane));
         let after = w.wait_state(&pane, "your-turn");
         assert!(!w.work().join("approved.txt").exists(), "denied: {after:#}");
@@ -456,7 +456,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         let req = ask(&w);
         let fp = req["fingerprint"].as_str().unwrap().to_string();
         real::press(&w.server, &pane, "Escape");
-        let late = w.run(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let late = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(late.code, 1, "{late:?}");
         assert_eq!(late.json()["refusal"], "no-dialog", "{late:?}");
         w.wait_state(&pane, "your-turn");

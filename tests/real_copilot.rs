@@ -395,7 +395,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Do you want to run this command?")
             });
             w.wait_state(&pane, "waiting", Some("permission: bash (touch hello.txt)"));
-            let row = real::panes_row(&w.server, &pane);
+            let row = real::pane_row(&w.server, &pane);
             assert_eq!(
                 row["request"]["summary"], "touch hello.txt",
                 "{label}: {row:#}"
@@ -407,15 +407,11 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         // Allow once: the command runs, and its answer closes the turn.
         let req = ask();
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w
-            .server
-            .agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let run = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         w.wait_state(&pane, "your-turn", None);
         assert!(hello.is_file(), "{label}: the command ran");
-        let again = w
-            .server
-            .agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let again = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(again.code, 1, "{label}: {again:?}");
         assert_eq!(
             again.json()["refusal"],
@@ -428,9 +424,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         std::fs::remove_file(&hello).unwrap();
         let req = ask();
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w
-            .server
-            .agentpane(&["answer", &pane, "deny", "--request", &fp, "--json"]);
+        let run = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         let out = run.json();
         assert_eq!(out["keys"], serde_json::json!(["Escape"]), "{label}: {out}");

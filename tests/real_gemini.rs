@@ -389,19 +389,19 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         // Allow once: the command runs and its result reaches the stand-in's next turn.
         let req = ask("allowed");
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = server.agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let run = real::answer(&server, &pane, "allow", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         wait_state(&server, &pane, "your-turn", None);
         assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
         assert!(server.work("proj").join("allowed").is_dir(), "{label}");
-        let again = server.agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let again = real::answer(&server, &pane, "allow", &fp);
         assert_eq!(again.code, 1, "{label}: {again:?}");
         assert_eq!(again.json()["refusal"], "no-dialog", "{label}: {again:?}");
 
         // Deny: the command never runs; the turn is handed back.
         let req = ask("denied");
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = server.agentpane(&["answer", &pane, "deny", "--request", &fp]);
+        let run = real::answer(&server, &pane, "deny", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         wait_for(STEP, "the denied turn to end", || {
             let r = resolve(&server, &pane);

@@ -390,7 +390,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Permission required")
             });
             w.wait_state(&pane, "waiting", Some("permission: bash"));
-            let req = real::panes_row(&w.server, &pane)["request"].clone();
+            let req = real::pane_row(&w.server, &pane)["request"].clone();
             assert_eq!(req["summary"], "$ echo hello", "{label}: {req:#}");
             req
         };
@@ -401,9 +401,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         press(&w.server, &pane, "Right");
         std::thread::sleep(Duration::from_millis(300));
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w
-            .server
-            .agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let run = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         assert_eq!(
             run.json()["keys"],
@@ -417,14 +415,10 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         // Asked again (allowed once only); denied: Escape hands the turn back.
         let req = ask();
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w
-            .server
-            .agentpane(&["answer", &pane, "deny", "--request", &fp]);
+        let run = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         w.wait_state(&pane, "your-turn", Some("interrupted"));
-        let again = w
-            .server
-            .agentpane(&["answer", &pane, "deny", "--request", &fp, "--json"]);
+        let again = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(again.code, 1, "{label}: {again:?}");
     }
 }

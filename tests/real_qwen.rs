@@ -353,7 +353,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Allow execution")
             });
             w.wait_state(&pane, "waiting", Some("permission: run_shell_command"));
-            let req = real::panes_row(&w.server, &pane)["request"].clone();
+            let req = real::pane_row(&w.server, &pane)["request"].clone();
             assert!(
                 req["summary"]
                     .as_str()
@@ -366,25 +366,19 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         // Allow once: it runs and the answer after it closes the turn.
         let req = ask();
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w
-            .server
-            .agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let run = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         w.wait_state(&pane, "your-turn", None);
         let last = w.server.agentpane(&["last", &pane, "--json"]);
         assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
-        let again = w
-            .server
-            .agentpane(&["answer", &pane, "allow", "--request", &fp, "--json"]);
+        let again = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(again.code, 1, "{label}: {again:?}");
         assert_eq!(again.json()["refusal"], "no-dialog", "{label}: {again:?}");
 
         // Deny: the call is refused and the turn handed back.
         let req = ask();
         let fp = req["fingerprint"].as_str().unwrap().to_string();
-        let run = w
-            .server
-            .agentpane(&["answer", &pane, "deny", "--request", &fp]);
+        let run = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         wait_for(STEP, "the denied turn to end", || {
             let r = w.resolve(&pane);

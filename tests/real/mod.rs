@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::common::TmuxServer;
+use crate::common::{Run, TmuxServer};
 
 /// One installed release of an agent client.
 #[derive(Debug, Clone)]
@@ -261,6 +261,12 @@ pub fn panes(tmux: &TmuxServer) -> Vec<serde_json::Value> {
     run.json().as_array().cloned().unwrap_or_default()
 }
 
+/// `answer PANE CHOICE --request FP --json`: the answer held to the request with fingerprint
+/// `fp`.
+pub fn answer(tmux: &TmuxServer, pane: &str, choice: &str, fp: &str) -> Run {
+    tmux.agentpane(&["answer", pane, choice, "--request", fp, "--json"])
+}
+
 /// `pane`'s row of `panes --json` (`Null` when it is not listed).
 pub fn pane_row(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
     panes(tmux)
@@ -298,17 +304,6 @@ pub fn resolve(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
     let run = tmux.agentpane(&["resolve", pane, "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     run.json()
-}
-
-/// `pane`'s row of `panes --json` (`null` when it has none).
-pub fn panes_row(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
-    let run = tmux.agentpane(&["panes", "--json"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    run.json()
-        .as_array()
-        .and_then(|rows| rows.iter().find(|r| r["pane_id"] == pane))
-        .cloned()
-        .unwrap_or(serde_json::Value::Null)
 }
 
 /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution. Panics

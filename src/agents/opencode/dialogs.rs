@@ -31,10 +31,10 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
 /// Its options, left to right.
 const OPTIONS: [&str; 3] = ["Allow once", "Allow always", "Reject"];
 
-/// Its dialog on `screen` (with colours, `capture-pane -e`, for the keys): Escape rejects
-/// (1.18.33 hands the turn back, interrupted); allowing moves from the selected option to
-/// the wanted one and presses Enter, and is not offered when the selection cannot be told.
-pub fn on_screen(screen: &str) -> Option<OnScreen> {
+/// Its dialog on `screen` (with colours, `capture-pane -e`, for the keys): allowing moves from
+/// the selected option to the wanted one and presses Enter, and is not offered when the
+/// selection cannot be told; Escape rejects where it does (`escape_rejects`).
+pub fn on_screen(screen: &str, escape_rejects: bool) -> Option<OnScreen> {
     let mut d = crate::read::dialog::on_screen(DIALOGS, screen)?;
     let moves = |to: usize| {
         let from = selected(screen)?;
@@ -46,7 +46,9 @@ pub fn on_screen(screen: &str) -> Option<OnScreen> {
     d.choices = Choices {
         allow: moves(0),
         always: moves(1),
-        deny: Some(vec!["Escape".to_string()]),
+        // opencode 1.18.33 rejects with Escape. Kilo Code 7.7.7 asks what to do instead
+        // after Reject, and Escape leaves its call open: it is denied in its pane.
+        deny: escape_rejects.then(|| vec!["Escape".to_string()]),
     };
     Some(d)
 }
@@ -116,17 +118,18 @@ mod tests {
 
     #[test]
     fn allowing_moves_from_the_selection_and_rejecting_is_escape() {
-        let d = on_screen(&screen(0)).expect("the dialog");
+        let d = on_screen(&screen(0), true).expect("the dialog");
         assert_eq!(d.request.summary, "$ echo hello");
         assert_eq!(d.choices.allow, Some(vec!["Enter".to_string()]));
         let keys = |k: &[&str]| Some(k.iter().map(|s| s.to_string()).collect::<Vec<_>>());
         assert_eq!(d.choices.always, keys(&["Right", "Enter"]));
         assert_eq!(d.choices.deny, keys(&["Escape"]));
-        let d = on_screen(&screen(2)).unwrap();
+        assert_eq!(on_screen(&screen(0), false).unwrap().choices.deny, None);
+        let d = on_screen(&screen(2), true).unwrap();
         assert_eq!(d.choices.allow, keys(&["Left", "Left", "Enter"]));
         // The same request whatever is selected, with colours or without.
         let plain = strip_ansi_escapes::strip_str(screen(1));
-        let p = on_screen(&plain).unwrap();
+        let p = on_screen(&plain, true).unwrap();
         assert_eq!(p.request, d.request);
         assert_eq!(p.choices.allow, None);
         assert_eq!(p.choices.deny, keys(&["Escape"]));
@@ -136,7 +139,7 @@ mod tests {
     fn the_recorded_dialog_reads_its_command() {
         let screen =
             include_str!("../../../fixtures/real-clients/opencode-1.18.33/permission-screen.txt");
-        let d = on_screen(screen).expect("the dialog");
+        let d = on_screen(screen, true).expect("the dialog");
         assert_eq!(d.request.summary, "$ echo hello");
     }
 }

@@ -258,7 +258,10 @@ macro_rules! opencode_store_agent {
             }
 
             fn on_screen(&self, screen: &str) -> Option<$crate::read::dialog::OnScreen> {
-                $crate::agents::opencode::dialogs::on_screen(screen)
+                $crate::agents::opencode::dialogs::on_screen(
+                    screen,
+                    self.kind() == $crate::events::AgentKind::Opencode,
+                )
             }
 
             fn shows_retries(&self) -> bool {
