@@ -39,6 +39,9 @@ pub struct Alert {
     pub at: Time,
     /// The once-only key.
     pub key: String,
+    /// For `waiting`: what the agent asks to decide (docs/design.md#deciding-from-anywhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<crate::read::request::Request>,
 }
 
 impl Alert {
@@ -107,6 +110,7 @@ fn alert_of(r: &PaneReport, key: String, now: Time) -> Alert {
         transcript: r.resolved.transcript.clone(),
         at: r.status.at.unwrap_or(now),
         key,
+        request: r.status.request.clone(),
     }
 }
 

@@ -86,6 +86,8 @@ pub enum Command {
     Relay(RelayArgs),
     /// Pick an agent pane, most urgent first: jump there, route into it, read its last answer.
     Pick(PickArgs),
+    /// Allow or deny what a waiting agent asks, without switching to its pane.
+    Answer(AnswerArgs),
     /// Open a tmux menu of agent panes to route PANE's answer to.
     #[command(hide = true)]
     RouteMenu(RouteMenuArgs),
@@ -200,6 +202,25 @@ pub struct LastArgs {
     /// Which agent wrote the transcript (default: detected).
     #[arg(long, value_parser = log_agent())]
     pub agent: Option<AgentKind>,
+    /// Print one JSON object.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct AnswerArgs {
+    /// A tmux pane target (`%3`, `work:2.1`).
+    pub pane: String,
+    /// Allow once, or deny.
+    #[arg(value_enum)]
+    pub choice: crate::answer::Choice,
+    /// With `allow`: and do not ask again, where the agent's dialog offers that.
+    #[arg(long)]
+    pub always: bool,
+    /// The fingerprint of the request you were shown (`panes --json`'s
+    /// `request.fingerprint`): refused unless the pane still asks exactly that.
+    #[arg(long, value_name = "FINGERPRINT")]
+    pub request: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
@@ -357,6 +378,9 @@ pub struct PickArgs {
     /// Open in a tmux popup on the client instead of this terminal (for key bindings).
     #[arg(long)]
     pub popup: bool,
+    /// Open on what the most urgent waiting pane asks: y allows it once, n denies it.
+    #[arg(long, conflicts_with = "answer")]
+    pub decide: bool,
 }
 
 /// `route-queue [--deliver | --show ID | --requeue ID [--to PANE] | --drop ID]`: the routing

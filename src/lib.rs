@@ -4,6 +4,7 @@
 
 pub mod agents;
 pub mod alert;
+pub mod answer;
 pub mod channel;
 pub mod cli;
 pub mod cmd;

@@ -115,6 +115,10 @@ pub struct Status {
     /// stand.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub retry: Option<Retry>,
+    /// While `waiting`: what the agent asks the human to decide, in full
+    /// (docs/design.md#deciding-from-anywhere).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<crate::read::request::Request>,
 }
 
 /// Where an agent's retries of a failed API call stand.
@@ -141,6 +145,7 @@ impl Status {
             turn_open: false,
             seen: false,
             retry: None,
+            request: None,
         }
     }
 }
@@ -464,6 +469,7 @@ fn base(ev: &Event, state: State) -> Status {
         turn_open: false,
         seen: false,
         retry: None,
+        request: None,
     }
 }
 

@@ -25,7 +25,14 @@ fn completions_for_each_shell_name_the_subcommands() {
         let (code, stdout, stderr) = run(&["completions", shell]);
         assert_eq!(code, 0, "{shell}: {stderr}");
         assert!(stdout.contains(marker), "{shell}: no {marker:?}");
-        for sub in ["route", "channel", "watch", "relay", "completions"] {
+        for sub in [
+            "route",
+            "channel",
+            "watch",
+            "relay",
+            "completions",
+            "answer",
+        ] {
             assert!(stdout.contains(sub), "{shell} completions lack {sub}");
         }
     }

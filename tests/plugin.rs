@@ -92,6 +92,23 @@ fn keys_can_be_turned_off() {
 }
 
 #[test]
+fn the_answer_key_is_off_unless_chosen() {
+    let server = TmuxServer::start();
+    setup(&server, "off");
+    let keys = server.tmux(&["list-keys", "-T", "prefix"]);
+    assert!(!keys.contains("--decide"), "{keys}");
+    let server = TmuxServer::start();
+    server.tmux(&["set", "-g", "@agentpane-answer-key", "Y"]);
+    setup(&server, "off");
+    let keys = server.tmux(&["list-keys", "-T", "prefix"]);
+    let line = keys
+        .lines()
+        .find(|l| l.contains("--decide"))
+        .unwrap_or_else(|| panic!("no answer key: {keys}"));
+    assert!(line.contains(" Y "), "{line}");
+}
+
+#[test]
 fn focus_and_pane_hooks_wake_the_watcher() {
     let server = TmuxServer::start();
     setup(&server, "on");

@@ -8,6 +8,8 @@ mod real;
 
 #[path = "real_claude/agents.rs"]
 mod agents;
+#[path = "real_claude/answer.rs"]
+mod answer;
 #[path = "real_claude/errors.rs"]
 mod errors;
 #[path = "real_claude/folders.rs"]

@@ -391,3 +391,75 @@ fn a_retried_rate_limit_is_attention_once() {
         assert_eq!(alerts[0]["state"], "attention", "{label}");
     }
 }
+
+/// The `function_call_output` items the API received, in order (one per request whose last
+/// input item is one).
+fn tool_outputs(w: &Codex) -> Vec<String> {
+    openai::turn_requests(&w.api)
+        .iter()
+        .filter_map(|b| {
+            let last = b["input"].as_array()?.last()?.clone();
+            (last["type"] == "function_call_output").then(|| last["output"].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn a_pending_command_is_shown_and_answered_from_outside() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        let pane = w.open("");
+        w.wait_state(&pane, "idle");
+        let ask = |w: &Codex| -> Value {
+            w.ask(&pane, "TOOL please");
+            wait_screen(&w.server, &pane, STEP, "the approval prompt", |s| {
+                s.contains("Would you like to run")
+            });
+            let row = w.wait_state(&pane, "waiting");
+            let me = real::pane_row(&w.server, &pane);
+            assert!(
+                me["request"]["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.contains(openai::TOOL_COMMAND)),
+                "the command is shown: {me:#} (resolve: {row:#})\n{}",
+                screen(&w.server, &pane)
+            );
+            me["request"].clone()
+        };
+
+        // Allow: the command runs and the API receives its output.
+        let req = ask(&w);
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let before = tool_outputs(&w).len();
+        let run = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(run.code, 0, "{run:?}\n{}", screen(&w.server, &pane));
+        wait_for(STEP, "the command's output at the API", || {
+            (tool_outputs(&w).len() > before).then_some(())
+        });
+        assert!(w.work().join("approved.txt").exists(), "the command ran");
+        w.wait_state(&pane, "your-turn");
+        // Already answered: the dialog is gone, nothing typed.
+        let again = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(again.code, 1, "{again:?}");
+        assert_eq!(again.json()["refusal"], "no-dialog", "{again:?}");
+
+        // Deny: Codex tells the model and the turn goes on or ends as Codex does.
+        std::fs::remove_file(w.work().join("approved.txt")).unwrap();
+        let req = ask(&w);
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(run.code, 0, "{run:?}\n{}", screen(&w.server, &pane));
+        let after = w.wait_state(&pane, "your-turn");
+        assert!(!w.work().join("approved.txt").exists(), "denied: {after:#}");
+
+        // The person answers in the pane first: the racing answer is refused.
+        let req = ask(&w);
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        real::press(&w.server, &pane, "Escape");
+        let late = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(late.code, 1, "{late:?}");
+        assert_eq!(late.json()["refusal"], "no-dialog", "{late:?}");
+        w.wait_state(&pane, "your-turn");
+        assert!(!w.work().join("approved.txt").exists(), "never allowed");
+    }
+}

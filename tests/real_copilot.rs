@@ -377,3 +377,58 @@ fn standin() {
         std::thread::sleep(Duration::from_millis(300));
     }
 }
+
+#[test]
+fn a_pending_command_is_shown_and_answered_from_outside() {
+    for client in real::clients("copilot") {
+        let label = client.label();
+        let w = World::new();
+        let pane = w.copilot(&client, "proj");
+        let ask = || -> Value {
+            type_prompt(&w.server, &pane, "RUNWRITE please");
+            wait_screen(&w.server, &pane, STEP, "the approval dialog", |s| {
+                s.contains("Do you want to run this command?")
+            });
+            w.wait_state(&pane, "waiting", Some("permission: bash (touch hello.txt)"));
+            let row = real::pane_row(&w.server, &pane);
+            assert_eq!(
+                row["request"]["summary"], "touch hello.txt",
+                "{label}: {row:#}"
+            );
+            row["request"].clone()
+        };
+        let hello = w.server.work("proj").join("hello.txt");
+
+        // Allow once: the command runs, and its answer closes the turn.
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        w.wait_state(&pane, "your-turn", None);
+        assert!(hello.is_file(), "{label}: the command ran");
+        let again = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(again.code, 1, "{label}: {again:?}");
+        assert_eq!(
+            again.json()["refusal"],
+            "already-answered",
+            "{label}: {again:?}"
+        );
+
+        // Deny: Escape stops the call, as the option says. Copilot 1.0.102 now and then ignores
+        // Escape (see `interrupt`): then the answer says the dialog is still up.
+        std::fs::remove_file(&hello).unwrap();
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        let out = run.json();
+        assert_eq!(out["keys"], serde_json::json!(["Escape"]), "{label}: {out}");
+        if out["closed"] == true {
+            w.wait_state(&pane, "your-turn", Some("interrupted"));
+        } else {
+            eprintln!("{label}: Copilot ignored the Escape; Ctrl-C");
+            interrupt(&w.server, &pane);
+        }
+        assert!(!hello.exists(), "{label}: denied, never ran");
+    }
+}

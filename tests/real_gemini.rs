@@ -368,3 +368,45 @@ fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() 
         );
     }
 }
+
+#[test]
+fn a_pending_command_is_shown_and_answered_from_outside() {
+    for client in real::clients("gemini") {
+        let server = TmuxServer::start();
+        let api = gemini::start();
+        let home = gemini::home(server.path());
+        let pane = start::gemini(&server, &client, &home, &api, "proj");
+        let label = client.label();
+        wait_state(&server, &pane, "idle", None);
+        let ask = |dir: &str| -> serde_json::Value {
+            start::gemini_submit(&server, &pane, &format!("TOOL:mkdir {dir}"));
+            wait_state(&server, &pane, "waiting", Some("permission: Shell"));
+            let req = row(&server, &pane)["request"].clone();
+            assert_eq!(req["summary"], format!("mkdir {dir}"), "{label}: {req:#}");
+            req
+        };
+
+        // Allow once: the command runs and its result reaches the stand-in's next turn.
+        let req = ask("allowed");
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&server, &pane, "allow", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        wait_state(&server, &pane, "your-turn", None);
+        assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
+        assert!(server.work("proj").join("allowed").is_dir(), "{label}");
+        let again = real::answer(&server, &pane, "allow", &fp);
+        assert_eq!(again.code, 1, "{label}: {again:?}");
+        assert_eq!(again.json()["refusal"], "no-dialog", "{label}: {again:?}");
+
+        // Deny: the command never runs; the turn is handed back.
+        let req = ask("denied");
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&server, &pane, "deny", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        wait_for(STEP, "the denied turn to end", || {
+            let r = resolve(&server, &pane);
+            (r["state"] != "waiting" && r["state"] != "working").then_some(())
+        });
+        assert!(!server.work("proj").join("denied").exists(), "{label}");
+    }
+}

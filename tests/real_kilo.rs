@@ -235,3 +235,30 @@ fn two_kilo_sessions_in_one_folder_each_show_their_own() {
         assert_eq!(ra["state"], "your-turn", "{label}: {ra:#}");
     }
 }
+
+#[test]
+fn a_pending_command_is_shown_and_answered_from_outside() {
+    for client in real::clients("kilo") {
+        let label = client.label();
+        let w = World::new();
+        let pane = start::kilo(&w.server, &client, "proj");
+        let ask = || -> String {
+            type_prompt(&w.server, &pane, "RUNBASH please");
+            w.wait_state(&pane, "waiting", |r| r == "permission: bash");
+            let req = real::pane_row(&w.server, &pane)["request"].clone();
+            assert_eq!(req["summary"], "$ echo hello", "{label}: {req:#}");
+            req["fingerprint"].as_str().unwrap().to_string()
+        };
+        // Allow once: its answer closes the turn.
+        let run = real::answer(&w.server, &pane, "allow", &ask());
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        w.wait_state(&pane, "your-turn", none);
+        // Deny: Kilo asks what to do instead after Reject, and Escape leaves its call open —
+        // denied in its pane; nothing typed.
+        let fp = ask();
+        let run = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(run.code, 1, "{label}: {run:?}");
+        assert_eq!(run.json()["refusal"], "no-keys", "{label}: {run:?}");
+        assert!(real::screen(&w.server, &pane).contains("Permission required"));
+    }
+}

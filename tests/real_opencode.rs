@@ -377,3 +377,48 @@ fn an_idle_opencode_leaves_the_watcher_asleep() {
         assert_eq!(w.resolve(&pane)["state"], "your-turn", "{label}");
     }
 }
+
+#[test]
+fn a_pending_command_is_shown_and_answered_from_outside() {
+    for client in real::clients("opencode") {
+        let label = client.label();
+        let w = World::new();
+        let pane = w.opencode(&client, "proj");
+        let ask = || -> Value {
+            type_prompt(&w.server, &pane, "RUNBASH please");
+            wait_screen(&w.server, &pane, STEP, "the permission dialog", |s| {
+                s.contains("Permission required")
+            });
+            w.wait_state(&pane, "waiting", Some("permission: bash"));
+            let req = real::pane_row(&w.server, &pane)["request"].clone();
+            assert_eq!(req["summary"], "$ echo hello", "{label}: {req:#}");
+            req
+        };
+
+        // The person moved the selection to "Allow always": allow once moves back to
+        // "Allow once" first, so the next call asks again.
+        let req = ask();
+        press(&w.server, &pane, "Right");
+        std::thread::sleep(Duration::from_millis(300));
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        assert_eq!(
+            run.json()["keys"],
+            serde_json::json!(["Left", "Enter"]),
+            "{label}: {run:?}"
+        );
+        w.wait_state(&pane, "your-turn", None);
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
+
+        // Asked again (allowed once only); denied: Escape hands the turn back.
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+        let again = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(again.code, 1, "{label}: {again:?}");
+    }
+}

@@ -145,10 +145,16 @@ fn pi_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(alerts[1], ("waiting".into(), "permission: bash".into()));
         let refused = w.server.agentpane(&["route", &claude, &pane]);
         assert_eq!(refused.code, 1, "{label}: {refused:?}");
-        press(&w.server, &pane, "Down");
-        std::thread::sleep(Duration::from_millis(300));
-        press(&w.server, &pane, "Enter");
+        // Denied from outside, held to the request shown: the gate blocks the command.
+        let req = real::pane_row(&w.server, &pane)["request"].clone();
+        assert_eq!(req["summary"], "rm -rf scratch", "{label}: {req:#}");
+        let fp = req["fingerprint"].as_str().unwrap_or_default().to_string();
+        let run = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        assert_eq!(run.json()["keys"], serde_json::json!(["Escape"]), "{label}");
         w.wait_state(&pane, "your-turn", none);
+        let again = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(again.code, 1, "{label}: {again:?}");
         let last = w.server.agentpane(&["last", &pane, "--json"]);
         assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
         wait_alerts(&watch, &pane, 3);
@@ -256,10 +262,14 @@ fn two_pi_sessions_in_one_folder_each_show_their_own_or_none() {
         let rc = w.wait_state(&c, "waiting", |r| r == "permission: bash");
         assert_eq!(rc["via"], "ambiguous", "{label}: {rc:#}");
         assert_eq!(rc["source"], "pane", "{label}: {rc:#}");
-        press(&w.server, &c, "Down");
-        std::thread::sleep(Duration::from_millis(300));
-        press(&w.server, &c, "Enter");
-        wait_screen(&w.server, &c, STEP, "c's answer after the refusal", |s| {
+        // Allowed from outside: the command runs and the turn goes on to its answer.
+        let req = real::pane_row(&w.server, &c)["request"].clone();
+        assert_eq!(req["summary"], "rm -rf scratch", "{label}: {req:#}");
+        let fp = req["fingerprint"].as_str().unwrap_or_default().to_string();
+        let run = real::answer(&w.server, &c, "allow", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        assert_eq!(run.json()["keys"], serde_json::json!(["Enter"]), "{label}");
+        wait_screen(&w.server, &c, STEP, "c's answer after the command", |s| {
             s.contains("Tool done.")
         });
     }

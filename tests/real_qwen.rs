@@ -330,3 +330,49 @@ fn qwen_stand_in_serves_until_stopped() {
         std::thread::sleep(Duration::from_millis(200));
     }
 }
+
+#[test]
+fn a_pending_command_is_shown_and_answered_from_outside() {
+    for client in real::clients("qwen") {
+        let label = client.label();
+        let w = World::new();
+        let pane = w.qwen(&client, "proj");
+        let ask = || -> Value {
+            type_prompt(&w.server, &pane, "RUNBASH please");
+            wait_screen(&w.server, &pane, STEP, "the approval dialog", |s| {
+                s.contains("Allow execution")
+            });
+            w.wait_state(&pane, "waiting", Some("permission: run_shell_command"));
+            let req = real::pane_row(&w.server, &pane)["request"].clone();
+            assert!(
+                req["summary"]
+                    .as_str()
+                    .is_some_and(|s| s.starts_with("echo hello")),
+                "{label}: {req:#}"
+            );
+            req
+        };
+
+        // Allow once: it runs and the answer after it closes the turn.
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        w.wait_state(&pane, "your-turn", None);
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
+        let again = real::answer(&w.server, &pane, "allow", &fp);
+        assert_eq!(again.code, 1, "{label}: {again:?}");
+        assert_eq!(again.json()["refusal"], "no-dialog", "{label}: {again:?}");
+
+        // Deny: the call is refused and the turn handed back.
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let run = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        wait_for(STEP, "the denied turn to end", || {
+            let r = w.resolve(&pane);
+            (r["state"] != "waiting" && r["state"] != "working").then_some(())
+        });
+    }
+}

@@ -36,6 +36,8 @@
 #   @agentpane-route-key      key opening the menu that routes this pane's answer (default R)
 #   @agentpane-last-key       key showing this pane's last answer in a popup (default P)
 #   @agentpane-picker-key     key opening the picker of all agent panes in a popup (default S)
+#   @agentpane-answer-key     key showing what the most urgent waiting pane asks, in a popup
+#                             where y allows it once and n denies it (default off)
 #
 # Each key option accepts `off` to leave that key alone. Every key runs agentpane through
 # `run-shell -b` (which expands #{pane_id} and #{client_name}; display-popup's command is never
@@ -305,6 +307,11 @@ main() {
 	key="$(get_option @agentpane-picker-key S)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
 		tmux bind-key "$key" run-shell -b "$base pick --popup $here >/dev/null 2>&1 || true"
+	fi
+	# What the most urgent waiting pane asks, y/n to decide; off unless chosen.
+	key="$(get_option @agentpane-answer-key off)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" run-shell -b "$base pick --popup $here --decide >/dev/null 2>&1 || true"
 	fi
 }
 

@@ -14,6 +14,8 @@ use super::locate::{Found, Target, TranscriptCache};
 use super::retry::Retrying;
 use crate::events::{AgentKind, Event, Time};
 use crate::proctree::ProcTable;
+use crate::read::dialog::OnScreen;
+use crate::read::request::Request;
 use crate::state::Source;
 use crate::state::{Status, Windows};
 
@@ -230,6 +232,36 @@ pub trait Agent: Sync {
     /// shares (`⎿`, `└`).
     fn tool_line(&self, _trimmed: &str, _first: char) -> bool {
         false
+    }
+
+    // --- What it asks, and how it is answered (docs/design.md#deciding-from-anywhere) -----
+
+    /// Whether its log records each decision it waits on until it is answered, so that a
+    /// request its log no longer shows pending has been answered.
+    fn logs_requests(&self) -> bool {
+        false
+    }
+
+    /// The decision its log `transcript` shows pending, in full ([`Agent::logs_requests`]).
+    fn pending_request(&self, _transcript: &Path) -> Option<Request> {
+        None
+    }
+
+    /// Whether [`Agent::on_screen`] needs the screen with its colours (`capture-pane -e`) to
+    /// tell the keys: a dialog whose options are chosen by arrows from the selected one.
+    fn styled_dialogs(&self) -> bool {
+        false
+    }
+
+    /// The dialog on its screen, read as a request, with the keys that give each answer: one
+    /// of its [`Agent::dialogs`], else its [`Agent::question`] (shown, never answered).
+    fn on_screen(&self, screen: &str) -> Option<OnScreen> {
+        crate::read::dialog::on_screen(self.dialogs(), screen).or_else(|| {
+            let clean = strip_ansi_escapes::strip_str(screen);
+            let lines = crate::read::dialog::bottom(&clean);
+            let asked = self.question(&lines)?;
+            Some(crate::read::dialog::asked(&asked, &lines))
+        })
     }
 
     // --- Typing into it ---------------------------------------------------------------------

@@ -59,6 +59,20 @@ pub fn all() -> impl Iterator<Item = &'static dyn Agent> {
     REGISTRY.iter().copied()
 }
 
+/// What the `kind` agent waits on the human for: the request its log shows pending (in
+/// full), else the dialog on its `screen`.
+pub fn request_of(
+    kind: AgentKind,
+    transcript: Option<&Path>,
+    screen: Option<&str>,
+) -> Option<crate::read::request::Request> {
+    let agent = of(kind);
+    transcript
+        .filter(|_| agent.logs_requests())
+        .and_then(|t| agent.pending_request(t))
+        .or_else(|| agent.on_screen(screen?).map(|d| d.request))
+}
+
 /// The agent whose own form `path` is in (a session in its database, its chat log), if any.
 pub fn owner_of_path(path: &Path) -> Option<&'static dyn Agent> {
     all().find(|a| a.owns_path(path))

@@ -1,5 +1,6 @@
 //! One file per subcommand; [`dispatch`] maps the parsed CLI onto them.
 
+mod answer;
 mod channel;
 mod classify;
 mod client;
@@ -79,6 +80,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Route(a) => route::route(a, &ctx),
         Command::Relay(a) => route::relay(a, &ctx),
         Command::Pick(a) => pick::run(a, &ctx),
+        Command::Answer(a) => answer::run(a, &ctx),
         Command::RouteMenu(a) => route::menu(a, &ctx),
         Command::RouteQueue(a) => route::queue(a, &ctx),
         Command::Channel(c) => channel::run(c),

@@ -89,6 +89,9 @@ struct PaneRow<'a> {
     /// While the agent retries a failed API call: `{attempt, limit, next_at}`.
     #[serde(skip_serializing_if = "Option::is_none")]
     retry: Option<&'a crate::state::Retry>,
+    /// While `waiting`: what the agent asks to decide (`{kind, tool, summary, text, …}`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    request: Option<&'a crate::read::request::Request>,
 }
 
 impl<'a> PaneRow<'a> {
@@ -112,6 +115,7 @@ impl<'a> PaneRow<'a> {
             turn_key: report.status.turn_key.as_deref(),
             answer_head: answer_head(report),
             retry: report.status.retry.as_ref(),
+            request: report.status.request.as_ref(),
         }
     }
 }
@@ -239,6 +243,20 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// The reason, and while waiting what is asked (`permission: Bash · rm -rf build`).
+fn reason_cell(status: &crate::state::Status) -> String {
+    let reason = status.reason.clone().unwrap_or_else(|| "-".into());
+    match &status.request {
+        Some(r) if !r.summary.is_empty() => format!(
+            "{reason} · {}",
+            crate::text::chars(
+                &crate::route::sanitize::sanitize(&r.summary).replace(['\n', '\t'], " "),
+                50
+            )
+        ),
+        _ => reason,
+    }
+}
 /// A `panes --json` row: a local pane, or a remote one with its `host`.
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -280,7 +298,7 @@ fn table(
             r.pane.target(),
             r.agent.as_ref().map_or("-".into(), |a| a.kind.to_string()),
             state,
-            rep.status.reason.clone().unwrap_or_else(|| "-".into()),
+            reason_cell(&rep.status),
             rep.status
                 .at
                 .or(rep.status.last_activity)

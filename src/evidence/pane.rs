@@ -7,13 +7,8 @@
 use serde::Serialize;
 
 use crate::agents::{self, Agent};
-use crate::read::dialog::{content, option_label, Dialog};
+use crate::read::dialog::{bottom, lowest, Dialog};
 pub use crate::read::dialog::{Prompt, PromptKind};
-
-/// Lines from the bottom of the capture that are searched.
-const TAIL_LINES: usize = 80;
-/// A dialog's title is at most this many lines above the last painted line.
-const MAX_DIALOG_LINES: usize = 40;
 
 /// Evidence from one look at the pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -38,26 +33,16 @@ pub fn detect_prompt(captured_text: &str) -> Option<PaneEvidence> {
     } else {
         captured_text
     };
-    let all: Vec<&str> = text.lines().collect();
-    let end = all.iter().rposition(|l| !l.trim().is_empty())? + 1;
-    let lines = &all[end.saturating_sub(TAIL_LINES)..end];
-
-    for i in (0..lines.len()).rev() {
-        if lines.len() - i > MAX_DIALOG_LINES {
-            break;
-        }
-        let Some((agent, dialog)) = dialog_titled(content(lines[i])) else {
-            continue;
-        };
-        let below = &lines[i + 1..];
-        if !below.iter().any(|l| (dialog.approves)(content(l))) || below.iter().any(|l| idle_box(l))
-        {
-            continue;
-        }
+    let lines = bottom(text);
+    if lines.is_empty() {
+        return None;
+    }
+    let lines = lines.as_slice();
+    if let Some((agent, dialog, i)) = lowest(lines, dialog_titled) {
         return Some(PaneEvidence::Prompt(Prompt {
             agent: agent.kind(),
             kind: dialog.kind,
-            tool: (dialog.tool)(&lines[..i], below),
+            tool: (dialog.tool)(&lines[..i], &lines[i + 1..]),
             title: dialog.shown.into(),
         }));
     }
@@ -74,34 +59,6 @@ fn dialog_titled(line: &str) -> Option<(&'static dyn Agent, &'static Dialog)> {
             .find(|d| d.titles.iter().any(|t| t.matches(line)))
             .map(|d| (a, d))
     })
-}
-
-/// The agent's input box, a submitted prompt or a busy footer under a title: the title is
-/// history, not a live dialog.
-fn idle_box(line: &str) -> bool {
-    let l = content(line);
-    if l.contains("? for shortcuts") || l.contains("esc to interrupt") {
-        return true;
-    }
-    let Some(rest) = ['❯', '›', '>']
-        .iter()
-        .find_map(|p| l.strip_prefix(*p))
-        .map(str::trim_start)
-    else {
-        return false;
-    };
-    const LABELS: [&str; 9] = [
-        "Yes",
-        "No",
-        "Approve",
-        "Edit",
-        "Explain",
-        "Switch",
-        "View",
-        "Cancel",
-        "Type here",
-    ];
-    option_label(l).is_none() && !LABELS.iter().any(|w| rest.starts_with(w))
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod dialog;
 pub mod ratelimit;
+pub mod request;
 pub mod reverse;
 pub mod time;
 
@@ -49,4 +50,29 @@ pub fn open_regular(path: &Path) -> Result<File> {
         anyhow::bail!("cannot read {}: not a regular file", path.display());
     }
     Ok(file)
+}
+
+/// The JSON records of a JSONL log, newest first, as long as `more` asks for the next and
+/// within `budget`; a line that is no JSON, too large or unreadable is skipped.
+pub fn newest_records(
+    path: &Path,
+    budget: Budget,
+    mut more: impl FnMut(&serde_json::Value) -> bool,
+) -> Result<()> {
+    let lines = reverse::ReverseLines::new(open_regular(path)?, MAX_LINE)?;
+    for (n, line) in lines.enumerate() {
+        if n >= budget.max_lines {
+            break;
+        }
+        let reverse::Line::Full(bytes) = line? else {
+            continue;
+        };
+        let Ok(value) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+            continue;
+        };
+        if !more(&value) {
+            break;
+        }
+    }
+    Ok(())
 }

@@ -180,6 +180,15 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
             source = Source::Pane;
         }
     }
+    if status.state == crate::state::State::Waiting {
+        status.request = resolved.agent.as_ref().and_then(|a| {
+            // An agent whose wait was read from its title has not had its screen looked at.
+            let screen = pane
+                .clone()
+                .or_else(|| capture(tmux, &resolved.pane.pane_id));
+            crate::agents::request_of(a.kind, resolved.transcript.as_deref(), screen.as_deref())
+        });
+    }
     // Stopped by Ctrl-Z: whatever its log says, it does nothing and takes no input until the
     // person brings it back (docs/design.md#delivery).
     if resolved

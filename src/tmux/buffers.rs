@@ -112,6 +112,12 @@ impl Tmux {
         self.cmd(&["send-keys", "-t", pane, "Enter"]).map(|_| ())
     }
 
+    /// The visible screen with its colours and attributes (`capture-pane -p -e -J`): which
+    /// option of a dialog is selected shows only there.
+    pub fn capture_styled(&self, pane: &str) -> Result<String, TmuxError> {
+        self.cmd(&["capture-pane", "-p", "-e", "-J", "-t", pane])
+    }
+
     /// `capture-pane -p -J` of the visible screen plus up to `lines` of scrollback (capped at
     /// [`MAX_CAPTURE_LINES`]); wrapped lines are joined.
     pub fn capture(&self, pane: &str, lines: u32) -> Result<String, TmuxError> {

@@ -183,6 +183,7 @@ mod tests {
             transcript: None,
             at: t(0),
             key: "k".into(),
+            request: None,
         };
         let o = desired(
             &[r],

@@ -176,6 +176,7 @@ mod tests {
             transcript: None,
             at: chrono::Utc::now(),
             key: "k".into(),
+            request: None,
         };
         deliver(&Tmux::new(Socket::Default), &config, &alert);
         let got = std::fs::read_to_string(dir.path().join("alerts log.jsonl")).unwrap();

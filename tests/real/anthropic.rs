@@ -93,6 +93,27 @@ impl Anthropic {
             .collect()
     }
 
+    /// The tool results the client sent back, by tool call id, in order (the last user
+    /// message of each main-conversation request): `(id, is_error)`.
+    pub fn tool_results(&self) -> Vec<(String, bool)> {
+        let mut out: Vec<(String, bool)> = Vec::new();
+        for body in self.server.requests().iter().filter_map(Request::json) {
+            let Some(last) = last_user(&body) else {
+                continue;
+            };
+            for b in last["content"].as_array().into_iter().flatten() {
+                if b["type"] != "tool_result" {
+                    continue;
+                }
+                let id = b["tool_use_id"].as_str().unwrap_or_default().to_string();
+                if !out.iter().any(|(seen, _)| *seen == id) {
+                    out.push((id, b["is_error"].as_bool().unwrap_or(false)));
+                }
+            }
+        }
+        out
+    }
+
     /// Paths the stand-in does not know (for diagnosing a new client release).
     pub fn unknown_paths(&self) -> Vec<String> {
         self.unknown.lock().unwrap().clone()

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::common::TmuxServer;
+use crate::common::{Run, TmuxServer};
 
 /// One installed release of an agent client.
 #[derive(Debug, Clone)]
@@ -259,6 +259,12 @@ pub fn panes(tmux: &TmuxServer) -> Vec<serde_json::Value> {
     let run = tmux.agentpane(&["panes", "--json"]);
     assert_eq!(run.code, 0, "panes --json: {run:?}");
     run.json().as_array().cloned().unwrap_or_default()
+}
+
+/// `answer PANE CHOICE --request FP --json`: the answer held to the request with fingerprint
+/// `fp`.
+pub fn answer(tmux: &TmuxServer, pane: &str, choice: &str, fp: &str) -> Run {
+    tmux.agentpane(&["answer", pane, choice, "--request", fp, "--json"])
 }
 
 /// `pane`'s row of `panes --json` (`Null` when it is not listed).

@@ -2,7 +2,8 @@
 
 use crate::events::AgentKind;
 use crate::read::dialog::{
-    content, numbered_yes, option_label, Dialog, Prompt, PromptKind, TitleLine,
+    content, join_content, no_choices, numbered_choices, numbered_yes, option_label, Dialog,
+    Prompt, PromptKind, TitleLine,
 };
 
 /// Its dialogs: run a tool, edit or create a file, allow an action, approve a plan.
@@ -13,6 +14,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: header_tool,
+        detail: body,
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Asks("Do you want to make this edit to ")],
@@ -20,6 +23,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, _| Some("Edit".into()),
+        detail: body,
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Asks("Do you want to create ")],
@@ -27,6 +32,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, _| Some("Write".into()),
+        detail: body,
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Asks("Do you want to allow ")],
@@ -34,6 +41,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: header_tool,
+        detail: body,
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Is("Would you like to proceed?")],
@@ -41,24 +50,49 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Plan,
         approves: numbered_yes,
         tool: |_, _| None,
+        detail: body,
+        choices: no_choices,
     },
 ];
 
-/// Claude draws the tool's header (`Bash command`, `Edit file x`, …) as the first line of
-/// the dialog, under a rule line.
-fn header_tool(above: &[&str], _below: &[&str]) -> Option<String> {
-    let start = above
+/// What the dialog shows between its rule line and its title, without the tool's header
+/// (`Bash command`): the command and its description, the diff, the URL.
+fn body(above: &[&str], _below: &[&str]) -> String {
+    let start = rule_below(above);
+    let mut lines = above[start..].iter().skip_while(|l| content(l).is_empty());
+    let header = lines.next().map(|l| content(l)).unwrap_or_default();
+    let rest = join_content(lines);
+    match (header_tool_name(header), rest.is_empty()) {
+        (Some(_), _) => rest,
+        (None, true) => header.to_string(),
+        (None, false) => format!("{header}\n{rest}"),
+    }
+}
+
+/// The first line under the dialog's rule line (at most 12 lines up when there is none).
+fn rule_below(above: &[&str]) -> usize {
+    above
         .iter()
         .rposition(|l| {
             let t = l.trim();
             t.chars().count() >= 10 && t.chars().all(|c| c == '─' || c == '━')
         })
         .map(|i| i + 1)
-        .unwrap_or(above.len().saturating_sub(12));
-    let header = above[start..]
+        .unwrap_or(above.len().saturating_sub(12))
+}
+
+/// Claude draws the tool's header (`Bash command`, `Edit file x`, …) as the first line of
+/// the dialog, under a rule line.
+fn header_tool(above: &[&str], _below: &[&str]) -> Option<String> {
+    let header = above[rule_below(above)..]
         .iter()
         .map(|l| content(l))
         .find(|l| !l.is_empty())?;
+    header_tool_name(header).map(str::to_string)
+}
+
+/// The tool a dialog's header line names.
+fn header_tool_name(header: &str) -> Option<&'static str> {
     let tool = match header {
         h if h.starts_with("Bash command") => "Bash",
         h if h.starts_with("Edit file") => "Edit",
@@ -69,7 +103,7 @@ fn header_tool(above: &[&str], _below: &[&str]) -> Option<String> {
         h if h.starts_with("Edit notebook") => "NotebookEdit",
         _ => return None,
     };
-    Some(tool.into())
+    Some(tool)
 }
 
 /// Its AskUserQuestion: numbered choices above an `Enter to select · … · Esc to cancel`
@@ -95,4 +129,45 @@ pub fn question(lines: &[&str]) -> Option<Prompt> {
             tool: Some("AskUserQuestion".into()),
             title: "question".into(),
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::agents::Agent;
+    use crate::read::request::{PromptKind, RequestSource};
+
+    const BASH: &str = "⏺ I'll create the marker file.\n\n────────────────────────────────────────────────\n Bash command\n\n   touch agentpane-tool-ran.txt\n   Create a marker file\n\n Do you want to proceed?\n ❯ 1. Yes\n   2. Yes, and don't ask again for touch commands in /tmp/w/proj\n   3. No, and tell Claude what to do differently (esc)\n";
+
+    #[test]
+    fn its_bash_dialog_is_the_pending_calls_dialog() {
+        let d = crate::agents::claude::Claude
+            .on_screen(BASH)
+            .expect("the dialog");
+        assert_eq!(d.request.tool, "Bash");
+        assert_eq!(d.request.from, RequestSource::Screen);
+        assert_eq!(d.request.summary, "touch agentpane-tool-ran.txt");
+        assert_eq!(d.choices.allow, Some(vec!["1".to_string()]));
+        assert_eq!(d.choices.always, Some(vec!["2".to_string()]));
+        assert_eq!(d.choices.deny, Some(vec!["3".to_string()]));
+        let logged = crate::agents::claude::request::of_call(&serde_json::json!({
+            "type": "tool_use", "id": "t", "name": "Bash",
+            "input": {"command": "touch agentpane-tool-ran.txt", "description": "Create a marker file"}
+        }));
+        assert!(logged.shown_in(&d.request));
+        let other = crate::agents::claude::request::of_call(&serde_json::json!({
+            "type": "tool_use", "id": "t", "name": "Bash", "input": {"command": "rm -rf /"}
+        }));
+        assert!(!other.shown_in(&d.request));
+    }
+
+    #[test]
+    fn its_question_form_is_shown_with_no_keys() {
+        let screen = "☐ Database\n\nWhich database?\n\n❯ 1. Postgres\n  2. SQLite\n  3. Type something.\n\nEnter to select · ↑/↓ to navigate · Esc to cancel\n";
+        let d = crate::agents::claude::Claude
+            .on_screen(screen)
+            .expect("the question");
+        assert_eq!(d.request.kind, PromptKind::Question);
+        assert!(d.request.text.contains("Which database?"));
+        assert_eq!(d.choices, Default::default());
+    }
 }

@@ -4,6 +4,7 @@ pub mod answer;
 pub mod dialogs;
 pub mod locate;
 pub mod parse;
+pub mod request;
 pub mod screen;
 
 use std::path::Path;
@@ -128,6 +129,14 @@ impl crate::agents::Agent for Claude {
 
     fn question(&self, lines: &[&str]) -> Option<crate::read::dialog::Prompt> {
         dialogs::question(lines)
+    }
+
+    fn logs_requests(&self) -> bool {
+        true
+    }
+
+    fn pending_request(&self, transcript: &Path) -> Option<crate::read::request::Request> {
+        request::pending(transcript)
     }
 
     fn shows_retries(&self) -> bool {

@@ -1,7 +1,10 @@
 //! Codex's approval dialogs as its screen draws them, today's and those of the TypeScript
 //! Codex before it.
 
-use crate::read::dialog::{content, numbered_yes, option_label, Dialog, PromptKind, TitleLine};
+use crate::read::dialog::{
+    command_first, content, detail_above, detail_below, no_choices, numbered_choices, numbered_yes,
+    option_label, Dialog, PromptKind, TitleLine,
+};
 
 /// Its dialogs: run a command, make edits, grant permissions.
 pub const DIALOGS: &[Dialog] = &[
@@ -13,6 +16,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, below| Some(command_program(below).unwrap_or_else(|| "command".into())),
+        detail: |_, below| command_first(below),
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Is("Would you like to make the following edits?")],
@@ -20,6 +25,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, _| Some("edit".into()),
+        detail: |_, below| detail_below(below),
+        choices: numbered_choices,
     },
     Dialog {
         titles: &[TitleLine::Is("Would you like to grant these permissions?")],
@@ -27,6 +34,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: numbered_yes,
         tool: |_, _| Some("permissions".into()),
+        detail: |_, below| detail_below(below),
+        choices: numbered_choices,
     },
     // The TypeScript Codex drew the command above the question.
     Dialog {
@@ -40,6 +49,8 @@ pub const DIALOGS: &[Dialog] = &[
                     .unwrap_or_else(|| "command".into()),
             )
         },
+        detail: |above, _| detail_above(above, 12),
+        choices: no_choices,
     },
     Dialog {
         titles: &[
@@ -50,6 +61,8 @@ pub const DIALOGS: &[Dialog] = &[
         kind: PromptKind::Permission,
         approves: old_yes,
         tool: |_, _| Some("edit".into()),
+        detail: |above, _| detail_above(above, 12),
+        choices: no_choices,
     },
 ];
 
@@ -70,4 +83,22 @@ fn command_program(lines: &[&str]) -> Option<String> {
         let name = program.rsplit('/').next().unwrap_or(program);
         (!name.is_empty()).then(|| crate::text::bounded(name, 64))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::agents::Agent;
+
+    #[test]
+    fn its_command_dialog_reads_the_command_first_with_numbered_keys() {
+        let screen = "  Would you like to run the following command?\n\n  Environment: local\n  Reason: the mock needs it\n\n  $ touch approved.txt\n\n› 1. Yes, proceed (y)\n  2. Yes, and don't ask again for commands that start with `touch approved.txt` (p)\n  3. No, and tell Codex what to do differently (esc)\n\n  Press enter to confirm or esc to cancel\n";
+        let d = crate::agents::codex::Codex
+            .on_screen(screen)
+            .expect("the dialog");
+        assert_eq!(d.request.tool, "touch");
+        assert_eq!(d.request.summary, "$ touch approved.txt");
+        assert_eq!(d.choices.allow, Some(vec!["1".to_string()]));
+        assert_eq!(d.choices.always, Some(vec!["2".to_string()]));
+        assert_eq!(d.choices.deny, Some(vec!["3".to_string()]));
+    }
 }

@@ -169,6 +169,38 @@ impl crate::agents::Agent for Copilot {
         }
     }
 
+    fn logs_requests(&self) -> bool {
+        true
+    }
+
+    fn pending_request(&self, transcript: &Path) -> Option<crate::read::request::Request> {
+        let mut records = Vec::new();
+        let budget = crate::read::Budget {
+            max_bytes: 8 * 1024 * 1024,
+            max_lines: 400,
+        };
+        crate::read::newest_records(transcript, budget, |v| {
+            records.push(v.clone());
+            true
+        })
+        .ok()?;
+        records.reverse();
+        parse::pending(&records).map(|p| p.request())
+    }
+
+    fn on_screen(&self, screen: &str) -> Option<crate::read::dialog::OnScreen> {
+        let d = screen::dialog(screen)?;
+        let choices = match d.kind {
+            screen::DialogKind::Permission => screen::choices(screen),
+            // A question is shown, never answered for the person.
+            screen::DialogKind::Question => Default::default(),
+        };
+        Some(crate::read::dialog::OnScreen {
+            request: d.request(),
+            choices,
+        })
+    }
+
     fn enter_delay(&self) -> std::time::Duration {
         // An Enter right after the paste submits it (1.0.102, tried by hand); the default
         // pause is kept as margin.

@@ -266,6 +266,28 @@ impl Pending {
     }
 }
 
+impl Pending {
+    /// As a request: the command, path or URL its dialog shows.
+    pub fn request(&self) -> crate::read::request::Request {
+        use crate::read::request::{PromptKind, Request, RequestSource};
+        let kind = match self.kind {
+            PendingKind::Permission => PromptKind::Permission,
+            PendingKind::Question => PromptKind::Question,
+        };
+        let detail = self.detail.as_deref().unwrap_or_default();
+        let first = detail.lines().next().unwrap_or_default();
+        Request::new(
+            kind,
+            &self.tool,
+            detail,
+            detail,
+            self.tool_call_id.clone(),
+            RequestSource::Log,
+        )
+        .keyed(first)
+    }
+}
+
 /// The decision the newest turn waits on, from records in file order (a tail of the log). A
 /// later abort, error, shutdown or prompt means nothing is pending any more: Copilot cancels an
 /// open approval when the turn is aborted (`permission.completed` `cancelled` is written after

@@ -41,6 +41,25 @@ pub struct Dialog {
 }
 
 impl Dialog {
+    /// As a request, read from the screen.
+    pub fn request(&self) -> crate::read::request::Request {
+        use crate::read::request::{PromptKind, Request, RequestSource};
+        let kind = match self.kind {
+            DialogKind::Permission => PromptKind::Permission,
+            DialogKind::Question => PromptKind::Question,
+        };
+        let detail = self.detail.as_deref().unwrap_or(&self.title);
+        let text = format!("{detail}\n{}", self.title);
+        Request::new(
+            kind,
+            self.tool.as_deref().unwrap_or_default(),
+            detail,
+            &text,
+            None,
+            RequestSource::Screen,
+        )
+    }
+
     /// The `waiting` reason, as [`super::parse::Pending::reason`] words it.
     pub fn reason(&self) -> String {
         match (self.kind, &self.tool, &self.detail) {
@@ -61,6 +80,24 @@ pub fn dialog(screen: &str) -> Option<Dialog> {
     let end = all.iter().rposition(|l| !l.trim().is_empty())? + 1;
     let lines = &all[end.saturating_sub(NEAR_BOTTOM)..end];
     permission(lines).or_else(|| question(lines))
+}
+
+/// The keys of the approval dialog on `screen`: its numbered yes and "don't ask again" by
+/// number (1.0.102 takes a digit as the choice), deny by Escape — a digit for its "No, and tell
+/// Copilot what to do differently" only moves the selection there, while Escape stops the call
+/// as that label says.
+pub fn choices(screen: &str) -> crate::read::dialog::Choices {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = clean.lines().collect();
+    let Some(at) = lines.iter().rposition(|l| {
+        let c = content(l);
+        c.starts_with("Do you want to ") && c.ends_with('?')
+    }) else {
+        return Default::default();
+    };
+    let mut c = crate::read::dialog::numbered_choices(&lines[at + 1..]);
+    c.deny = Some(vec!["Escape".to_string()]);
+    c
 }
 
 fn permission(lines: &[&str]) -> Option<Dialog> {
@@ -239,6 +276,11 @@ mod tests {
         assert_eq!(d.title, "Do you want to run this command?");
         assert_eq!(d.detail.as_deref(), Some("touch hello.txt"));
         assert_eq!(d.reason(), "permission: bash (touch hello.txt)");
+        let c = choices(&screen("approval"));
+        assert_eq!(c.allow, Some(vec!["1".to_string()]));
+        assert_eq!(c.always, Some(vec!["2".to_string()]));
+        assert_eq!(c.deny, Some(vec!["Escape".to_string()]));
+        assert_eq!(choices(&screen("start")), Default::default());
     }
 
     #[test]

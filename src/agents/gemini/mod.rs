@@ -247,6 +247,11 @@ pub fn is_record(obj: &serde_json::Map<String, serde_json::Value>) -> bool {
 pub struct Gemini;
 
 impl crate::agents::Agent for Gemini {
+    fn on_screen(&self, screen: &str) -> Option<crate::read::dialog::OnScreen> {
+        let tool = pane::dialog_tool(screen)?.unwrap_or_default();
+        crate::read::dialog::headed(screen, &tool, |l| l.starts_with("? "), pane::is_title)
+    }
+
     fn kind(&self) -> AgentKind {
         AgentKind::Gemini
     }

@@ -50,6 +50,13 @@ fn option(line: &str) -> &str {
     line.trim_start_matches(['●', '○', '❯', '›', '>', ' '])
 }
 
+/// Whether `line` is an approval dialog's title.
+pub fn is_title(line: &str) -> bool {
+    line.starts_with("Allow execution of")
+        || line == "Apply this change?"
+        || line == "Do you want to proceed?"
+}
+
 /// The approval dialog on screen, if any, and the tool it asks about.
 pub fn dialog_tool(screen: &str) -> Option<Option<String>> {
     let tail = dialog_lines(screen, 40);
@@ -261,6 +268,20 @@ mod tests {
         );
         assert_eq!(title_state("Gemini CLI (proj)"), None);
         assert_eq!(title_state("bash"), None);
+    }
+
+    #[test]
+    fn the_approval_dialog_is_a_request_with_numbered_keys() {
+        use crate::agents::Agent;
+        let d = crate::agents::gemini::Gemini
+            .on_screen(DIALOG)
+            .expect("the dialog");
+        assert_eq!(d.request.tool, "Shell");
+        assert_eq!(d.request.summary, "mkdir newdir");
+        assert!(d.request.text.ends_with("Allow execution of [Shell]?"));
+        assert_eq!(d.choices.allow, Some(vec!["1".to_string()]));
+        assert_eq!(d.choices.always, Some(vec!["2".to_string()]));
+        assert_eq!(d.choices.deny, Some(vec!["3".to_string()]));
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! opencode's permission dialog as its screen draws it (1.18: `△ Permission required`, then
-//! `Allow once   Allow always   Reject`).
+//! `Allow once   Allow always   Reject`), and the keys that answer it.
 
-use crate::read::dialog::{Dialog, PromptKind, TitleLine};
+use crate::read::dialog::{
+    command_first, content, no_choices, Choices, Dialog, OnScreen, PromptKind, TitleLine,
+};
 
 /// Its one dialog. It names a kind (`# Shell command`); the database names the tool.
 pub const DIALOGS: &[Dialog] = &[Dialog {
@@ -13,4 +15,131 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
     kind: PromptKind::Permission,
     approves: |line| line.starts_with("Allow once"),
     tool: |_, _| None,
+    detail: |_, below| {
+        let asks: Vec<&str> = below
+            .iter()
+            .copied()
+            .take_while(|l| !content(l).starts_with("Allow once"))
+            .collect();
+        command_first(&asks)
+    },
+    // Its options are chosen with arrows from the selected one, which only the screen's
+    // colours show: see [`on_screen`].
+    choices: no_choices,
 }];
+
+/// Its options, left to right.
+const OPTIONS: [&str; 3] = ["Allow once", "Allow always", "Reject"];
+
+/// Its dialog on `screen` (with colours, `capture-pane -e`, for the keys): allowing moves from
+/// the selected option to the wanted one and presses Enter, and is not offered when the
+/// selection cannot be told; Escape rejects where it does (`escape_rejects`).
+pub fn on_screen(screen: &str, escape_rejects: bool) -> Option<OnScreen> {
+    let mut d = crate::read::dialog::on_screen(DIALOGS, screen)?;
+    let moves = |to: usize| {
+        let from = selected(screen)?;
+        let key = if to >= from { "Right" } else { "Left" };
+        let mut keys = vec![key.to_string(); to.abs_diff(from)];
+        keys.push("Enter".to_string());
+        Some(keys)
+    };
+    d.choices = Choices {
+        allow: moves(0),
+        always: moves(1),
+        // opencode 1.18.33 rejects with Escape. Kilo Code 7.7.7 asks what to do instead
+        // after Reject, and Escape leaves its call open: it is denied in its pane.
+        deny: escape_rejects.then(|| vec!["Escape".to_string()]),
+    };
+    Some(d)
+}
+
+/// Which option is selected: the one drawn in a style of its own (the other two share
+/// theirs). `None` without colours, or when no one option stands out.
+fn selected(screen: &str) -> Option<usize> {
+    let line = screen
+        .lines()
+        .rev()
+        .find(|l| OPTIONS.iter().all(|o| l.contains(o)))?;
+    let styles: Vec<&str> = OPTIONS
+        .iter()
+        .map(|o| {
+            let before = &line[..line.find(o).unwrap_or(0)];
+            before.rfind('\x1b').map_or("", |at| &before[at..])
+        })
+        .collect();
+    if styles.iter().any(|s| s.is_empty()) {
+        return None;
+    }
+    let odd: Vec<usize> = (0..3)
+        .filter(|&i| styles.iter().filter(|s| **s == styles[i]).count() == 1)
+        .collect();
+    match odd.as_slice() {
+        // One stands out and the other two agree.
+        [one] => Some(*one),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The options line of 1.18.33 as `capture-pane -e` shows it, `sel` selected.
+    fn line(sel: usize) -> String {
+        let on = |o: &str| format!("\x1b[48;5;215m \x1b[38;5;232m{o}\x1b[38;5;15m \x1b[48;5;234m");
+        let off = |o: &str| format!("  \x1b[38;5;8m{o}\x1b[38;5;15m ");
+        let parts: Vec<String> = OPTIONS
+            .iter()
+            .enumerate()
+            .map(|(i, o)| if i == sel { on(o) } else { off(o) })
+            .collect();
+        format!(
+            "  ┃ {}   ctrl+f fullscreen  ⇆ select  enter confirm\n",
+            parts.join("")
+        )
+    }
+
+    fn screen(sel: usize) -> String {
+        format!(
+            "  ┃  △ Permission required\n  ┃    # Shell command\n  ┃\n  ┃  $ echo hello\n  ┃\n{}",
+            line(sel)
+        )
+    }
+
+    #[test]
+    fn the_selected_option_is_the_one_drawn_apart() {
+        for sel in 0..3 {
+            assert_eq!(selected(&screen(sel)), Some(sel));
+        }
+        // Without colours there is no telling.
+        let plain = strip_ansi_escapes::strip_str(screen(0));
+        assert_eq!(selected(&plain), None);
+    }
+
+    #[test]
+    fn allowing_moves_from_the_selection_and_rejecting_is_escape() {
+        let d = on_screen(&screen(0), true).expect("the dialog");
+        assert_eq!(d.request.summary, "$ echo hello");
+        assert_eq!(d.choices.allow, Some(vec!["Enter".to_string()]));
+        let keys = |k: &[&str]| Some(k.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(d.choices.always, keys(&["Right", "Enter"]));
+        assert_eq!(d.choices.deny, keys(&["Escape"]));
+        assert_eq!(on_screen(&screen(0), false).unwrap().choices.deny, None);
+        let d = on_screen(&screen(2), true).unwrap();
+        assert_eq!(d.choices.allow, keys(&["Left", "Left", "Enter"]));
+        // The same request whatever is selected, with colours or without.
+        let plain = strip_ansi_escapes::strip_str(screen(1));
+        let p = on_screen(&plain, true).unwrap();
+        assert_eq!(p.request, d.request);
+        assert_eq!(p.choices.allow, None);
+        assert_eq!(p.choices.deny, keys(&["Escape"]));
+    }
+
+    #[test]
+    fn the_recorded_dialog_reads_its_command() {
+        let screen =
+            include_str!("../../../fixtures/real-clients/opencode-1.18.33/permission-screen.txt");
+        let d = on_screen(screen, true).expect("the dialog");
+        assert_eq!(d.request.summary, "$ echo hello");
+    }
+}

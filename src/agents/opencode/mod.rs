@@ -253,6 +253,17 @@ macro_rules! opencode_store_agent {
                 $crate::agents::opencode::dialogs::DIALOGS
             }
 
+            fn styled_dialogs(&self) -> bool {
+                true
+            }
+
+            fn on_screen(&self, screen: &str) -> Option<$crate::read::dialog::OnScreen> {
+                $crate::agents::opencode::dialogs::on_screen(
+                    screen,
+                    self.kind() == $crate::events::AgentKind::Opencode,
+                )
+            }
+
             fn shows_retries(&self) -> bool {
                 true
             }

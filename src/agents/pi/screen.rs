@@ -13,7 +13,7 @@
 
 use crate::agents::retry::{number_after, Retrying};
 use crate::events::AgentKind;
-use crate::read::dialog::{content, Dialog, Prompt, PromptKind, TitleLine};
+use crate::read::dialog::{content, join_content, Choices, Dialog, Prompt, PromptKind, TitleLine};
 
 /// Lines (not blank) from the bottom that can hold the status line: the input box and its two
 /// rules, the folder and the usage lines, and a selector of a few options above them.
@@ -31,7 +31,46 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
     kind: PromptKind::Permission,
     approves: |line| matches!(line.trim_start_matches("→").trim(), "Yes"),
     tool: |_, _| Some("bash".to_string()),
+    detail: gate_command,
+    choices: selector_choices,
 }];
+
+/// The command the gate asks about: the lines under its title, up to `Allow?`.
+fn gate_command(_above: &[&str], below: &[&str]) -> String {
+    join_content(
+        below
+            .iter()
+            .take_while(|l| !matches!(content(l).trim(), "Allow?" | "→ Yes" | "Yes")),
+    )
+}
+
+/// The keys of pi's selector (`ctx.ui.select`): `→ ` marks the chosen option, the arrows
+/// move it, Enter takes it; Escape cancels, which the gate takes as No ("Blocked by user").
+/// Allow is offered only when the screen shows where `Yes` is from the chosen option.
+fn selector_choices(below: &[&str]) -> Choices {
+    let options: Vec<(bool, &str)> = below
+        .iter()
+        .map(|l| content(l).trim())
+        .filter_map(|l| match l.strip_prefix('→') {
+            Some(chosen) => Some((true, chosen.trim())),
+            None if matches!(l, "Yes" | "No") => Some((false, l)),
+            None => None,
+        })
+        .collect();
+    let chosen = options.iter().position(|(c, _)| *c);
+    let yes = options.iter().position(|(_, label)| *label == "Yes");
+    let allow = chosen.zip(yes).map(|(from, to)| {
+        let step = if to < from { "Up" } else { "Down" };
+        let mut keys = vec![step.to_string(); from.abs_diff(to)];
+        keys.push("Enter".to_string());
+        keys
+    });
+    Choices {
+        allow,
+        always: None,
+        deny: Some(vec!["Escape".to_string()]),
+    }
+}
 
 /// The last lines of the screen that are not blank, trimmed, without colours.
 fn bottom(screen: &str) -> Vec<String> {

@@ -310,3 +310,21 @@ fn a_pane_without_a_known_log_reads_its_screen() {
         (State::Idle, None, Source::None)
     );
 }
+
+#[test]
+fn the_permission_gate_is_answered_with_its_selector_keys() {
+    let shown = screen("approval-screen.txt");
+    let d = Pi.on_screen(&shown).expect("the gate's dialog");
+    assert_eq!(d.request.tool, "bash");
+    assert_eq!(d.request.summary, "rm -rf scratch");
+    assert_eq!(d.choices.allow, Some(vec!["Enter".to_string()]));
+    assert_eq!(d.choices.deny, Some(vec!["Escape".to_string()]));
+    assert_eq!(d.choices.always, None);
+    // The person moved the selection to No: Up, then Enter.
+    let moved = shown.replace("→ Yes", "  Yes").replace("   No", " → No");
+    let d = Pi.on_screen(&moved).expect("the gate's dialog");
+    assert_eq!(
+        d.choices.allow,
+        Some(vec!["Up".to_string(), "Enter".to_string()])
+    );
+}

@@ -41,6 +41,16 @@ pub fn clear_presses(lines: usize) -> usize {
 pub struct Qwen;
 
 impl crate::agents::Agent for Qwen {
+    fn on_screen(&self, screen: &str) -> Option<crate::read::dialog::OnScreen> {
+        // Its dialog is Gemini CLI's, reworded (`Allow execution of: 'echo'?`).
+        crate::read::dialog::headed(
+            screen,
+            "",
+            |l| l.starts_with("? "),
+            crate::agents::gemini::pane::is_title,
+        )
+    }
+
     fn kind(&self) -> AgentKind {
         AgentKind::Qwen
     }

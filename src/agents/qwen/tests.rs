@@ -233,3 +233,21 @@ fn clearing_the_box_takes_two_presses_a_line() {
     assert_eq!(super::clear_presses(3), 6);
     assert_eq!(super::clear_presses(0), 2);
 }
+
+#[test]
+fn the_approval_dialog_on_screen_is_a_request_with_numbered_keys() {
+    use crate::agents::Agent;
+    let screen = read("states/23-approval-pending/screen.txt");
+    let d = crate::agents::qwen::Qwen
+        .on_screen(&screen)
+        .expect("the dialog");
+    assert_eq!(d.request.tool, "Shell");
+    assert_eq!(d.request.summary, "echo hello > hello.txt");
+    assert_eq!(d.choices.allow, Some(vec!["1".to_string()]));
+    assert_eq!(d.choices.always, Some(vec!["2".to_string()]));
+    assert_eq!(d.choices.deny, Some(vec!["4".to_string()]));
+    // The answered screen of the same session shows none.
+    assert!(crate::agents::qwen::Qwen
+        .on_screen(&read("states/25-tool-done/screen.txt"))
+        .is_none());
+}

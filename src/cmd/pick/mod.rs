@@ -56,6 +56,10 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
             return Ok(exit::NOTHING);
         }
     }
+    if args.decide && !picker.open_decision() {
+        eprintln!("agentpane: no pane waits on a decision");
+        return Ok(exit::NOTHING);
+    }
     let mut screen = Screen::enter()?;
     let mut next_refresh = Instant::now() + REFRESH;
     loop {
@@ -79,6 +83,28 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                     Ok((_, line)) => line,
                     Err(e) => format!("{e:#}"),
                 });
+                next_refresh = Instant::now();
+            }
+            Action::Decide {
+                pane,
+                choice,
+                fingerprint,
+            } => {
+                picker.message = Some(
+                    match crate::answer::answer(
+                        &data.tmux,
+                        &pane,
+                        choice,
+                        false,
+                        Some(&fingerprint),
+                    ) {
+                        Ok(a) => match &a.refused {
+                            Some(why) => format!("refused, nothing typed: {why}"),
+                            None => format!("{}: {}", a.target, super::answer::done_words(&a)),
+                        },
+                        Err(e) => format!("{e:#}"),
+                    },
+                );
                 next_refresh = Instant::now();
             }
             Action::ShowAnswer(pane) => {
@@ -275,6 +301,13 @@ fn open_popup(
             }
             " last answer ".to_string()
         }
+        None if args.decide
+            && !reports.iter().any(|r| {
+                r.status.state == crate::state::State::Waiting && r.status.request.is_some()
+            }) =>
+        {
+            return Ok(Some("no pane waits on a decision".into()));
+        }
         None if reports.is_empty() && ctx.remote_hosts()?.is_empty() => {
             return Ok(Some(
                 "no coding agent runs in any pane of this tmux server".into(),
@@ -307,6 +340,9 @@ fn open_popup(
     }
     if let Some(a) = &answer {
         argv.extend(["--answer".into(), a.clone()]);
+    }
+    if args.decide {
+        argv.push("--decide".into());
     }
     let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
     overlay_tmux(&ctx.socket).cmd(&refs)?;

@@ -27,6 +27,8 @@ pub struct Row {
     pub head: Option<String>,
     /// Unread channel mail for the member bound to this pane.
     pub unread: usize,
+    /// While waiting: what the agent asks to decide.
+    pub request: Option<crate::read::request::Request>,
 }
 
 impl Row {
@@ -49,6 +51,7 @@ impl Row {
             at: s.at.or(s.last_activity),
             head,
             unread,
+            request: s.request.clone(),
         }
     }
 }
@@ -68,6 +71,8 @@ impl Row {
             at: p.at,
             head: None,
             unread: 0,
+            // Deciding runs on the host where the dialog is, from its own picker.
+            request: None,
         }
     }
 }
@@ -113,6 +118,12 @@ pub enum Action {
     },
     /// Load this pane's whole last answer and show it.
     ShowAnswer(String),
+    /// Answer what this pane asks, held to the request shown (its fingerprint).
+    Decide {
+        pane: String,
+        choice: crate::answer::Choice,
+        fingerprint: String,
+    },
 }
 
 /// Which screen is up.
@@ -124,6 +135,13 @@ pub enum Mode {
         title: String,
         text: String,
         top: usize,
+    },
+    /// What a waiting pane asks, before `y` allows it once or `n` denies it.
+    Decide {
+        pane: String,
+        title: String,
+        text: String,
+        fingerprint: String,
     },
 }
 
@@ -231,6 +249,27 @@ impl Picker {
         if matches!(self.mode, Mode::Answer { .. }) {
             return self.answer_key(key, view);
         }
+        if let Mode::Decide {
+            pane, fingerprint, ..
+        } = &self.mode
+        {
+            let choice = match key {
+                Key::Char('y') => crate::answer::Choice::Allow,
+                Key::Char('n') => crate::answer::Choice::Deny,
+                Key::Esc | Key::Char('q') => {
+                    self.mode = Mode::List;
+                    return Action::None;
+                }
+                _ => return Action::None,
+            };
+            let action = Action::Decide {
+                pane: pane.clone(),
+                choice,
+                fingerprint: fingerprint.clone(),
+            };
+            self.mode = Mode::List;
+            return action;
+        }
         self.message = None;
         let page = view.height.saturating_sub(LIST_CHROME).max(1);
         let at = self.selected_index().unwrap_or(0);
@@ -253,9 +292,47 @@ impl Picker {
                 }
             }
             Key::Char('r') => return self.route_action(),
+            Key::Char('y') | Key::Char('n') => self.show_request(),
             _ => {}
         }
         Action::None
+    }
+
+    /// Selects the most urgent pane that waits on a decision and shows what it asks; false
+    /// when none does.
+    pub fn open_decision(&mut self) -> bool {
+        let Some(i) = self
+            .rows
+            .iter()
+            .position(|r| r.state == State::Waiting && r.request.is_some())
+        else {
+            return false;
+        };
+        self.select(i);
+        self.show_request();
+        true
+    }
+
+    /// Shows what the selected pane asks (`y`/`n` then answer it), or says it asks nothing.
+    fn show_request(&mut self) {
+        let Some(row) = self.selected() else {
+            return;
+        };
+        match (&row.request, row.state) {
+            (Some(r), State::Waiting) => {
+                let title = format!(
+                    "{} {} asks ({}): y allow once · n deny · q back",
+                    row.target, row.agent, r.tool
+                );
+                self.mode = Mode::Decide {
+                    pane: row.pane_id.clone(),
+                    title: clean_cell(&title),
+                    text: sanitize(&r.text).replace('\t', "    "),
+                    fingerprint: r.fingerprint.clone(),
+                };
+            }
+            _ => self.message = Some(format!("{} is not waiting on a decision", row.target)),
+        }
     }
 
     fn route_action(&mut self) -> Action {
@@ -302,6 +379,7 @@ impl Picker {
         let mut lines = match &self.mode {
             Mode::List => self.render_list(now, view),
             Mode::Answer { title, text, top } => self.render_answer(title, text, *top, view),
+            Mode::Decide { title, text, .. } => self.render_answer(title, text, 0, view),
         };
         lines.truncate(view.height);
         for l in &mut lines {
@@ -337,8 +415,10 @@ impl Picker {
             lines.push(Line::plain(String::new()));
         }
         let help = match &self.from {
-            Some(from) => format!(" ↑↓/jk move · ⏎ jump · r route {from} here · p answer · q quit"),
-            None => " ↑↓/jk move · ⏎ jump · p answer · q quit".to_string(),
+            Some(from) => format!(
+                " ↑↓/jk move · ⏎ jump · r route {from} here · p answer · y/n decide · q quit"
+            ),
+            None => " ↑↓/jk move · ⏎ jump · p answer · y/n decide · q quit".to_string(),
         };
         let footer = match &self.message {
             Some(m) => format!(" {}", clean_cell(m)),
@@ -428,7 +508,11 @@ impl Widths {
         } else {
             String::new()
         };
-        let head = r.head.as_deref().map(clean_cell).unwrap_or_default();
+        // A waiting row shows what it asks instead of its last answer.
+        let head = match &r.request {
+            Some(q) => format!("▸ {}", clean_cell(&q.summary)),
+            None => r.head.as_deref().map(clean_cell).unwrap_or_default(),
+        };
         let line = format!(
             " {} {}  {}  {}  {:>4}  {}  {head}",
             pad(&r.glyph, self.glyph),
@@ -531,6 +615,7 @@ mod tests {
             at: Some(t(at)),
             head: None,
             unread: 0,
+            request: None,
         }
     }
 
@@ -541,6 +626,65 @@ mod tests {
 
     fn ids(p: &Picker) -> Vec<&str> {
         p.rows.iter().map(|r| r.pane_id.as_str()).collect()
+    }
+
+    #[test]
+    fn y_and_n_show_the_request_first_then_answer_what_was_shown() {
+        use crate::answer::Choice;
+        use crate::read::request::{PromptKind, Request, RequestSource};
+        let mut waiting = row("%3", State::Waiting, 10);
+        let req = Request::new(
+            PromptKind::Permission,
+            "Bash",
+            "rm -rf build",
+            "rm -rf build\n\nClean the \x1b[31mbuild",
+            Some("t1".into()),
+            RequestSource::Log,
+        );
+        waiting.request = Some(req.clone());
+        let p_rows = || vec![row("%4", State::YourTurn, 5), waiting.clone()];
+        let mut p = Picker::new(None, false);
+        p.set_rows(p_rows());
+        // The first `y` only shows what is asked, sanitised.
+        assert_eq!(p.key(Key::Char('y'), VIEW), Action::None);
+        let screen: Vec<String> = p.render(t(20), VIEW).into_iter().map(|l| l.text).collect();
+        assert!(
+            screen[0].contains("main:3.0 claude asks (Bash)"),
+            "{screen:?}"
+        );
+        assert!(screen.iter().any(|l| l.contains("rm -rf build")));
+        assert!(screen.iter().all(|l| !l.contains('\x1b')));
+        // Then `n` denies exactly that request.
+        assert_eq!(
+            p.key(Key::Char('n'), VIEW),
+            Action::Decide {
+                pane: "%3".into(),
+                choice: Choice::Deny,
+                fingerprint: req.fingerprint.clone(),
+            }
+        );
+        assert_eq!(p.mode, Mode::List);
+        // `q` backs out without answering.
+        p.key(Key::Char('y'), VIEW);
+        assert_eq!(p.key(Key::Char('q'), VIEW), Action::None);
+        assert_eq!(p.mode, Mode::List);
+        // A row that asks nothing says so.
+        p.key(Key::Down, VIEW);
+        assert_eq!(p.key(Key::Char('y'), VIEW), Action::None);
+        assert_eq!(p.mode, Mode::List);
+        assert_eq!(
+            p.message.as_deref(),
+            Some("main:4.0 is not waiting on a decision")
+        );
+        // Opened to decide: on the waiting row, its request shown.
+        let mut p = Picker::new(None, false);
+        p.set_rows(p_rows());
+        assert!(p.open_decision());
+        assert_eq!(p.selected().map(|r| r.pane_id.as_str()), Some("%3"));
+        assert!(matches!(p.mode, Mode::Decide { .. }));
+        let mut none = Picker::new(None, false);
+        none.set_rows(vec![row("%4", State::YourTurn, 5)]);
+        assert!(!none.open_decision());
     }
 
     #[test]

@@ -1,0 +1,491 @@
+//! The rule for answering a dialog from outside its pane, on observed values
+//! (docs/design.md#deciding-from-anywhere): keys go in only when, at that moment, the agent has
+//! the pane's foreground, its log (where it records requests) still shows the request the
+//! person was shown pending, and the screen shows that request's dialog. Anything else is
+//! refused with the reason, and nothing is typed.
+
+use serde::Serialize;
+
+use crate::read::dialog::OnScreen;
+use crate::read::request::{PromptKind, Request};
+use crate::route::recipient::Refusal;
+
+/// The answer asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "kebab-case")]
+pub enum Choice {
+    /// Allow this once (with `--always`: and do not ask again, where the agent offers it).
+    Allow,
+    /// Deny.
+    Deny,
+}
+
+/// What was observed of the pane at one moment.
+#[derive(Debug, Clone)]
+pub struct Facts {
+    /// Whether the agent has its pane's foreground (and why not).
+    pub foreground: Result<(), Refusal>,
+    /// Whether the agent's log records each request until it is answered.
+    pub logs: bool,
+    /// What its log shows pending (only read when it logs requests).
+    pub logged: Option<Request>,
+    /// The dialog on its screen.
+    pub screen: Option<OnScreen>,
+}
+
+/// Why no key was typed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Refused {
+    /// The pane runs no agent, or not the one that asked, or something else has its terminal.
+    #[error("{0}")]
+    Pane(Refusal),
+    #[error("no dialog on screen in {pane}")]
+    NoDialog { pane: String },
+    #[error("already answered: {pane} no longer waits on {what}")]
+    AlreadyAnswered { pane: String, what: String },
+    #[error("nothing waits in {pane}: its log shows no pending request")]
+    NothingPending { pane: String },
+    #[error("the dialog changed: {pane} now asks {now}")]
+    Changed { pane: String, now: String },
+    #[error("the dialog changed: the screen in {pane} does not show {what}")]
+    NotOnScreen { pane: String, what: String },
+    #[error("{pane} asks a question: it is answered in its pane, never for you")]
+    Question { pane: String },
+    #[error("{pane} asks to approve a plan: that is decided in its pane")]
+    Plan { pane: String },
+    #[error(
+        "this dialog in {pane} offers no \"don't ask again\"; answer `allow` without --always"
+    )]
+    NoAlways { pane: String },
+    #[error("agentpane does not know the keys that answer this dialog in {pane}; answer it there")]
+    NoKeys { pane: String },
+}
+
+impl Refused {
+    /// The short name scripts match on (`--json`'s `refusal`).
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Refused::Pane(Refusal::NotAnAgent { .. }) => "not-an-agent",
+            Refused::Pane(Refusal::Gone(_)) => "gone",
+            Refused::Pane(Refusal::Away(_)) => "away",
+            Refused::NoDialog { .. } => "no-dialog",
+            Refused::AlreadyAnswered { .. } => "already-answered",
+            Refused::NothingPending { .. } => "nothing-pending",
+            Refused::Changed { .. } | Refused::NotOnScreen { .. } => "dialog-changed",
+            Refused::Question { .. } => "question",
+            Refused::Plan { .. } => "plan",
+            Refused::NoAlways { .. } => "no-always",
+            Refused::NoKeys { .. } => "no-keys",
+        }
+    }
+}
+
+/// The keys to type and the request they answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Plan {
+    pub request: Request,
+    pub keys: Vec<String>,
+}
+
+/// A request in a few words: `Bash: rm -rf build`.
+pub fn words(r: &Request) -> String {
+    match (r.tool.is_empty(), r.summary.is_empty()) {
+        (false, false) => format!("{}: {}", r.tool, crate::text::chars(&r.summary, 80)),
+        (false, true) => r.tool.clone(),
+        _ => crate::text::chars(&r.summary, 80),
+    }
+}
+
+/// The keys for `choice` (and `always`) in `pane`, given what the person was `shown` (a
+/// request's fingerprint; `None`: whatever the pane asks now, which the caller shows) and what
+/// is observed now; else why not.
+pub fn decide(
+    pane: &str,
+    shown: Option<&str>,
+    choice: Choice,
+    always: bool,
+    facts: &Facts,
+) -> Result<Plan, Refused> {
+    let p = || pane.to_string();
+    facts.foreground.clone().map_err(Refused::Pane)?;
+    let current = if facts.logs {
+        match &facts.logged {
+            Some(r) => r,
+            None if shown.is_some() => {
+                return Err(Refused::AlreadyAnswered {
+                    pane: p(),
+                    what: "the request you saw".into(),
+                })
+            }
+            None => return Err(Refused::NothingPending { pane: p() }),
+        }
+    } else {
+        match &facts.screen {
+            Some(d) => &d.request,
+            None => return Err(Refused::NoDialog { pane: p() }),
+        }
+    };
+    if let Some(fp) = shown {
+        // The person may have been shown the dialog read from the screen before the log
+        // recorded its call: that dialog's fingerprint counts while it is still up (and is
+        // the logged request's, checked below).
+        let on_screen = facts
+            .screen
+            .as_ref()
+            .is_some_and(|d| d.request.fingerprint == fp);
+        if current.fingerprint != fp && !on_screen {
+            return Err(Refused::Changed {
+                pane: p(),
+                now: words(current),
+            });
+        }
+    }
+    match current.kind {
+        PromptKind::Permission => {}
+        PromptKind::Question => return Err(Refused::Question { pane: p() }),
+        PromptKind::Plan => return Err(Refused::Plan { pane: p() }),
+    }
+    let Some(dialog) = &facts.screen else {
+        return Err(Refused::NoDialog { pane: p() });
+    };
+    if facts.logs && !current.shown_in(&dialog.request) {
+        return Err(Refused::NotOnScreen {
+            pane: p(),
+            what: words(current),
+        });
+    }
+    if dialog.request.kind != PromptKind::Permission {
+        return Err(Refused::Question { pane: p() });
+    }
+    let keys = match (choice, always) {
+        (Choice::Allow, false) => dialog.choices.allow.clone(),
+        (Choice::Allow, true) => match &dialog.choices.always {
+            Some(k) => Some(k.clone()),
+            None if dialog.choices.allow.is_some() => return Err(Refused::NoAlways { pane: p() }),
+            None => None,
+        },
+        (Choice::Deny, _) => dialog.choices.deny.clone(),
+    };
+    match keys {
+        Some(keys) if !keys.is_empty() => Ok(Plan {
+            request: current.clone(),
+            keys,
+        }),
+        _ => Err(Refused::NoKeys { pane: p() }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::dialog::Choices;
+    use crate::read::request::RequestSource;
+
+    const PANE: &str = "%3";
+
+    fn logged(cmd: &str, id: &str) -> Request {
+        Request::new(
+            PromptKind::Permission,
+            "Bash",
+            cmd,
+            &format!("{cmd}\n\nRun it"),
+            Some(id.into()),
+            RequestSource::Log,
+        )
+        .keyed(cmd)
+    }
+
+    fn keys(k: &str) -> Option<Vec<String>> {
+        Some(vec![k.to_string()])
+    }
+
+    fn dialog(tool: &str, text: &str) -> OnScreen {
+        OnScreen {
+            request: Request::new(
+                PromptKind::Permission,
+                tool,
+                text,
+                text,
+                None,
+                RequestSource::Screen,
+            ),
+            choices: Choices {
+                allow: keys("1"),
+                always: keys("2"),
+                deny: keys("3"),
+            },
+        }
+    }
+
+    /// A Claude Code-like pane: the log records `touch a.txt` pending, its dialog is up.
+    fn waiting() -> Facts {
+        Facts {
+            foreground: Ok(()),
+            logs: true,
+            logged: Some(logged("touch a.txt", "toolu_1")),
+            screen: Some(dialog(
+                "Bash",
+                "touch a.txt\nRun it\nDo you want to proceed?",
+            )),
+        }
+    }
+
+    fn shown() -> String {
+        logged("touch a.txt", "toolu_1").fingerprint
+    }
+
+    fn keys_of(r: Result<Plan, Refused>) -> Vec<String> {
+        r.expect("allowed").keys
+    }
+
+    #[test]
+    fn the_dialog_the_person_saw_gets_its_keys() {
+        let f = waiting();
+        let fp = shown();
+        assert_eq!(
+            keys_of(decide(PANE, Some(&fp), Choice::Allow, false, &f)),
+            ["1"]
+        );
+        assert_eq!(
+            keys_of(decide(PANE, Some(&fp), Choice::Allow, true, &f)),
+            ["2"]
+        );
+        assert_eq!(
+            keys_of(decide(PANE, Some(&fp), Choice::Deny, false, &f)),
+            ["3"]
+        );
+        // Without a fingerprint: what the pane asks now (the caller shows it).
+        let plan = decide(PANE, None, Choice::Allow, false, &f).unwrap();
+        assert_eq!(plan.request.summary, "touch a.txt");
+    }
+
+    #[test]
+    fn a_request_the_log_no_longer_shows_pending_was_already_answered() {
+        let f = Facts {
+            logged: None,
+            ..waiting()
+        };
+        let r = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap_err();
+        assert_eq!(r.kind(), "already-answered");
+        // The person answered, the dialog closed, the log not yet written: still refused.
+        let f = Facts {
+            screen: None,
+            ..waiting()
+        };
+        let r = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap_err();
+        assert_eq!(r.kind(), "no-dialog");
+        let f = Facts {
+            logged: None,
+            screen: None,
+            ..waiting()
+        };
+        assert_eq!(
+            decide(PANE, None, Choice::Deny, false, &f)
+                .unwrap_err()
+                .kind(),
+            "nothing-pending"
+        );
+    }
+
+    #[test]
+    fn the_next_request_is_not_the_one_the_person_saw() {
+        // Same command asked again after an answer: a new call id, a new fingerprint.
+        let f = Facts {
+            logged: Some(logged("touch a.txt", "toolu_2")),
+            ..waiting()
+        };
+        let r = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap_err();
+        assert_eq!(r.kind(), "dialog-changed");
+        assert!(r.to_string().contains("Bash: touch a.txt"), "{r}");
+        // Another command.
+        let f = Facts {
+            logged: Some(logged("rm -rf /", "toolu_2")),
+            screen: Some(dialog("Bash", "rm -rf /")),
+            ..waiting()
+        };
+        let r = decide(PANE, Some(&shown()), Choice::Deny, false, &f).unwrap_err();
+        assert_eq!(
+            r.to_string(),
+            "the dialog changed: %3 now asks Bash: rm -rf /"
+        );
+    }
+
+    #[test]
+    fn a_dialog_shown_before_the_log_recorded_it_is_still_that_request() {
+        let f = waiting();
+        let seen_on_screen = f.screen.as_ref().unwrap().request.fingerprint.clone();
+        assert_eq!(
+            keys_of(decide(
+                PANE,
+                Some(&seen_on_screen),
+                Choice::Allow,
+                false,
+                &f
+            )),
+            ["1"]
+        );
+        // Once that dialog is gone, its fingerprint names nothing.
+        let f = Facts {
+            screen: Some(dialog("Bash", "rm -rf /")),
+            logged: Some(logged("rm -rf /", "toolu_2")),
+            ..waiting()
+        };
+        assert_eq!(
+            decide(PANE, Some(&seen_on_screen), Choice::Allow, false, &f)
+                .unwrap_err()
+                .kind(),
+            "dialog-changed"
+        );
+    }
+
+    #[test]
+    fn the_screen_must_show_the_logged_request() {
+        // The log says one thing, the screen shows another dialog (or another tool).
+        for screen in [dialog("Bash", "rm -rf /"), dialog("Edit", "touch a.txt")] {
+            let f = Facts {
+                screen: Some(screen),
+                ..waiting()
+            };
+            let r = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap_err();
+            assert_eq!(r.kind(), "dialog-changed", "{r}");
+        }
+        let f = Facts {
+            screen: None,
+            ..waiting()
+        };
+        assert_eq!(
+            decide(PANE, None, Choice::Allow, false, &f).unwrap_err(),
+            Refused::NoDialog { pane: PANE.into() }
+        );
+    }
+
+    #[test]
+    fn nothing_is_typed_unless_the_agent_has_the_foreground() {
+        for refusal in [
+            Refusal::Gone("the claude (pid 9) in %3 has exited".into()),
+            Refusal::Away("the claude (pid 9) in %3 is not in the foreground".into()),
+            Refusal::NotAnAgent {
+                pane: PANE.into(),
+                runs: "bash".into(),
+            },
+        ] {
+            let f = Facts {
+                foreground: Err(refusal.clone()),
+                ..waiting()
+            };
+            assert_eq!(
+                decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap_err(),
+                Refused::Pane(refusal)
+            );
+        }
+    }
+
+    #[test]
+    fn questions_and_plans_are_shown_never_answered() {
+        for kind in [PromptKind::Question, PromptKind::Plan] {
+            let q = Request::new(
+                kind,
+                "AskUserQuestion",
+                "Which?",
+                "Which?",
+                None,
+                RequestSource::Log,
+            );
+            let mut screen = dialog("AskUserQuestion", "Which?");
+            screen.request.kind = kind;
+            let f = Facts {
+                logged: Some(q.clone()),
+                screen: Some(screen),
+                ..waiting()
+            };
+            for choice in [Choice::Allow, Choice::Deny] {
+                let r = decide(PANE, Some(&q.fingerprint), choice, false, &f).unwrap_err();
+                assert!(
+                    matches!(r, Refused::Question { .. } | Refused::Plan { .. }),
+                    "{r}"
+                );
+            }
+        }
+        // A screen-only agent whose screen shows a question.
+        let mut screen = dialog("", "Which?");
+        screen.request = Request::new(
+            PromptKind::Question,
+            "",
+            "Which?",
+            "Which?",
+            None,
+            RequestSource::Screen,
+        );
+        let f = Facts {
+            logs: false,
+            logged: None,
+            screen: Some(screen),
+            foreground: Ok(()),
+        };
+        assert_eq!(
+            decide(PANE, None, Choice::Allow, false, &f)
+                .unwrap_err()
+                .kind(),
+            "question"
+        );
+    }
+
+    #[test]
+    fn always_only_where_the_dialog_offers_it() {
+        let mut f = waiting();
+        f.screen.as_mut().unwrap().choices.always = None;
+        let r = decide(PANE, Some(&shown()), Choice::Allow, true, &f).unwrap_err();
+        assert_eq!(r.kind(), "no-always");
+        // `allow` is never taken as `always`, nor the other way round.
+        assert_eq!(
+            keys_of(decide(PANE, Some(&shown()), Choice::Allow, false, &f)),
+            ["1"]
+        );
+        // A dialog whose keys agentpane does not know is answered in its pane.
+        f.screen.as_mut().unwrap().choices = Choices::default();
+        for (choice, always) in [
+            (Choice::Allow, false),
+            (Choice::Allow, true),
+            (Choice::Deny, false),
+        ] {
+            let r = decide(PANE, Some(&shown()), choice, always, &f).unwrap_err();
+            assert_eq!(r.kind(), "no-keys");
+        }
+    }
+
+    #[test]
+    fn an_agent_read_from_its_screen_is_held_to_the_dialog_shown() {
+        let d = dialog(
+            "shell",
+            "$ touch a.txt\nWould you like to run the following command?",
+        );
+        let fp = d.request.fingerprint.clone();
+        let f = Facts {
+            foreground: Ok(()),
+            logs: false,
+            logged: None,
+            screen: Some(d),
+        };
+        assert_eq!(
+            keys_of(decide(PANE, Some(&fp), Choice::Deny, false, &f)),
+            ["3"]
+        );
+        let other = Facts {
+            screen: Some(dialog("shell", "$ rm -rf /")),
+            ..f.clone()
+        };
+        assert_eq!(
+            decide(PANE, Some(&fp), Choice::Allow, false, &other)
+                .unwrap_err()
+                .kind(),
+            "dialog-changed"
+        );
+        let gone = Facts { screen: None, ..f };
+        assert_eq!(
+            decide(PANE, Some(&fp), Choice::Allow, false, &gone)
+                .unwrap_err()
+                .kind(),
+            "no-dialog"
+        );
+    }
+}

@@ -1,0 +1,199 @@
+//! Deciding from anywhere (docs/design.md#deciding-from-anywhere): allow or deny what a waiting
+//! agent asks, from another pane. The rule is [`decide::decide`], a pure function of what was
+//! shown and what is observed now; this side observes (the agent's foreground, its log, its
+//! screen), types the keys the agent's dialog names — each one only while the agent has its
+//! pane's foreground, held there by tmux itself as a route's paste is — and watches the dialog
+//! close.
+
+pub mod decide;
+
+use std::time::{Duration, Instant};
+
+use chrono::Utc;
+use serde::Serialize;
+
+pub use decide::{Choice, Refused};
+
+use crate::read::request::Request;
+use crate::route::recipient::{self, Refusal};
+use crate::scan::PaneReport;
+use crate::tmux::Tmux;
+
+/// How long the dialog is watched for closing after the keys.
+const CLOSE_WAIT: Duration = Duration::from_secs(3);
+const POLL: Duration = Duration::from_millis(50);
+/// Pause between the two looks before any key (see [`answer`]).
+const SETTLE: Duration = Duration::from_millis(300);
+
+/// What one answer did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Answered {
+    pub pane: String,
+    pub target: String,
+    pub choice: Choice,
+    pub always: bool,
+    /// The request answered (or, when refused, the one the pane asks now, if any).
+    pub request: Option<Request>,
+    /// The keys typed (empty when refused).
+    pub keys: Vec<String>,
+    /// Why nothing was typed.
+    #[serde(skip)]
+    pub refused: Option<Refused>,
+    /// The dialog left the screen after the keys.
+    pub closed: bool,
+}
+
+/// Answers what `target` asks with `choice` (`always`: don't ask again), held to `shown` (the
+/// fingerprint of the request the person saw; `None`: what it asks now, reported back).
+/// `Err` only when tmux or the pane cannot be read at all.
+pub fn answer(
+    tmux: &Tmux,
+    target: &str,
+    choice: Choice,
+    always: bool,
+    shown: Option<&str>,
+) -> anyhow::Result<Answered> {
+    let now = Utc::now();
+    let Some(resolved) = crate::scan::resolve_target(tmux, target, now)? else {
+        anyhow::bail!("no pane matches the tmux target `{target}`");
+    };
+    let pane = resolved.pane.pane_id.clone();
+    let mut done = Answered {
+        target: resolved.pane.target(),
+        pane: pane.clone(),
+        choice,
+        always,
+        request: None,
+        keys: Vec::new(),
+        refused: None,
+        closed: false,
+    };
+    let report = crate::scan::with_evidence(
+        crate::scan::report(resolved, now),
+        tmux,
+        &crate::paths::state_dir(),
+        now,
+    );
+    let reports = [report];
+    let (facts, _) = observe(tmux, &pane, &reports);
+    let mut plan = decide::decide(&pane, shown, choice, always, &facts);
+    let (mut facts, mut seen) = (facts, None);
+    if let Ok(first) = &plan {
+        // A key the person pressed in the pane a moment ago may not have been taken yet:
+        // look again after a pause, held to what the first look found.
+        std::thread::sleep(SETTLE);
+        let shown = shown.unwrap_or(&first.request.fingerprint).to_string();
+        (facts, seen) = observe(tmux, &pane, &reports);
+        plan = decide::decide(&pane, Some(&shown), choice, always, &facts);
+    }
+    done.request = match &plan {
+        Ok(p) => Some(p.request.clone()),
+        Err(_) => facts
+            .logged
+            .clone()
+            .or_else(|| facts.screen.as_ref().map(|d| d.request.clone())),
+    };
+    let (plan, seen) = match (plan, seen) {
+        (Ok(plan), Some(seen)) => (plan, seen),
+        (Err(refused), _) => {
+            done.refused = Some(refused);
+            return Ok(done);
+        }
+        (Ok(_), None) => unreachable!("a plan needs the foreground"),
+    };
+    let to = recipient::of_pane(tmux, &reports, &pane).map_err(anyhow::Error::new)?;
+    let mut seen = seen;
+    for (i, key) in plan.keys.iter().enumerate() {
+        if i > 0 {
+            match recipient::check(tmux, &pane, &to, &reports) {
+                Ok(s) => seen = s,
+                Err(r) => {
+                    done.refused = Some(Refused::Pane(r));
+                    return Ok(done);
+                }
+            }
+        }
+        if !tmux.send_keys_if(&pane, &seen, key, 1)? {
+            done.refused = Some(Refused::Pane(Refusal::Away(format!(
+                "{pane}'s foreground changed just before the answer"
+            ))));
+            return Ok(done);
+        }
+        done.keys.push(key.clone());
+    }
+    done.closed = dialog_closes(tmux, &pane, to.kind, &facts);
+    Ok(done)
+}
+
+/// What is observed of `pane` now: the agent's foreground (and tmux's view to hold keys to),
+/// its log's pending request, the dialog on its screen.
+fn observe(
+    tmux: &Tmux,
+    pane: &str,
+    reports: &[PaneReport],
+) -> (decide::Facts, Option<crate::tmux::PaneNow>) {
+    let report = &reports[0];
+    let (foreground, seen) = match recipient::of_pane(tmux, reports, pane)
+        .and_then(|to| recipient::check(tmux, pane, &to, reports))
+    {
+        Ok(seen) => (Ok(()), Some(seen)),
+        Err(r) => (Err(r), None),
+    };
+    let Some(kind) = report.resolved.agent.as_ref().map(|a| a.kind) else {
+        return (
+            decide::Facts {
+                foreground,
+                logs: false,
+                logged: None,
+                screen: None,
+            },
+            seen,
+        );
+    };
+    let agent = crate::agents::of(kind);
+    let transcript = report.resolved.transcript.as_deref();
+    let logs = agent.logs_requests() && transcript.is_some();
+    let logged = transcript
+        .filter(|_| logs)
+        .and_then(|t| agent.pending_request(t));
+    let captured = if agent.styled_dialogs() {
+        tmux.capture_styled(pane)
+    } else {
+        tmux.capture(pane, 0)
+    };
+    let screen = captured.ok().and_then(|s| agent.on_screen(&s));
+    (
+        decide::Facts {
+            foreground,
+            logs,
+            logged,
+            screen,
+        },
+        seen,
+    )
+}
+
+/// Whether the dialog answered leaves the screen within [`CLOSE_WAIT`].
+fn dialog_closes(
+    tmux: &Tmux,
+    pane: &str,
+    kind: crate::events::AgentKind,
+    before: &decide::Facts,
+) -> bool {
+    let was = before
+        .screen
+        .as_ref()
+        .map(|d| d.request.fingerprint.clone());
+    let agent = crate::agents::of(kind);
+    let end = Instant::now() + CLOSE_WAIT;
+    while Instant::now() < end {
+        std::thread::sleep(POLL);
+        let Ok(screen) = tmux.capture(pane, 0) else {
+            return false;
+        };
+        if agent.on_screen(&screen).map(|d| d.request.fingerprint) != was {
+            return true;
+        }
+    }
+    false
+}
