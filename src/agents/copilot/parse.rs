@@ -57,6 +57,9 @@ pub fn kind_of(ty: &str, data: &Value, at: Option<Time>) -> EventKind {
                 reason: permission_reason(data),
             }
         }
+        // Cancelled with the whole turn (`Session aborted`): the `abort` decides, and Copilot
+        // may write it before this record, which must not reopen the turn.
+        "permission.completed" if data["result"]["kind"] == "cancelled" => EventKind::Progress,
         "permission.completed" => EventKind::ToolResult {
             ids: str_of(data, "requestId")
                 .map(|s| vec![s.to_string()])
