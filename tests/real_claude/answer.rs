@@ -19,9 +19,10 @@ fn pending(rig: &Rig, pane: &str) -> serde_json::Value {
     rig.wait_screen(pane, "the permission prompt", |s| {
         s.contains("Do you want to proceed?")
     });
+    // Read from the log once it records the call, from the dialog until then: Claude Code
+    // 2.1.197 was seen in CI to show the dialog for a minute with the call still unwritten.
     let row = rig.wait_report(pane, "the request", |r| {
-        // The dialog can be up a moment before the log records the call.
-        r["state"] == "waiting" && r["request"]["tool"] == "Bash" && r["request"]["from"] == "log"
+        r["state"] == "waiting" && r["request"]["tool"] == "Bash"
     });
     row["request"].clone()
 }
@@ -46,7 +47,10 @@ fn answer_from_outside(client: &Client) {
     );
     drop(watch);
     assert_eq!(req["summary"], TOOL_COMMAND, "{label}: {req}");
-    assert_eq!(req["from"], "log", "{label}: {req}");
+    assert!(
+        req["from"] == "log" || req["from"] == "screen",
+        "{label}: {req}"
+    );
     assert!(
         req["text"]
             .as_str()
