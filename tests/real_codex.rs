@@ -452,10 +452,19 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         let after = w.wait_state(&pane, "your-turn");
         assert!(!w.work().join("approved.txt").exists(), "denied: {after:#}");
 
-        // The person answers in the pane first: the racing answer is refused.
+        // The person answers in the pane first: once the pane has taken the key, the late
+        // answer is refused.
         let req = ask(&w);
         let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let dialog = screen(&w.server, &pane);
         real::press(&w.server, &pane, "Escape");
+        real::wait_screen(
+            &w.server,
+            &pane,
+            real::STEP,
+            "the pane to take the Escape",
+            |s| s != dialog,
+        );
         let late = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(late.code, 1, "{late:?}");
         assert_eq!(late.json()["refusal"], "no-dialog", "{late:?}");

@@ -117,10 +117,15 @@ fn answer_from_outside(client: &Client) {
         "{label}: a denied call's result reached the API before the next prompt"
     );
 
-    // The person answers in the pane first: the racing answer is refused, never typed.
+    // The person answers in the pane first: once the pane has taken the key, the late answer
+    // is refused, never typed. (A key the agent has not drawn yet is not seen: under load that
+    // can take longer than answer's second look, docs/design.md#deciding-from-anywhere.)
     let req = pending(&rig, &a);
     let fp = req["fingerprint"].as_str().unwrap().to_string();
     rig.press(&a, "1");
+    rig.wait_screen(&a, "the pane to take the person's answer", |s| {
+        !s.contains("Do you want to proceed?")
+    });
     let late = rig.agentpane(&["answer", &a, "deny", "--request", &fp, "--json"]);
     assert_eq!(late.code, 1, "{label}: {late:?}");
     let refusal = late.json()["refusal"].clone();
