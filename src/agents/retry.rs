@@ -76,6 +76,24 @@ pub fn number_after(s: &str, prefix: &str) -> Option<u64> {
     digits.parse().ok()
 }
 
+/// An API error in the words a person acts on, the same for every agent that logs an HTTP
+/// status with its message: `quota exceeded` or `rate limit` (429), `auth` (401, 403), `billing`
+/// (402), else `api error <code>: <detail>`; without a status, `api error: <detail>`.
+/// `message` is the whole error text, `detail` the part after its status code.
+pub fn api_error_kind(code: Option<u64>, message: &str, detail: &str) -> String {
+    let lower = message.to_ascii_lowercase();
+    match code {
+        Some(429) if lower.contains("quota") => "quota exceeded".to_string(),
+        Some(429) => "rate limit".to_string(),
+        Some(401 | 403) => "auth".to_string(),
+        Some(402) => "billing".to_string(),
+        Some(c) if detail.is_empty() => format!("api error {c}"),
+        Some(c) => format!("api error {c}: {}", crate::text::chars(detail, 80)),
+        None if detail.is_empty() => "api error".to_string(),
+        None => format!("api error: {}", crate::text::chars(detail, 80)),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

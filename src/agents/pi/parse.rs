@@ -182,18 +182,13 @@ fn api_error(message: &str, m: &Value) -> ApiError {
         _ => (None, message),
     };
     let lower = message.to_ascii_lowercase();
-    let kind = match code {
-        Some(429) if lower.contains("quota") => "quota exceeded".to_string(),
-        Some(429) => "rate limit".to_string(),
-        Some(401 | 403) => "auth".to_string(),
-        Some(402) => "billing".to_string(),
-        Some(c) if detail.is_empty() => format!("api error {c}"),
-        Some(c) => format!("api error {c}: {}", crate::text::chars(detail, 80)),
-        None if lower.contains("rate limit") || lower.contains("too many requests") => {
-            "rate limit".to_string()
-        }
-        None if detail.is_empty() => "api error".to_string(),
-        None => format!("api error: {}", crate::text::chars(detail, 80)),
+    // Without a status, pi's own words for a throttled call still say what it is.
+    let kind = if code.is_none()
+        && (lower.contains("rate limit") || lower.contains("too many requests"))
+    {
+        "rate limit".to_string()
+    } else {
+        crate::agents::retry::api_error_kind(code.map(u64::from), message, detail)
     };
     let text = bounded(message, 500);
     // The message's own `timestamp` is when the request started, in Unix milliseconds.

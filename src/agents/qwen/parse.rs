@@ -233,17 +233,7 @@ fn api_error(v: &Value, event: &Value) -> ApiError {
             .trim_start(),
         None => message,
     };
-    let lower = message.to_ascii_lowercase();
-    let kind = match code {
-        Some(429) if lower.contains("quota") => "quota exceeded".to_string(),
-        Some(429) => "rate limit".to_string(),
-        Some(401 | 403) => "auth".to_string(),
-        Some(402) => "billing".to_string(),
-        Some(c) if detail.is_empty() => format!("api error {c}"),
-        Some(c) => format!("api error {c}: {}", crate::text::chars(detail, 80)),
-        None if detail.is_empty() => "api error".to_string(),
-        None => format!("api error: {}", crate::text::chars(detail, 80)),
-    };
+    let kind = crate::agents::retry::api_error_kind(code, message, detail);
     let text = bounded(message, 500);
     let resets_at = crate::agents::reset_time(&text, fields::time(v.get("timestamp")));
     ApiError {
