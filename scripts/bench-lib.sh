@@ -50,6 +50,9 @@ bench_world() {
     T=(tmux -L "$SERVER" -f /dev/null)
     "${T[@]}" new-session -d -s main -x 200 -y 50 -c "$WORK"
     BENCH_SOCKET=$("${T[@]}" display-message -p '#{socket_path}')
+    # The plugin's focus hook (tmux/agentpane.tmux): with it the watcher's safety poll asks
+    # tmux only when /proc or a pane's terminal says something changed.
+    "${T[@]}" set-hook -g 'session-window-changed[4242]' "run-shell -b \"'$BIN' nudge\""
     BENCH_AGENTS=0
 }
 

@@ -118,6 +118,8 @@ fn focus_and_pane_hooks_wake_the_watcher() {
         "after-select-pane[4242]",
         "session-window-changed[4242]",
         "client-session-changed[4242]",
+        "client-attached[4242]",
+        "client-detached[4242]",
         "after-new-window[4242]",
         "after-split-window[4242]",
         "after-kill-pane[4242]",

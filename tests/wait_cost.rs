@@ -14,7 +14,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use agentpane::events::AgentKind;
-use common::cost::{counters, cpu_ms, settle, start, start_watcher, Reap};
+use common::cost::{counters, cpu_ms, settle, start, start_watcher, Counters, Reap};
 use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, DEADLINE};
 
 const CODEX_MID_TURN: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
@@ -213,6 +213,13 @@ fn route_wait_delivers_once_the_destination_turn_ends() {
     assert!(screen.contains("HAND-OVER-TEXT"), "{screen}");
 }
 
+/// The focus hook the plugin sets (`tmux/agentpane.tmux`), so the watcher trusts its quiet
+/// polls.
+fn focus_hooks(server: &TmuxServer) {
+    let nudge = format!("run-shell -b \"'{}' nudge\"", agentpane_bin());
+    server.tmux(&["set-hook", "-g", "session-window-changed[4242]", &nudge]);
+}
+
 /// Ten idle fakes of `kind`, each in its own folder (two opencode in one folder could not be
 /// told apart).
 fn idle_panes(server: &TmuxServer, kind: AgentKind) {
@@ -320,8 +327,8 @@ fn a_write_to_one_log_reads_that_log_alone() {
 }
 
 /// File wakes must not starve the safety poll: beside an agent that writes every 300 ms, the
-/// watcher (1 s poll) still asks tmux for the panes, which catches what leaves no file
-/// behind (a pane closed, a screen-only state).
+/// watcher (1 s poll) still polls, which catches what leaves no file behind (a pane closed,
+/// a screen-only state): it asks tmux, or finds from the kernel that tmux has nothing new.
 #[test]
 fn the_safety_poll_runs_while_an_agent_writes() {
     let server = TmuxServer::start();
@@ -334,6 +341,90 @@ fn the_safety_poll_runs_while_an_agent_writes() {
     let start = counters(&server, &watch);
     wait_until(DEADLINE, "three safety polls among the writes", || {
         let now = counters(&server, &watch);
-        now.lists >= start.lists + 3 && now.reads > start.reads
+        now.lists + now.quiet_polls >= start.lists + start.quiet_polls + 3
+            && now.reads > start.reads
     });
+}
+
+/// The safety poll spawns nothing while nothing happens: with the plugin's focus hooks set,
+/// once every agent pane has been quiet on its terminal for a while (20 s: the kernel keeps
+/// a terminal's write time to 8 s steps), a poll reads each pane's foreground from /proc and
+/// asks tmux nothing — that one `tmux list-panes` client per poll was half an idle watcher's
+/// cost. An agent started from a shell, which no tmux hook tells of, is still found by its
+/// foreground alone. Every agent kind, side by side, ten idle panes and a shell each, a 1 s
+/// poll; and without the hooks, every poll still asks tmux (a focus change leaves no trace
+/// anywhere else).
+#[test]
+fn an_idle_watcher_asks_tmux_nothing_until_a_pane_changes() {
+    let worlds: Vec<(AgentKind, TmuxServer, String)> = AgentKind::ALL
+        .into_iter()
+        .map(|kind| {
+            let server = TmuxServer::start();
+            focus_hooks(&server);
+            idle_panes(&server, kind);
+            let shell = server.shell_pane("bash --norc -i");
+            (kind, server, shell)
+        })
+        .collect();
+    let unhooked = TmuxServer::start();
+    idle_panes(&unhooked, AgentKind::Claude);
+    let unhooked_watch = start_watcher(&unhooked, &["--poll", "1"]);
+    let watchers: Vec<Reap> = worlds
+        .iter()
+        .map(|(_, server, _)| start_watcher(server, &["--poll", "1"]))
+        .collect();
+    for ((kind, server, _), watch) in worlds.iter().zip(&watchers) {
+        // Settled: two polls in a row that asked tmux nothing.
+        let mut base = counters(server, watch);
+        wait_until(
+            Duration::from_secs(90),
+            &format!("{kind}: safety polls that ask tmux nothing"),
+            || {
+                let now = counters(server, watch);
+                if now.lists != base.lists {
+                    base = now;
+                }
+                now.quiet_polls >= base.quiet_polls + 2
+            },
+        );
+    }
+    let before: Vec<Counters> = worlds
+        .iter()
+        .zip(&watchers)
+        .map(|((_, server, _), watch)| counters(server, watch))
+        .collect();
+    let unhooked_before = counters(&unhooked, &unhooked_watch);
+    std::thread::sleep(Duration::from_secs(4));
+    let unhooked_after = counters(&unhooked, &unhooked_watch);
+    assert!(
+        unhooked_after.quiet_polls == 0 && unhooked_after.lists >= unhooked_before.lists + 3,
+        "without the focus hooks every poll asks tmux: {unhooked_before:?} → {unhooked_after:?}"
+    );
+    for (((kind, server, _), watch), before) in worlds.iter().zip(&watchers).zip(&before) {
+        let after = counters(server, watch);
+        assert_eq!(
+            after.lists, before.lists,
+            "{kind}: idle panes, yet the safety poll asked tmux ({before:?} → {after:?})"
+        );
+        assert!(
+            after.quiet_polls >= before.quiet_polls + 3,
+            "{kind}: the safety poll stopped ({before:?} → {after:?})"
+        );
+    }
+    // An agent started from the shell: no hook tells the watcher, its foreground does.
+    for ((kind, server, shell), watch) in worlds.iter().zip(&watchers) {
+        let lists = counters(server, watch).lists;
+        let fake = FakeAgent::idle(*kind);
+        server.start_from_shell(shell, fake.name, &fake.env);
+        let snapshot = server.state_dir().join("state.json");
+        wait_until(
+            DEADLINE,
+            &format!("the watcher to see {kind} start"),
+            || {
+                std::fs::read_to_string(&snapshot)
+                    .is_ok_and(|s| s.contains(&format!("\"{shell}\"")))
+            },
+        );
+        assert!(counters(server, watch).lists > lists, "{kind}");
+    }
 }

@@ -275,14 +275,15 @@ main() {
 	fi
 
 	if [ "$watch" = "on" ]; then
-		# Switching to a pane acknowledges its alert, and a pane that opens or closes may hold
-		# an agent: wake the watcher at once rather than at its next safety poll (between
-		# these, a write to an agent's log is all it reads again; it asks tmux for the panes
-		# only then). Indexed hooks leave the user's own hooks alone.
+		# Switching to a pane (or attaching to its session) acknowledges its alert, and a pane
+		# that opens or closes may hold an agent: wake the watcher at once. Between these, a
+		# write to an agent's log is all it reads again, and its safety poll asks tmux for the
+		# panes only when /proc or a pane's terminal says something changed. Indexed hooks
+		# leave the user's own hooks alone.
 		local hook
 		for hook in after-select-pane session-window-changed client-session-changed \
-			after-new-window after-split-window after-kill-pane \
-			pane-exited window-unlinked session-closed; do
+			client-attached client-detached after-new-window after-split-window \
+			after-kill-pane pane-exited window-unlinked session-closed; do
 			tmux set-hook -g "${hook}[4242]" "run-shell -b \"$base nudge >/dev/null 2>&1 || true\""
 		done
 	fi

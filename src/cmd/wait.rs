@@ -85,11 +85,13 @@ impl PaneWait {
     /// watches what the new reports point at.
     pub fn scan(&mut self, tmux: &Tmux) -> Result<Vec<PaneReport>, TmuxError> {
         if Instant::now() >= self.next_poll {
-            self.resolutions.list_panes();
+            self.resolutions.poll();
         }
         let reports = self.resolutions.scan(tmux, Utc::now())?;
-        if self.resolutions.last_scan_listed() {
+        if self.resolutions.last_scan_polled() {
             self.next_poll = Instant::now() + SAFETY_POLL;
+        }
+        if self.resolutions.last_scan_listed() {
             self.watch(&reports);
         }
         Ok(reports)

@@ -386,6 +386,7 @@ fn pane(id: &str, pid: u32, dead: bool) -> Pane {
         session_attached: 0,
         dead,
         current_command: "bash".into(),
+        tty: String::new(),
         activity: None,
         title: String::new(),
     }

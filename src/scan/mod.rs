@@ -7,6 +7,7 @@
 //! `evidence.rs`, screens captured in one tmux call and kept while quiet in `screens.rs`.
 
 mod evidence;
+mod probe;
 mod scanner;
 mod screens;
 

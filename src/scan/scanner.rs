@@ -5,6 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use super::probe::Probes;
 use super::screens::Screens;
 use super::{reports_of, resolve_with, PaneReport};
 use crate::events::Time;
@@ -38,6 +39,15 @@ pub struct Scanner {
     stale: bool,
     /// Ask tmux for the panes at the next scan.
     list: bool,
+    /// The safety poll is due: ask tmux only when the probes say it may have news.
+    poll: bool,
+    /// The panes' foregrounds as of the last `list-panes`.
+    probes: Probes,
+    /// The last scan answered the safety poll (listed, or found nothing that calls for it).
+    last_polled: bool,
+    /// tmux tells of focus and pane changes (the plugin's hooks nudge): only then may a
+    /// safety poll trust the probes, which cannot see a focus change.
+    hooked: bool,
     /// Transcripts written since the last scan.
     touched: HashSet<PathBuf>,
     reader: Reader,
@@ -53,6 +63,8 @@ pub struct Counters {
     pub scans: u64,
     /// `tmux list-panes` calls.
     pub lists: u64,
+    /// Safety polls answered without asking tmux (nothing changed that it could tell).
+    pub quiet_polls: u64,
     /// Resolutions of every pane.
     pub resolves: u64,
     /// Transcripts read from disk (log files, opencode sessions).
@@ -68,9 +80,22 @@ impl Scanner {
         self.stale = true;
     }
 
-    /// The next scan asks tmux for the panes (the safety poll, a nudge).
+    /// The next scan asks tmux for the panes (a nudge).
     pub fn list_panes(&mut self) {
         self.list = true;
+    }
+
+    /// The safety poll: the next scan asks tmux for the panes when a pane's foreground
+    /// changed or an agent pane had output lately ([`Probes::news`]); otherwise it asks
+    /// nothing.
+    pub fn poll(&mut self) {
+        self.poll = true;
+    }
+
+    /// Whether tmux's hooks tell of focus and pane changes. Without them every safety poll
+    /// asks tmux for the panes, as a focus change leaves no trace in /proc or a terminal.
+    pub fn set_hooked(&mut self, hooked: bool) {
+        self.hooked = hooked;
     }
 
     /// A file in a watched folder changed: a file a known transcript is read from marks that
@@ -107,6 +132,12 @@ impl Scanner {
         self.last_full
     }
 
+    /// True when the last scan answered the safety poll: it asked tmux for the panes, or
+    /// the probes found nothing that calls for it.
+    pub fn last_scan_polled(&self) -> bool {
+        self.last_polled
+    }
+
     /// [`scan`], doing only what changed since the last scan calls for.
     pub fn scan(&mut self, tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
         self.counters.scans += 1;
@@ -117,13 +148,33 @@ impl Scanner {
                 .as_ref()
                 .is_some_and(|a| crate::agents::reads_title(a.kind))
         });
+        // The safety poll asks tmux only when the probes say it may have news, and always
+        // when no hook tells of focus changes.
+        let mut quiet_poll = false;
+        if std::mem::take(&mut self.poll) && !self.list {
+            let agent = |p: &Pane| {
+                self.resolved
+                    .iter()
+                    .any(|r| r.agent.is_some() && r.pane.pane_id == p.pane_id)
+            };
+            if !self.hooked || self.probes.news(&self.panes, agent, now.timestamp()) {
+                self.list = true;
+            } else {
+                quiet_poll = true;
+            }
+        }
         self.last_full = self.list || self.stale || !young || awaited || titles;
+        self.last_polled = self.last_full || quiet_poll;
         if !self.last_full {
+            if quiet_poll {
+                self.counters.quiet_polls += 1;
+            }
             self.rescan_touched(tmux, now);
             return Ok(self.reports.clone());
         }
         let panes = tmux.list_panes()?;
         self.counters.lists += 1;
+        self.probes = Probes::take(&panes);
         let alive = self
             .resolved
             .iter()

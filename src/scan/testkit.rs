@@ -40,6 +40,7 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
                 session_attached: 0,
                 dead: false,
                 current_command: "claude".into(),
+                tty: String::new(),
                 activity: None,
                 title: String::new(),
             },
@@ -86,6 +87,7 @@ pub fn pane_line(pid: u32, command: &str, title: &str) -> String {
         "0",
         "@1",
         command,
+        "/dev/pts/0",
         "1796193805",
         title,
     ];

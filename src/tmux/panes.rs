@@ -7,7 +7,7 @@ use serde::Serialize;
 const SEP: char = '\u{1f}';
 
 /// The `-F` format for `list-panes -a`, in the order [`parse_line`] expects.
-pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}\u{1f}#{window_activity}\u{1f}#{pane_title}";
+pub const PANE_FORMAT: &str = "#{pane_id}\u{1f}#{pane_pid}\u{1f}#{session_name}\u{1f}#{window_index}\u{1f}#{window_name}\u{1f}#{pane_index}\u{1f}#{pane_current_path}\u{1f}#{pane_active}\u{1f}#{window_active}\u{1f}#{session_attached}\u{1f}#{pane_dead}\u{1f}#{window_id}\u{1f}#{pane_current_command}\u{1f}#{pane_tty}\u{1f}#{window_activity}\u{1f}#{pane_title}";
 
 /// One tmux pane.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +29,9 @@ pub struct Pane {
     pub session_attached: u32,
     pub dead: bool,
     pub current_command: String,
+    /// The pane's terminal (`/dev/pts/3`): the safety poll reads when it last had output.
+    #[serde(skip)]
+    pub tty: String,
     /// When the pane's window last had output, seconds since the epoch (`None` when tmux did
     /// not say). It changes all the time, so it is no part of a pane's identity either.
     #[serde(skip)]
@@ -72,7 +75,7 @@ pub fn parse_list(out: &str) -> Vec<Pane> {
 /// Parses one line of [`PANE_FORMAT`].
 pub fn parse_line(line: &str) -> Option<Pane> {
     let f: Vec<&str> = line.split(SEP).collect();
-    if f.len() < 15 {
+    if f.len() < 16 {
         return None;
     }
     let flag = |s: &str| s == "1";
@@ -90,9 +93,10 @@ pub fn parse_line(line: &str) -> Option<Pane> {
         dead: flag(f[10]),
         window_id: f[11].to_string(),
         current_command: f[12].to_string(),
-        activity: f[13].parse().ok(),
+        tty: f[13].to_string(),
+        activity: f[14].parse().ok(),
         // The last field: whatever it holds is the title.
-        title: f[14..].join("\u{1f}"),
+        title: f[15..].join("\u{1f}"),
     })
 }
 
@@ -102,7 +106,7 @@ mod tests {
 
     #[test]
     fn names_with_spaces_hashes_and_unicode_survive() {
-        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}1796193805\u{1f}✦  Working… (a b) #1";
+        let line = "%3\u{1f}4242\u{1f}my work #1\u{1f}2\u{1f}코드 리뷰 #x\u{1f}0\u{1f}/home/u/a b\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}/dev/pts/3\u{1f}1796193805\u{1f}✦  Working… (a b) #1";
         let p = parse_line(line).unwrap();
         assert_eq!(p.pane_id, "%3");
         assert_eq!(p.pane_pid, 4242);
@@ -124,7 +128,7 @@ mod tests {
 
     #[test]
     fn a_line_without_a_title_field_is_skipped() {
-        let line = "%3\u{1f}4242\u{1f}s\u{1f}2\u{1f}w\u{1f}0\u{1f}/\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}1";
+        let line = "%3\u{1f}4242\u{1f}s\u{1f}2\u{1f}w\u{1f}0\u{1f}/\u{1f}1\u{1f}0\u{1f}1\u{1f}0\u{1f}@7\u{1f}claude\u{1f}/dev/pts/3\u{1f}1";
         assert!(parse_line(line).is_none());
         assert_eq!(parse_line(&format!("{line}\u{1f}")).unwrap().title, "");
     }

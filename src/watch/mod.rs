@@ -118,6 +118,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         watched_for: None,
         folders_due: false,
         folders_missing: false,
+        hooks_checked: None,
         socket_path: PathBuf::from(&socket_path),
         tmux,
         fs,
@@ -163,6 +164,8 @@ struct Watcher {
     folders_due: bool,
     /// A folder an agent will write to did not exist when the folders were worked out.
     folders_missing: bool,
+    /// When tmux was last asked whether the plugin's hooks nudge this watcher.
+    hooks_checked: Option<Instant>,
 }
 
 /// Why the loop woke up, counted (logged on SIGUSR1 and at the end).
@@ -192,7 +195,7 @@ impl Watcher {
                 self.report();
             }
             let last_scan = Instant::now();
-            if self.scanner.last_scan_listed() {
+            if self.scanner.last_scan_polled() {
                 next_poll = last_scan + self.opts.poll;
             }
             // Sleep until news, the safety poll, a pending alert or the deadline.
@@ -250,7 +253,7 @@ impl Watcher {
                 break;
             }
             if Instant::now() >= next_poll {
-                self.scanner.list_panes();
+                self.scanner.poll();
             }
         }
     }
@@ -265,13 +268,14 @@ impl Watcher {
         let c = self.scanner.counters();
         log::line(&format!(
             "counters: wakes {} (files {}, timer {}, remote {}), scans {}, tmux list-panes {}, \
-             resolutions {}, transcript reads {}",
+             quiet polls {}, resolutions {}, transcript reads {}",
             self.wakes.files + self.wakes.timer + self.wakes.remote,
             self.wakes.files,
             self.wakes.timer,
             self.wakes.remote,
             c.scans,
             c.lists,
+            c.quiet_polls,
             c.resolves,
             c.reads
         ));
@@ -307,6 +311,13 @@ impl Watcher {
     }
 
     fn scan_once(&mut self) -> Result<(), TmuxError> {
+        if !self
+            .hooks_checked
+            .is_some_and(|t| t.elapsed() < crate::scan::RESOLVE_MAX_AGE)
+        {
+            self.scanner.set_hooked(nudge_hooks_set(&self.tmux));
+            self.hooks_checked = Some(Instant::now());
+        }
         let now = chrono::Utc::now();
         let mut reports = self.scanner.scan(&self.tmux, now)?;
         self.observed.apply(&mut reports, now, &self.opts.windows);
@@ -512,6 +523,17 @@ pub fn server_alive(socket: &Path) -> bool {
 /// True when a watcher serves the tmux server at `socket_path` (it holds the lock).
 pub fn running(state_dir: &Path, socket_path: &str) -> bool {
     matches!(lock::try_lock(state_dir, socket_path), Ok(None))
+}
+
+/// True when the server's hooks run `agentpane nudge` on a focus change (the plugin sets
+/// them, beside the pane hooks): then a focus change wakes the watcher, and its safety poll
+/// need not ask tmux to notice one.
+fn nudge_hooks_set(tmux: &Tmux) -> bool {
+    tmux.cmd(&["show-hooks", "-g"]).is_ok_and(|hooks| {
+        hooks
+            .lines()
+            .any(|l| l.starts_with("session-window-changed[") && l.contains(" nudge"))
+    })
 }
 
 /// The state folder's nudge file (the `hook` command touches it to wake the watcher).

@@ -74,6 +74,8 @@ pub fn start_watcher(server: &TmuxServer, extra: &[&str]) -> Reap {
 pub struct Counters {
     pub wakes: u64,
     pub lists: u64,
+    /// Safety polls answered without asking tmux.
+    pub quiet_polls: u64,
     pub reads: u64,
 }
 
@@ -112,6 +114,7 @@ pub fn counters(server: &TmuxServer, watcher: &Reap) -> Counters {
     Counters {
         wakes: field("wakes"),
         lists: field("tmux list-panes"),
+        quiet_polls: field("quiet polls"),
         reads: field("transcript reads"),
     }
 }

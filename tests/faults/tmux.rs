@@ -248,6 +248,7 @@ fn pane_line(id: &str, pid: u32) -> String {
         .replace("#{pane_dead}", "0")
         .replace("#{window_id}", "@1")
         .replace("#{pane_current_command}", "claude")
+        .replace("#{pane_tty}", "/dev/pts/0")
         .replace("#{pane_title}", "a title")
 }
 
