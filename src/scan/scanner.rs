@@ -168,6 +168,7 @@ impl Scanner {
         if !self.last_full {
             if quiet_poll {
                 self.counters.quiet_polls += 1;
+                self.reclassify_aging(tmux, now);
             }
             self.rescan_touched(tmux, now);
             return Ok(self.reports.clone());
@@ -222,6 +223,23 @@ impl Scanner {
         })
     }
 
+    /// At a quiet poll, classifies again the panes whose state can change with time alone:
+    /// an open turn goes quiet (stalled, idle), a retry's wait or a rate limit's reset runs
+    /// out. Nothing wrote to their logs or terminals lately (the probes said so), so their
+    /// kept screens still hold; the other reports stay as they are.
+    fn reclassify_aging(&mut self, tmux: &Tmux, now: Time) {
+        let aging: Vec<Resolved> = self
+            .reports
+            .iter()
+            .filter(|r| {
+                let s = &r.status;
+                s.turn_open || s.retry.is_some() || s.resets_at.is_some()
+            })
+            .map(|r| r.resolved.clone())
+            .collect();
+        self.replace_reports(aging, tmux, now);
+    }
+
     /// Reads the panes of the transcripts written since the last scan again; the other
     /// reports stay as they are.
     fn rescan_touched(&mut self, tmux: &Tmux, now: Time) {
@@ -238,8 +256,17 @@ impl Scanner {
                 r
             })
             .collect();
+        self.replace_reports(touched, tmux, now);
+        self.touched.clear();
+    }
+
+    /// Reports `panes` afresh in place of their last reports.
+    fn replace_reports(&mut self, panes: Vec<Resolved>, tmux: &Tmux, now: Time) {
+        if panes.is_empty() {
+            return;
+        }
         let fresh = reports_of(
-            touched,
+            panes,
             tmux,
             now,
             &mut self.reader,
@@ -256,7 +283,6 @@ impl Scanner {
                 *old = new;
             }
         }
-        self.touched.clear();
     }
 }
 
@@ -363,6 +389,60 @@ mod tests {
         cache.scan(&tmux, now).unwrap();
         assert_eq!(resolves(&cache), 3);
         assert_eq!(cache.counters().lists, 5);
+    }
+
+    #[test]
+    fn a_quiet_poll_classifies_open_turns_again_without_asking_tmux() {
+        // A Codex turn in progress (its prompt is the log's last line), seen a minute after
+        // its last write, then again ten minutes after it: the open turn went quiet.
+        let log = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(
+            "fixtures/real/codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl",
+        );
+        let last: Time = "2026-06-05T04:58:23.506Z".parse().unwrap();
+        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
+        r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Codex;
+        r.transcript = Some(log);
+        let calls = Arc::new(Mutex::new(String::new()));
+        let tmux = Tmux::with_runner(Box::new(Panes(Arc::clone(&calls))));
+        let start = |hooked| {
+            let mut scanner = Scanner {
+                hooked,
+                at: Some(Instant::now()),
+                ..Scanner::default()
+            };
+            scanner.resolved = vec![r.clone()];
+            scanner.reports = reports_of(
+                scanner.resolved.clone(),
+                &tmux,
+                last + chrono::Duration::minutes(1),
+                &mut scanner.reader,
+                &mut scanner.screens,
+                Depth::Window,
+            );
+            assert_eq!(
+                scanner.reports[0].status.state,
+                crate::state::State::Working
+            );
+            scanner
+        };
+        let later = last + chrono::Duration::minutes(10);
+        let mut cache = start(true);
+        let quiet = |c: &mut Scanner| c.scan(&tmux, later).unwrap()[0].status.state;
+        assert_eq!(
+            quiet(&mut cache),
+            crate::state::State::Working,
+            "no poll: the last report stands"
+        );
+        cache.poll();
+        assert_ne!(quiet(&mut cache), crate::state::State::Working);
+        let c = cache.counters();
+        assert_eq!((c.lists, c.quiet_polls), (0, 1), "{c:?}");
+        assert!(cache.last_scan_polled() && !cache.last_scan_listed());
+        // Without the focus hooks the poll asks tmux.
+        let mut unhooked = start(false);
+        unhooked.poll();
+        unhooked.scan(&tmux, later).unwrap();
+        assert_eq!(unhooked.counters().lists, 1);
     }
 
     #[test]
