@@ -5,8 +5,10 @@
 # and for a mixed server:
 #
 #   1. `status` over PANES (25) idle panes of the kind: hyperfine median, 30 runs;
-#   2. the idle watcher beside them: CPU over IDLE_SECS (20) seconds from /proc (its threads'
-#      schedstat, ns, plus cutime+cstime of the tmux clients it spawned), and its wakes;
+#   2. the idle watcher beside them, once its safety polls ask tmux nothing (the panes have
+#      been quiet on their terminals for 20 s): CPU over IDLE_SECS (60) seconds from /proc
+#      (its threads' schedstat, ns, plus cutime+cstime of the tmux clients it spawned), and
+#      its wakes; a minute holds one of the resolutions the watcher redoes every minute;
 #   3. the watcher with one of the PANES panes writing a step every 300 ms (the fake replays
 #      its fixture over and over), over WRITE_SECS (20) seconds;
 #   4. the same three over MIXED (100) panes of every kind in turn, the writer a Claude Code
@@ -27,7 +29,7 @@ KINDS=${KINDS:-claude codex gemini opencode qwen copilot kilo pi amp aider}
 PANES=${PANES:-25}
 MIXED=${MIXED:-100}
 MIXED_WRITERS=${MIXED_WRITERS:-claude opencode}
-IDLE_SECS=${IDLE_SECS:-20}
+IDLE_SECS=${IDLE_SECS:-60}
 WRITE_SECS=${WRITE_SECS:-20}
 PACE_MS=${PACE_MS:-300}
 OLD=${BENCH_OLD:-0}
@@ -152,11 +154,34 @@ old_wakes() {
     stop_watcher
 }
 
-# watch_cost SECS: starts the watcher, lets it settle, and prints
+# quiet_polls: the watcher's count of safety polls that asked tmux nothing, from its
+# SIGUSR1 log line (0 for a build older than that).
+quiet_polls() {
+    wakes_now >/dev/null
+    grep 'counters:' "$AGENTPANE_STATE_DIR/watch.log" | tail -1 |
+        sed -nE 's/.*quiet polls ([0-9]+).*/\1/p' | grep . || echo 0
+}
+
+# until_quiet: waits (60 s at most) until two safety polls in a row asked tmux nothing: the
+# idle state the watcher stays in while nothing happens.
+until_quiet() {
+    local first
+    ((OLD)) && return 0
+    first=$(quiet_polls)
+    for _ in $(seq 1 60); do
+        sleep 1
+        (($(quiet_polls) >= first + 2)) && return 0
+    done
+    echo "watcher-kinds: the safety poll never went quiet" >&2
+}
+
+# watch_cost SECS [idle]: starts the watcher, lets it settle (idle: until its polls are
+# quiet), and prints
 # "<own ms> <children ms> <% of one core> <wakes>" over SECS seconds; stops it.
 watch_cost() {
     local secs=$1 c0 k0 c1 k1 w0 w1 own kids pct wakes
     start_watcher
+    [[ ${2:-} == idle ]] && until_quiet
     ((OLD)) || w0=$(wakes_now)
     read -r c0 k0 < <(cpu "$WATCHER")
     sleep "$secs"
@@ -185,7 +210,7 @@ measure() {
         bench_world
         for ((i = 0; i < count; i++)); do add_pane "${kinds[i % ${#kinds[@]}]}"; done
         wait_agents "$count"
-        echo "$(status_ms) $(watch_cost "$IDLE_SECS")" >"$OUT/row-idle"
+        echo "$(status_ms) $(watch_cost "$IDLE_SECS" idle)" >"$OUT/row-idle"
     )
     (
         bench_world
