@@ -394,7 +394,8 @@ fn an_idle_watcher_asks_tmux_nothing_until_a_pane_changes() {
         .map(|((_, server, _), watch)| counters(server, watch))
         .collect();
     let unhooked_before = counters(&unhooked, &unhooked_watch);
-    std::thread::sleep(Duration::from_secs(4));
+    // Six 1 s polls, three of them counted: a loaded machine delays a poll by its scan.
+    std::thread::sleep(Duration::from_secs(6));
     let unhooked_after = counters(&unhooked, &unhooked_watch);
     assert!(
         unhooked_after.quiet_polls == 0 && unhooked_after.lists >= unhooked_before.lists + 3,
@@ -402,8 +403,9 @@ fn an_idle_watcher_asks_tmux_nothing_until_a_pane_changes() {
     );
     for (((kind, server, _), watch), before) in worlds.iter().zip(&watchers).zip(&before) {
         let after = counters(server, watch);
-        assert_eq!(
-            after.lists, before.lists,
+        // At most the listing the watcher makes once a minute whatever the probes say.
+        assert!(
+            after.lists <= before.lists + 1,
             "{kind}: idle panes, yet the safety poll asked tmux ({before:?} → {after:?})"
         );
         assert!(
