@@ -250,6 +250,10 @@ pub struct StatusArgs {
     /// Icon overrides, `working=⚡,your-turn=●,…` (default: `$AGENTPANE_ICONS`).
     #[arg(long, value_name = "NAME=GLYPH,…")]
     pub icons: Option<String>,
+    /// Scan the panes even when a watcher serves this server (by default its last view is
+    /// used: what the tmux status line shows, without a scan).
+    #[arg(long)]
+    pub scan: bool,
 }
 
 #[derive(Debug, Args)]

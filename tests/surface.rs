@@ -89,6 +89,40 @@ fn status_and_pane_status_show_each_agent_state() {
     assert_eq!(run.stdout, "1/2\n", "{run:?}");
 }
 
+/// With a watcher serving the server, `status` counts the watcher's view (what the tmux
+/// status line shows) instead of scanning: an altered snapshot shows through, `--scan`
+/// scans, and a snapshot no live watcher of this server holds is never used.
+#[test]
+fn status_counts_the_serving_watchers_view() {
+    let server = TmuxServer::start();
+    server.spawn(&FakeAgent::claude().fixture(ENDS_TURN).in_dir("done"));
+    let counts = |extra: &[&str]| {
+        let mut args = vec!["status", "--format", "{waiting_count}/{total}"];
+        args.extend(extra);
+        let run = server.agentpane(&args);
+        assert_eq!(run.code, 0, "{run:?}");
+        run.stdout.trim_end().to_string()
+    };
+    let watch = Watch::start(&server, &[]);
+    wait_until(DEADLINE, "@agentpane_status", || {
+        global(&server, "@agentpane_status") == "●1"
+    });
+    assert_eq!(counts(&[]), "0/1");
+    // The watcher writes its snapshot only when its view changes: two waiting panes stay.
+    let path = server.state_dir().join("state.json");
+    let mut snap: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let mut waiting = snap["panes"][0].clone();
+    waiting["state"] = "waiting".into();
+    snap["panes"] = serde_json::json!([waiting.clone(), waiting]);
+    std::fs::write(&path, serde_json::to_vec(&snap).unwrap()).unwrap();
+    assert_eq!(counts(&[]), "2/2", "the watcher's view");
+    assert_eq!(counts(&["--scan"]), "0/1", "a scan");
+    assert_eq!(watch.stop(), 0);
+    std::fs::write(&path, serde_json::to_vec(&snap).unwrap()).unwrap();
+    assert_eq!(counts(&[]), "0/1", "no watcher holds the snapshot");
+}
+
 #[test]
 fn watcher_publishes_options_and_alerts_once_when_a_turn_ends() {
     let server = TmuxServer::start();

@@ -2,6 +2,7 @@
 //! Both segments degrade to empty output: a status line never shows an error wall.
 
 use anyhow::{Context as _, Result};
+use serde::Deserialize;
 
 use super::Context;
 use crate::cli::{JumpArgs, PaneStatusArgs, StatusArgs};
@@ -36,9 +37,13 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     let icons = icons(args.icons.as_deref());
     let format = format(args.format.as_deref());
     let now = chrono::Utc::now();
-    // No server, no agents, a failing scan: all render as nothing, exit 0.
-    let reports = remembered_scan(&ctx.tmux(), now, &Windows::default()).unwrap_or_default();
-    let mut counts = Counts::of(&reports, now);
+    let tmux = ctx.tmux();
+    let watched = (!args.scan).then(|| watched_counts(&tmux, now)).flatten();
+    let mut counts = watched.unwrap_or_else(|| {
+        // No server, no agents, a failing scan: all render as nothing, exit 0.
+        let reports = remembered_scan(&tmux, now, &Windows::default()).unwrap_or_default();
+        Counts::of(&reports, now)
+    });
     // The hosts the watcher keeps, as it last saw them: a status line never waits on ssh.
     let hosts = super::remote::kept_views();
     let extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
@@ -47,6 +52,41 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
         println!("{line}");
     }
     Ok(exit::OK)
+}
+
+/// What the watcher serving this server last saw, as it wrote it (`state.json`).
+#[derive(Deserialize)]
+struct Watched {
+    pid: u32,
+    socket_path: String,
+    panes: Vec<WatchedPane>,
+}
+
+#[derive(Deserialize)]
+struct WatchedPane {
+    state: State,
+    seen: bool,
+    resets_at: Option<crate::events::Time>,
+}
+
+/// The counts of the watcher that serves this server, from its snapshot, when one runs: a
+/// status bar outside tmux that asks `status` then gets what the tmux status line shows, for
+/// one tmux call and no scan. The snapshot is shared by every server's watcher, so it counts
+/// only when the process holding this server's watcher lock wrote it for this server.
+fn watched_counts(tmux: &crate::tmux::Tmux, now: crate::events::Time) -> Option<Counts> {
+    let socket = tmux.socket_path().ok()?;
+    let dir = crate::paths::state_dir();
+    let holder = crate::paths::lock_holder(&crate::watch::lock::lock_path(&dir, &socket))?;
+    let path = crate::watch::snapshot::Snapshot::path(&dir);
+    let watched: Watched = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    if watched.pid != holder || watched.socket_path != socket {
+        return None;
+    }
+    let mut counts = Counts::default();
+    for p in &watched.panes {
+        counts.add(p.state, p.seen, p.resets_at, now);
+    }
+    Some(counts)
 }
 
 pub fn pane_status(args: PaneStatusArgs, ctx: &Context) -> Result<i32> {
