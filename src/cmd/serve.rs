@@ -46,6 +46,8 @@ struct PaneDetailView {
     state: State,
     seen: bool,
     reason: Option<String>,
+    #[serde(default)]
+    turn_key: Option<String>,
     at: Option<crate::events::Time>,
     resets_at: Option<crate::events::Time>,
 }
@@ -154,6 +156,7 @@ fn read_snapshot(path: &PathBuf, socket: &str) -> Option<Vec<RemotePane>> {
                 state: p.state,
                 seen: p.seen,
                 reason: p.reason,
+                turn_key: p.turn_key,
                 at: p.at,
                 resets_at: p.resets_at,
             })

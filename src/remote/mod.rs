@@ -3,11 +3,13 @@
 //! - `doc`: the document a remote streams, read strictly;
 //! - `ssh`: the one place that builds an `ssh` command line (batch mode, connection sharing);
 //! - `link`: the connection a watcher keeps per host, with reconnects and backoff;
+//! - `call`: one-shot calls over the shared connection (`last`, a destination check, delivery);
 //! - this file: host names and `HOST:PANE` targets.
 //!
 //! Routed text crosses to another host only on ssh's stdin; the remote command line holds
 //! nothing but fixed words and values checked here (host names, pane ids, numbers).
 
+pub mod call;
 pub mod doc;
 pub mod link;
 pub mod ssh;
@@ -184,6 +186,7 @@ mod tests {
             state,
             seen: false,
             reason: None,
+            turn_key: None,
             at: None,
             resets_at: None,
         };

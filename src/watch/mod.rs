@@ -227,6 +227,16 @@ impl Watcher {
                             log::line(&format!("cannot publish: {e}"));
                         }
                         self.write_snapshot(&self.last_reports.clone(), now);
+                        // Relays across hosts step on the host's news; the outbox goes out.
+                        let server = self.socket_path.to_string_lossy().into_owned();
+                        let reports = std::mem::take(&mut self.last_reports);
+                        for line in
+                            self.relays
+                                .step(&self.tmux, &reports, &server, &self.hosts, true)
+                        {
+                            log::line(&line);
+                        }
+                        self.last_reports = reports;
                         continue;
                     }
                     Ok(Wake::Files(paths)) => {
@@ -367,7 +377,10 @@ impl Watcher {
                 log::line(&format!("escalation not shown: {e}"));
             }
         }
-        for line in self.relays.step(&self.tmux, reports, &server) {
+        for line in self
+            .relays
+            .step(&self.tmux, reports, &server, &self.hosts, false)
+        {
             log::line(&line);
         }
         for d in crate::route::deliver_queued(&self.tmux, reports) {

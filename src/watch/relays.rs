@@ -2,14 +2,20 @@
 //! server (`agentpane relay A B` while a watcher runs) steps on each scan with the same pure
 //! [`RelayState`] and the same effects as the foreground command; the routes it sends so far
 //! are saved in the registration, so a watcher restart never resets the round limit.
+//! A relay with a side on another host steps on the host's documents too (a remote wake), and
+//! what waits in the outbox for a host goes out when its link is up.
 
 use std::collections::BTreeMap;
 
 use crate::extract::cache::AnswerCache;
+use crate::remote::call;
+use crate::remote::link::{HostView, Link};
+use crate::remote::ssh::Ssh;
+use crate::route::outbox::Outbox;
 use crate::route::queue::Store;
 use crate::route::relay::RelayState;
-use crate::route::relays::{Registry, Runner};
-use crate::route::source::pane_answer;
+use crate::route::relays::{outcome_name, relay_turns, remote_side, Registry, Runner};
+use crate::route::source::{pane_answer, report_of};
 use crate::route::template::Template;
 use crate::scan::PaneReport;
 use crate::tmux::Tmux;
@@ -30,8 +36,32 @@ impl Default for Relays {
 }
 
 impl Relays {
-    /// One step of every relay registered for `server`; returns log lines.
-    pub fn step(&mut self, tmux: &Tmux, reports: &[PaneReport], server: &str) -> Vec<String> {
+    /// One step of every relay registered for `server` (with `across_only`, of those with a
+    /// side on another host: a remote wake), then the outbox for hosts that are up; returns
+    /// log lines.
+    pub fn step(
+        &mut self,
+        tmux: &Tmux,
+        reports: &[PaneReport],
+        server: &str,
+        views: &[HostView],
+        across_only: bool,
+    ) -> Vec<String> {
+        let mut log = self.relay(tmux, reports, server, views, across_only);
+        if !views.is_empty() {
+            log.extend(flush_outbox(views));
+        }
+        log
+    }
+
+    fn relay(
+        &mut self,
+        tmux: &Tmux,
+        reports: &[PaneReport],
+        server: &str,
+        views: &[HostView],
+        across_only: bool,
+    ) -> Vec<String> {
         let mut log = Vec::new();
         let registry = match Registry::open_default() {
             Ok(r) => r,
@@ -51,8 +81,13 @@ impl Relays {
             Ok(s) => s,
             Err(e) => return vec![format!("routing queue unavailable: {e:#}")],
         };
+        let outbox = Outbox::open_default().ok();
+        let ssh = Ssh::from_env();
         let Relays { states, answers } = self;
         for mut reg in regs {
+            if across_only && !reg.across() {
+                continue;
+            }
             if reg.agents.is_none() {
                 log.push(format!(
                     "relay {} dropped: registered without its agents (an older agentpane); start it again",
@@ -69,28 +104,37 @@ impl Relays {
                     continue;
                 }
             };
+            // A side's host not up: the relay holds, its state untouched.
+            let Some(turns) = relay_turns(reports, views, [&reg.a, &reg.b]) else {
+                continue;
+            };
             let state = states.entry(reg.id.clone()).or_insert_with(|| reg.state());
-            let mut answer = |r: &PaneReport| {
-                pane_answer(tmux, &r.resolved.pane.pane_id, Some(r), answers)
+            let mut answer = |pane: &str| match remote_side(pane) {
+                Some((host, id)) => call::fetch_answer(&ssh, &host, id)
                     .ok()
                     .flatten()
-                    .map(|a| a.text)
+                    .map(|a| a.text),
+                None => pane_answer(tmux, pane, report_of(reports, pane), answers)
+                    .ok()
+                    .flatten()
+                    .map(|a| a.text),
             };
-            let actions = state.step(reports, &mut answer);
+            let actions = state.step_turns(&turns, &mut answer);
             let runner = Runner {
                 tmux,
                 store: &store,
                 server,
                 template: template.as_ref(),
                 agents: reg.agents.as_ref(),
+                views,
+                outbox: outbox.as_ref(),
             };
             let (lines, end) = runner.apply(state, actions, reports);
             log.extend(lines.into_iter().map(|l| format!("relay {}: {l}", reg.id)));
             if end.is_some() {
                 registry.remove(&reg.id);
                 states.remove(&reg.id);
-            } else if state.sent != reg.sent {
-                reg.sent = state.sent;
+            } else if state.started() && reg.follow(state) {
                 if let Err(e) = registry.save(&reg) {
                     log.push(format!("relay {}: round count not saved: {e:#}", reg.id));
                 }
@@ -98,4 +142,29 @@ impl Relays {
         }
         log
     }
+}
+
+/// Sends what waits in the outbox for hosts whose link is up.
+fn flush_outbox(views: &[HostView]) -> Vec<String> {
+    let (Ok(outbox), Ok(store)) = (Outbox::open_default(), Store::open_default()) else {
+        return Vec::new();
+    };
+    let up = |h: &str| {
+        views
+            .iter()
+            .any(|v| v.host == h && matches!(v.link, Link::Up { .. }))
+    };
+    outbox
+        .flush(&store, &Ssh::from_env(), &up)
+        .into_iter()
+        .map(|s| {
+            format!(
+                "outbox {} → {}: {} ({})",
+                s.id,
+                s.dst,
+                outcome_name(s.outcome),
+                s.detail
+            )
+        })
+        .collect()
 }

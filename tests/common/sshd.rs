@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use super::{agentpane_bin, wait_until, TmuxServer, DEADLINE};
 
 /// A document no agentpane writes: a pane id carrying shell, a target carrying an escape.
-pub const HOSTILE: &str = r#"{"schema":1,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+pub const HOSTILE: &str = r#"{"schema":2,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
 
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
