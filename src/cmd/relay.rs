@@ -25,105 +25,49 @@ use crate::tmux::Tmux;
 pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
     let hosts = ctx.remote_hosts()?;
-    let across = [&args.a, &args.b]
-        .iter()
-        .any(|p| matches!(split_target(p, &hosts), Target::Remote(..)));
-    let (a, b) = if across {
-        (
-            side_id(&tmux, &hosts, &args.a, args.stop)?,
-            side_id(&tmux, &hosts, &args.b, args.stop)?,
-        )
-    } else {
-        super::route::two_panes(&tmux, (&args.a, "pane"), (&args.b, "pane"), "relay")?
-    };
-    if a == b {
-        bail!("refusing to relay pane {a} to itself");
-    }
+    let (a, b, across) = sides(&tmux, &hosts, &args.a, &args.b, args.stop)?;
     let server = tmux.socket_path()?;
     let registry = Registry::open_default()?;
     if args.stop {
-        let stopped: Vec<String> = registry
-            .list()
-            .into_iter()
-            .filter(|r| r.joins(&server, &a, &b))
-            .filter(|r| registry.remove(&r.id))
-            .map(|r| r.id)
-            .collect();
-        if stopped.is_empty() {
-            eprintln!("agentpane: no relay between {a} and {b} is registered");
-            return Ok(exit::NOTHING);
-        }
-        eprintln!("agentpane: stopped relay {}", stopped.join(", "));
-        return Ok(exit::OK);
+        let (code, line) = stop(&registry, &server, &a, &b);
+        eprintln!("agentpane: {line}");
+        return Ok(code);
     }
     let template = args.template.as_deref().map(Template::load).transpose()?;
     let watcher = crate::watch::running(&crate::paths::state_dir(), &server);
-    if across {
-        if args.foreground || !watcher {
-            bail!(
-                "a relay with a pane on another host runs in the watcher, which keeps the \
-                 connection to that host: start it (`agentpane watch`, or the tmux plugin does) \
-                 and run `agentpane relay {} {}` again",
-                args.a,
-                args.b
-            );
-        }
-        for side in [&a, &b] {
-            if let Some((host, _)) = crate::route::relays::remote_side(side) {
-                if !super::remote::kept_views()
-                    .iter()
-                    .any(|v| v.host == host.as_str())
-                {
-                    bail!(
-                        "the watcher keeps no connection to {host}: add it to @agentpane-hosts \
-                         (or `agentpane watch --host {host}`) and restart the watcher"
-                    );
-                }
-            }
-        }
+    if across && (args.foreground || !watcher) {
+        bail!(
+            "a relay with a pane on another host runs in the watcher, which keeps the \
+             connection to that host: start it (`agentpane watch`, or the tmux plugin does) \
+             and run `agentpane relay {} {}` again",
+            args.a,
+            args.b
+        );
+    }
+    if !args.foreground && watcher {
+        let (code, line) = register(
+            &tmux,
+            &registry,
+            &server,
+            [&a, &b],
+            args.rounds,
+            args.template.as_deref(),
+        )?;
+        eprintln!("agentpane: {line}");
+        return Ok(code);
     }
     // Both sides must be agents now; the relay holds them to it (docs/design.md#delivery).
     let reports = scan::scan(&tmux, Utc::now())?;
-    let (agents, keys) = match (
+    let agents = match (
         side_agent(&tmux, &reports, &a),
         side_agent(&tmux, &reports, &b),
     ) {
-        (Ok((x, kx)), Ok((y, ky))) => ([x, y], [kx, ky]),
+        (Ok((x, _)), Ok((y, _))) => [x, y],
         (Err(why), _) | (_, Err(why)) => {
             eprintln!("agentpane: no relay: {why}");
             return Ok(exit::REFUSED);
         }
     };
-    if !args.foreground && watcher {
-        if let Some(r) = registry
-            .list()
-            .into_iter()
-            .find(|r| r.joins(&server, &a, &b))
-        {
-            bail!("a relay between {a} and {b} already runs in the watcher ({}); stop it with `agentpane relay {a} {b} --stop`", r.id);
-        }
-        let reg = Registration {
-            id: new_id(),
-            server,
-            a: a.clone(),
-            b: b.clone(),
-            rounds: args.rounds,
-            template: args.template.clone(),
-            created: Utc::now(),
-            sent: 0,
-            agents: Some(agents),
-            // The turns closed now are history: only turns that end from here on are relayed,
-            // however late the watcher first looks.
-            keys: Some(keys),
-            expect: None,
-        };
-        registry.save(&reg)?;
-        eprintln!(
-            "agentpane: the watcher relays between {a} and {b} (at most {} round trips); stop with `agentpane relay {a} {b} --stop`",
-            args.rounds
-        );
-        return Ok(exit::OK);
-    }
     let store = Store::open_default()?;
     let mut wait = PaneWait::start(&server, true).context("cannot watch for Ctrl-C")?;
     let mut relay = RelayState::new(&a, &b, args.rounds);
@@ -175,6 +119,125 @@ pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
     }
     eprintln!("agentpane: relay stopped");
     Ok(exit::OK)
+}
+
+/// The picker's `l`: stops the relay between `from` and `to` when the watcher runs one, else
+/// starts one there (the command's defaults); the exit code and one line come back.
+pub fn toggle(tmux: &Tmux, hosts: &[Host], from: &str, to: &str) -> Result<(i32, String)> {
+    let (a, b, _) = sides(tmux, hosts, from, to, false)?;
+    let server = tmux.socket_path()?;
+    let registry = Registry::open_default()?;
+    if registry.list().iter().any(|r| r.joins(&server, &a, &b)) {
+        return Ok(stop(&registry, &server, &a, &b));
+    }
+    if !crate::watch::running(&crate::paths::state_dir(), &server) {
+        return Ok((
+            exit::NOTHING,
+            "no watcher runs: relays from here run in the watcher (`agentpane watch`)".into(),
+        ));
+    }
+    register(tmux, &registry, &server, [&a, &b], DEFAULT_ROUNDS, None)
+}
+
+/// Round trips a relay started from the picker allows (the command's default).
+const DEFAULT_ROUNDS: u32 = 3;
+
+/// The two sides as a registration names them, and whether one is on another host.
+fn sides(
+    tmux: &Tmux,
+    hosts: &[Host],
+    a: &str,
+    b: &str,
+    stopping: bool,
+) -> Result<(String, String, bool)> {
+    let across = [a, b]
+        .iter()
+        .any(|p| matches!(split_target(p, hosts), Target::Remote(..)));
+    let (a, b) = if across {
+        (
+            side_id(tmux, hosts, a, stopping)?,
+            side_id(tmux, hosts, b, stopping)?,
+        )
+    } else {
+        super::route::two_panes(tmux, (a, "pane"), (b, "pane"), "relay")?
+    };
+    if a == b {
+        bail!("refusing to relay pane {a} to itself");
+    }
+    Ok((a, b, across))
+}
+
+/// Ends the watcher's relay between `a` and `b`.
+fn stop(registry: &Registry, server: &str, a: &str, b: &str) -> (i32, String) {
+    let stopped: Vec<String> = registry
+        .list()
+        .into_iter()
+        .filter(|r| r.joins(server, a, b))
+        .filter(|r| registry.remove(&r.id))
+        .map(|r| r.id)
+        .collect();
+    if stopped.is_empty() {
+        return (
+            exit::NOTHING,
+            format!("no relay between {a} and {b} is registered"),
+        );
+    }
+    (exit::OK, format!("stopped relay {}", stopped.join(", ")))
+}
+
+/// Registers a relay for the watcher: both sides must run agents now (the relay holds them to
+/// it, docs/design.md#delivery), and the turns they closed now are history.
+fn register(
+    tmux: &Tmux,
+    registry: &Registry,
+    server: &str,
+    [a, b]: [&str; 2],
+    rounds: u32,
+    template: Option<&str>,
+) -> Result<(i32, String)> {
+    for side in [a, b] {
+        if let Some((host, _)) = crate::route::relays::remote_side(side) {
+            if !super::remote::kept_views()
+                .iter()
+                .any(|v| v.host == host.as_str())
+            {
+                bail!(
+                    "the watcher keeps no connection to {host}: add it to @agentpane-hosts \
+                     (or `agentpane watch --host {host}`) and restart the watcher"
+                );
+            }
+        }
+    }
+    let reports = scan::scan(tmux, Utc::now())?;
+    let (agents, keys) = match (side_agent(tmux, &reports, a), side_agent(tmux, &reports, b)) {
+        (Ok((x, kx)), Ok((y, ky))) => ([x, y], [kx, ky]),
+        (Err(why), _) | (_, Err(why)) => return Ok((exit::REFUSED, format!("no relay: {why}"))),
+    };
+    if let Some(r) = registry.list().into_iter().find(|r| r.joins(server, a, b)) {
+        bail!("a relay between {a} and {b} already runs in the watcher ({}); stop it with `agentpane relay {a} {b} --stop`", r.id);
+    }
+    let reg = Registration {
+        id: new_id(),
+        server: server.to_string(),
+        a: a.to_string(),
+        b: b.to_string(),
+        rounds,
+        template: template.map(str::to_string),
+        created: Utc::now(),
+        sent: 0,
+        agents: Some(agents),
+        // The turns closed now are history: only turns that end from here on are relayed,
+        // however late the watcher first looks.
+        keys: Some(keys),
+        expect: None,
+    };
+    registry.save(&reg)?;
+    Ok((
+        exit::OK,
+        format!(
+            "the watcher relays between {a} and {b} (at most {rounds} round trips); stop with `agentpane relay {a} {b} --stop`"
+        ),
+    ))
 }
 
 /// A side as a registration names it: a local pane id, or `HOST:%N` with the pane id on that
