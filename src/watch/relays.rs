@@ -2,10 +2,12 @@
 //! server (`agentpane relay A B` while a watcher runs) steps on each scan with the same pure
 //! [`RelayState`] and the same effects as the foreground command; the routes it sends so far
 //! are saved in the registration, so a watcher restart never resets the round limit.
-//! A relay with a side on another host steps on the host's documents too (a remote wake), and
-//! what waits in the outbox for a host goes out when its link is up.
+//! A relay with a side on another host steps on a thread of its own ([`Across`]), on every scan
+//! and every remote wake, so its ssh calls never hold up a scan or the status line; what waits
+//! in the outbox for a host goes out there when its link is up.
 
 use std::collections::BTreeMap;
+use std::sync::mpsc;
 
 use crate::extract::cache::AnswerCache;
 use crate::remote::call;
@@ -35,19 +37,58 @@ impl Default for Relays {
     }
 }
 
+/// Which relays a [`Relays`] steps.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    /// Between panes of this tmux server.
+    Local,
+    /// With a side on another host.
+    Across,
+}
+
+/// The relays with a side on another host, on a thread of their own: the watcher hands it the
+/// latest scan and hosts' views, and it steps them (answers fetched and text handed over
+/// across ssh) and flushes the outbox, logging what it did.
+pub struct Across {
+    tx: mpsc::Sender<(Vec<PaneReport>, Vec<HostView>)>,
+}
+
+impl Across {
+    pub fn start(tmux: Tmux, server: String) -> Across {
+        let (tx, rx) = mpsc::channel::<(Vec<PaneReport>, Vec<HostView>)>();
+        std::thread::spawn(move || {
+            let mut relays = Relays::default();
+            while let Ok(mut facts) = rx.recv() {
+                // Only the newest facts count: a step on older ones would be stale.
+                while let Ok(newer) = rx.try_recv() {
+                    facts = newer;
+                }
+                for line in relays.step(&tmux, &facts.0, &server, &facts.1, Which::Across) {
+                    super::log::line(&line);
+                }
+            }
+        });
+        Across { tx }
+    }
+
+    /// New facts: the latest local scan and the hosts' views.
+    pub fn send(&self, reports: &[PaneReport], views: &[HostView]) {
+        let _ = self.tx.send((reports.to_vec(), views.to_vec()));
+    }
+}
+
 impl Relays {
-    /// One step of every relay registered for `server` (with `across_only`, of those with a
-    /// side on another host: a remote wake), then the outbox for hosts that are up; returns
-    /// log lines.
+    /// One step of every relay of kind `which` registered for `server`, then (with hosts) the
+    /// outbox for hosts that are up; returns log lines.
     pub fn step(
         &mut self,
         tmux: &Tmux,
         reports: &[PaneReport],
         server: &str,
         views: &[HostView],
-        across_only: bool,
+        which: Which,
     ) -> Vec<String> {
-        let mut log = self.relay(tmux, reports, server, views, across_only);
+        let mut log = self.relay(tmux, reports, server, views, which);
         if !views.is_empty() {
             log.extend(flush_outbox(views));
         }
@@ -60,7 +101,7 @@ impl Relays {
         reports: &[PaneReport],
         server: &str,
         views: &[HostView],
-        across_only: bool,
+        which: Which,
     ) -> Vec<String> {
         let mut log = Vec::new();
         let registry = match Registry::open_default() {
@@ -70,7 +111,7 @@ impl Relays {
         let regs: Vec<_> = registry
             .list()
             .into_iter()
-            .filter(|r| r.server == server)
+            .filter(|r| r.server == server && r.across() == (which == Which::Across))
             .collect();
         // A registration removed (`relay --stop`) ends its relay here too.
         self.states.retain(|id, _| regs.iter().any(|r| &r.id == id));
@@ -85,9 +126,6 @@ impl Relays {
         let ssh = Ssh::from_env();
         let Relays { states, answers } = self;
         for mut reg in regs {
-            if across_only && !reg.across() {
-                continue;
-            }
             if reg.agents.is_none() {
                 log.push(format!(
                     "relay {} dropped: registered without its agents (an older agentpane); start it again",
