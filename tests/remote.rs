@@ -11,7 +11,7 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::sshd::{read, Sshd};
+use common::sshd::{delivered_to, read, remote_pane, Sshd};
 use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
 
 const CODEX_MID_TURN: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
@@ -281,26 +281,11 @@ fn codex_inbox(server: &TmuxServer, name: &str) -> (String, std::path::PathBuf) 
     (pane, file)
 }
 
-/// Deliveries into `dst` the server's journal records.
-fn delivered_to(server: &TmuxServer, dst: &str) -> usize {
-    read(&server.state_dir().join("journal.jsonl"))
-        .lines()
-        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-        .filter(|e| e["outcome"] == "delivered" && e["dst"] == dst)
-        .count()
-}
-
 /// The state of `pane` in the local watcher's document of `host`.
 fn remote_state(local: &TmuxServer, host: &str, pane: &str) -> String {
-    let view = host_view(local, host);
-    view["doc"]["panes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|p| p["pane_id"] == pane)
-        .and_then(|p| p["state"].as_str())
-        .unwrap_or("")
-        .to_string()
+    remote_pane(local, host, pane)
+        .and_then(|p| p["state"].as_str().map(str::to_string))
+        .unwrap_or_default()
 }
 
 #[test]

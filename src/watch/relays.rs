@@ -15,7 +15,7 @@ use crate::remote::link::{HostView, Link};
 use crate::remote::ssh::Ssh;
 use crate::route::outbox::Outbox;
 use crate::route::queue::Store;
-use crate::route::relay::RelayState;
+use crate::route::relay::{RelayState, Turn};
 use crate::route::relays::{outcome_name, relay_turns, remote_side, Registry, Runner};
 use crate::route::source::{pane_answer, report_of};
 use crate::route::template::Template;
@@ -26,6 +26,10 @@ use crate::tmux::Tmux;
 pub struct Relays {
     states: BTreeMap<String, RelayState>,
     answers: AnswerCache,
+    /// Per relay across hosts, the facts of its two sides at its last step: the same facts
+    /// again (a safety poll, another pane's news) step nothing, so an idle relay spawns
+    /// nothing; its agents are checked again when its sides change, and at every delivery.
+    seen: BTreeMap<String, Vec<Turn>>,
 }
 
 impl Default for Relays {
@@ -33,6 +37,7 @@ impl Default for Relays {
         Relays {
             states: BTreeMap::new(),
             answers: AnswerCache::new(32),
+            seen: BTreeMap::new(),
         }
     }
 }
@@ -115,6 +120,7 @@ impl Relays {
             .collect();
         // A registration removed (`relay --stop`) ends its relay here too.
         self.states.retain(|id, _| regs.iter().any(|r| &r.id == id));
+        self.seen.retain(|id, _| regs.iter().any(|r| &r.id == id));
         if regs.is_empty() {
             return log;
         }
@@ -124,7 +130,11 @@ impl Relays {
         };
         let outbox = Outbox::open_default().ok();
         let ssh = Ssh::from_env();
-        let Relays { states, answers } = self;
+        let Relays {
+            states,
+            answers,
+            seen,
+        } = self;
         for mut reg in regs {
             if reg.agents.is_none() {
                 log.push(format!(
@@ -147,6 +157,17 @@ impl Relays {
                 continue;
             };
             let state = states.entry(reg.id.clone()).or_insert_with(|| reg.state());
+            if which == Which::Across {
+                let sides: Vec<Turn> = turns
+                    .iter()
+                    .filter(|t| t.pane == reg.a || t.pane == reg.b)
+                    .cloned()
+                    .collect();
+                if state.started() && seen.get(&reg.id) == Some(&sides) {
+                    continue;
+                }
+                seen.insert(reg.id.clone(), sides);
+            }
             let mut answer = |pane: &str| match remote_side(pane) {
                 Some((host, id)) => call::fetch_answer(&ssh, &host, id)
                     .ok()

@@ -36,6 +36,29 @@ pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
 }
 
+/// `pane` in the document of `host` that `local`'s watcher last had (its snapshot).
+pub fn remote_pane(local: &TmuxServer, host: &str, pane: &str) -> Option<serde_json::Value> {
+    let snapshot: serde_json::Value =
+        serde_json::from_str(&read(&local.state_dir().join("state.json"))).ok()?;
+    snapshot["hosts"]
+        .as_array()?
+        .iter()
+        .find(|h| h["host"] == host)?["doc"]["panes"]
+        .as_array()?
+        .iter()
+        .find(|p| p["pane_id"] == pane)
+        .cloned()
+}
+
+/// Deliveries into `dst` that `server`'s journal records.
+pub fn delivered_to(server: &TmuxServer, dst: &str) -> usize {
+    read(&server.state_dir().join("journal.jsonl"))
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["outcome"] == "delivered" && e["dst"] == dst)
+        .count()
+}
+
 /// A private sshd and the client config that reaches it.
 pub struct Sshd {
     dir: tempfile::TempDir,
