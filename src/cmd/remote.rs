@@ -92,20 +92,7 @@ fn ask(ssh: &Ssh, host: &Host) -> HostView {
     }
 }
 
-/// This machine's name (a route's label on the other host).
-pub fn this_host() -> String {
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let name: String = name
-        .trim()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        .collect();
-    if name.is_empty() {
-        "local".into()
-    } else {
-        name
-    }
-}
+pub use crate::remote::this_host;
 
 /// `last HOST:PANE`: the remote's answer printed here.
 pub fn last(host: &Host, pane: &str, json: bool) -> Result<i32> {

@@ -96,6 +96,21 @@ pub fn remote_pane_arg(pane: &str) -> Result<&str> {
     Ok(pane)
 }
 
+/// This machine's name (a route's label on the other host).
+pub fn this_host() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .collect();
+    if name.is_empty() {
+        "local".into()
+    } else {
+        name
+    }
+}
+
 /// Marks a host that cannot be reached in the status segment (`devbox ✕`).
 pub const DOWN_GLYPH: &str = "✕";
 

@@ -144,9 +144,15 @@ impl Outbox {
                     continue;
                 }
             };
+            // The label there names this machine for a pane of it.
+            let from = if msg.src.contains(':') {
+                msg.src.clone()
+            } else {
+                format!("{}:{}", crate::remote::this_host(), msg.src)
+            };
             let delivery = Delivery {
                 pane: &msg.pane,
-                from: &msg.src,
+                from: &from,
                 queue: true,
                 id: Some(&msg.id),
                 ..Delivery::default()
