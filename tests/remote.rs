@@ -434,5 +434,40 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
     let run = local.agentpane(&["relay", &l_b, &remote_a, "--stop"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(registered(), 0);
+
+    // The host takes a message id once: the same id again (a sender's retry after a connection
+    // that dropped mid-call) is answered with the first outcome, never pasted twice.
+    let send = |id: &str| {
+        let mut child = std::process::Command::new("ssh")
+            .arg("-F")
+            .arg(sshd.config())
+            .args(["-o", "BatchMode=yes", "-T", "--", "devbox", "agentpane"])
+            .args(["deliver-stdin", &r_busy, "--from", "test", "--id", id])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run ssh");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"ONCE-ONLY-TEXT\n")
+            .unwrap();
+        child.wait_with_output().expect("ssh output")
+    };
+    let first = send("20261202-000000-000-1-0");
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let again = send("20261202-000000-000-1-0");
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already received"),
+        "{again:?}"
+    );
+    wait_until(DEADLINE, "the text there", || {
+        read(&r_busy_file).contains("ONCE-ONLY-TEXT") && delivered_to(&remote, &r_busy) == 2
+    });
+    assert_eq!(read(&r_busy_file).matches("ONCE-ONLY-TEXT").count(), 1);
     assert_eq!(watch.stop(), 0);
 }

@@ -460,6 +460,81 @@ mod tests {
         assert!(r.list().is_empty());
     }
 
+    fn view(host: &str, link: Link) -> HostView {
+        HostView {
+            host: host.into(),
+            link,
+            since: Utc::now(),
+        }
+    }
+
+    fn remote_pane(id: &str, key: &str) -> crate::remote::doc::RemotePane {
+        crate::remote::doc::RemotePane {
+            pane_id: id.into(),
+            target: "w:1.0".into(),
+            agent: Some("codex".into()),
+            state: crate::state::State::YourTurn,
+            seen: false,
+            reason: None,
+            turn_key: Some(key.into()),
+            at: None,
+            resets_at: None,
+        }
+    }
+
+    #[test]
+    fn a_remote_side_is_read_from_its_host_and_holds_while_the_host_is_down() {
+        use crate::remote::doc::Document;
+        let up = [view(
+            "devbox",
+            Link::Up {
+                doc: Document::new(vec![remote_pane("%3", "k7")], None),
+            },
+        )];
+        let turns = relay_turns(&[], &up, ["devbox:%3", "%5"]).expect("devbox is up");
+        assert_eq!(turns.len(), 1);
+        assert_eq!(turns[0].pane, "devbox:%3");
+        assert_eq!(turns[0].closed_key().as_deref(), Some("k7"));
+        // Down or not heard from yet: no facts, the relay holds (it does not finish).
+        for link in [
+            Link::Down {
+                reason: "refused".into(),
+            },
+            Link::Connecting,
+        ] {
+            assert!(relay_turns(&[], &[view("devbox", link)], ["devbox:%3", "%5"]).is_none());
+        }
+        // Up, but the pane is gone from its document: no turn, so the relay finishes.
+        let gone = relay_turns(&[], &up, ["devbox:%4", "%5"]).expect("up");
+        assert!(gone.is_empty());
+        assert_eq!(remote_side("%5"), None);
+        assert_eq!(
+            remote_side("devbox:%3").map(|(h, p)| (h.to_string(), p.to_string())),
+            Some(("devbox".into(), "%3".into()))
+        );
+    }
+
+    #[test]
+    fn an_older_registration_of_local_agents_still_reads() {
+        let json = r#"{"id":"r","server":"/s","a":"%1","b":"%2","rounds":3,"created":"2026-01-01T00:00:00Z","sent":1,
+            "agents":[{"kind":"claude","pid":10,"start_ticks":5},{"kind":"codex","pid":11,"start_ticks":6}]}"#;
+        let reg: Registration = serde_json::from_str(json).unwrap();
+        assert!(matches!(
+            &reg.agents,
+            Some([SideAgent::Here(_), SideAgent::Here(_)])
+        ));
+        assert!(!reg.across());
+        assert_eq!(reg.state().sent, 1);
+        let there = SideAgent::There {
+            host: "devbox".into(),
+            agent: "codex".into(),
+        };
+        let back: SideAgent =
+            serde_json::from_str(&serde_json::to_string(&there).unwrap()).unwrap();
+        assert_eq!(back, there);
+        assert_eq!(there.to_string(), "codex on devbox");
+    }
+
     #[test]
     fn a_restarted_relay_keeps_its_round_count() {
         assert_eq!(reg("r", "%1", "%2", 4).state().sent, 4);
