@@ -168,11 +168,21 @@ impl Relays {
                 }
                 seen.insert(reg.id.clone(), sides);
             }
+            // A remote side's new answer is fetched before the step: when its host cannot be
+            // asked now, the relay holds (the turn stays news) and tries again on the next facts.
+            let fetched = match fetch_new_answers(&ssh, state, &turns, [&reg.a, &reg.b]) {
+                Ok(f) => f,
+                Err(e) => {
+                    log.push(format!("relay {}: held: {e:#}", reg.id));
+                    seen.remove(&reg.id);
+                    continue;
+                }
+            };
             let mut answer = |pane: &str| match remote_side(pane) {
-                Some((host, id)) => call::fetch_answer(&ssh, &host, id)
-                    .ok()
-                    .flatten()
-                    .map(|a| a.text),
+                Some(_) => fetched
+                    .iter()
+                    .find(|(p, _)| p == pane)
+                    .and_then(|(_, a)| a.clone()),
                 None => pane_answer(tmux, pane, report_of(reports, pane), answers)
                     .ok()
                     .flatten()
@@ -201,6 +211,32 @@ impl Relays {
         }
         log
     }
+}
+
+/// The answers of the remote sides whose closed turn is new to `state` (side, answer text);
+/// an error when a host could not be asked.
+fn fetch_new_answers(
+    ssh: &Ssh,
+    state: &RelayState,
+    turns: &[Turn],
+    sides: [&str; 2],
+) -> anyhow::Result<Vec<(String, Option<String>)>> {
+    let mut out = Vec::new();
+    for (i, side) in sides.into_iter().enumerate() {
+        let Some((host, pane)) = remote_side(side) else {
+            continue;
+        };
+        let key = turns
+            .iter()
+            .find(|t| t.pane == side)
+            .and_then(Turn::closed_key);
+        if key.is_none() || key == state.keys()[i] {
+            continue;
+        }
+        let answer = call::fetch_answer(ssh, &host, pane)?;
+        out.push((side.to_string(), answer.map(|a| a.text)));
+    }
+    Ok(out)
 }
 
 /// Sends what waits in the outbox for hosts whose link is up.
