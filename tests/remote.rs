@@ -469,5 +469,14 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
         read(&r_busy_file).contains("ONCE-ONLY-TEXT") && delivered_to(&remote, &r_busy) == 2
     });
     assert_eq!(read(&r_busy_file).matches("ONCE-ONLY-TEXT").count(), 1);
+
+    // Both sides on the host: relayed through this machine, once.
+    let run = local.agentpane(&["relay", &remote_a, &format!("devbox:{r_busy}")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    remote.codex_completes(&r_a, "a3", "REMOTE-TO-REMOTE");
+    wait_until(DEADLINE, "A's answer in the other remote agent", || {
+        read(&r_busy_file).contains("REMOTE-TO-REMOTE") && delivered_to(&remote, &r_busy) == 3
+    });
+    assert_eq!(read(&r_busy_file).matches("REMOTE-TO-REMOTE").count(), 1);
     assert_eq!(watch.stop(), 0);
 }
