@@ -230,6 +230,7 @@ fn register(
         // however late the watcher first looks.
         keys: Some(keys),
         expect: None,
+        pending: None,
     };
     registry.save(&reg)?;
     Ok((

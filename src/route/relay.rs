@@ -78,14 +78,28 @@ impl RelayState {
         sent: u32,
         keys: [Option<String>; 2],
         expect: Option<usize>,
+        pending: Option<Pending>,
     ) -> RelayState {
         RelayState {
             sent,
             keys,
             expect: expect.filter(|e| *e < 2),
             started: true,
+            pending: pending
+                .filter(|p| p.side < 2)
+                .map(|p| (p.side, p.round, p.text)),
             ..RelayState::new(a, b, max_rounds)
         }
+    }
+
+    /// The route held for a busy destination, if any (kept in a registration, so a watcher
+    /// restart does not lose it).
+    pub fn pending(&self) -> Option<Pending> {
+        self.pending.as_ref().map(|(side, round, text)| Pending {
+            side: *side,
+            round: *round,
+            text: text.clone(),
+        })
     }
 
     /// The turn key each side was last seen closing (what [`resume`](RelayState::resume)
@@ -256,6 +270,15 @@ impl RelayState {
         }
         actions
     }
+}
+
+/// A route held until its destination is free: the side whose answer it is, its round, the
+/// answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Pending {
+    pub side: usize,
+    pub round: u32,
+    pub text: String,
 }
 
 /// What the relay needs to know about one pane after a scan.
@@ -432,15 +455,34 @@ mod tests {
             0,
             [Some("a0".into()), Some("b0".into())],
             None,
+            None,
         );
         let step = scan(&mut r, (Y, "a1"), (Y, "b0"), &ans);
         assert_eq!(routes(&step), [("%1".into(), "%2".into(), 1)]);
         // What it records, taken back after a restart: the same turn is not sent again.
         let (keys, expect, sent) = (r.keys().clone(), r.expect(), r.sent);
-        let mut again = RelayState::resume("%1", "%2", 3, sent, keys, expect);
+        let mut again = RelayState::resume("%1", "%2", 3, sent, keys, expect, r.pending());
         assert!(scan(&mut again, (Y, "a1"), (Y, "b0"), &ans).is_empty());
         let step = scan(&mut again, (Y, "a1"), (Y, "b1"), &ans);
         assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
+        // A route held for a busy destination survives a restart and goes out once.
+        let mut r = RelayState::resume("%1", "%2", 3, 0, [None, None], None, None);
+        let step = scan(&mut r, (Y, "a1"), (State::Working, "b0"), &ans);
+        assert!(routes(&step).is_empty());
+        let held = r.pending().expect("held");
+        let mut again = RelayState::resume(
+            "%1",
+            "%2",
+            3,
+            r.sent,
+            r.keys().clone(),
+            r.expect(),
+            Some(held),
+        );
+        let step = scan(&mut again, (Y, "a1"), (Y, "b1"), &ans);
+        assert_eq!(routes(&step), [("%1".into(), "%2".into(), 1)]);
+        assert!(again.pending().is_none());
+        assert!(scan(&mut again, (Y, "a1"), (Y, "b1"), &ans).is_empty());
     }
 
     #[test]

@@ -19,7 +19,7 @@ use super::deliver::{checked_state_of, deliver_one, is_free};
 use super::outbox::{Outbox, Outgoing};
 use super::queue::{new_id, JournalEntry, Outcome, Queued, Store};
 use super::recipient::{self, Recipient};
-use super::relay::{Action, RelayState, Turn};
+use super::relay::{Action, Pending, RelayState, Turn};
 use super::sanitize::sanitize;
 use super::template::{Template, Vars};
 use crate::events::Time;
@@ -331,6 +331,9 @@ pub struct Registration {
     /// The side whose turn end is relayed next (0: A, 1: B).
     #[serde(default)]
     pub expect: Option<usize>,
+    /// A route held until its destination is free (the answer, sanitised at sending).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
 }
 
 impl Registration {
@@ -349,6 +352,7 @@ impl Registration {
                 self.sent,
                 keys.clone(),
                 self.expect,
+                self.pending.clone(),
             ),
             None => {
                 let mut s = RelayState::new(&self.a, &self.b, self.rounds);
@@ -362,10 +366,15 @@ impl Registration {
     /// (then it is saved).
     pub fn follow(&mut self, state: &RelayState) -> bool {
         let keys = Some(state.keys().clone());
-        let changed = self.sent != state.sent || self.keys != keys || self.expect != state.expect();
+        let pending = state.pending();
+        let changed = self.sent != state.sent
+            || self.keys != keys
+            || self.expect != state.expect()
+            || self.pending != pending;
         self.sent = state.sent;
         self.keys = keys;
         self.expect = state.expect();
+        self.pending = pending;
         changed
     }
 
@@ -440,6 +449,7 @@ mod tests {
             agents: None,
             keys: None,
             expect: None,
+            pending: None,
         }
     }
 
