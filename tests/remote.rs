@@ -360,10 +360,32 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
     sshd.kill();
     wait_status(&local, "devbox unreachable", |s| s.contains("devbox ✕"));
     local.codex_completes(&l_b, "b2", "FROM-LOCAL-WHILE-DOWN");
+    // A message whose sending failed waits in the outbox (as a relay leaves one when the
+    // connection drops mid-call); `route-queue` lists it, and it goes out once the host is back.
+    let outbox = local.state_dir().join("outbox");
+    std::fs::create_dir_all(&outbox).unwrap();
+    let id = "20261202-000000-000-7-0";
+    let msg = serde_json::json!({
+        "id": id, "created": chrono::Utc::now(), "host": "devbox", "pane": r_a,
+        "src": l_b, "text": "FROM-THE-OUTBOX",
+    });
+    std::fs::write(outbox.join(format!("{id}.json")), msg.to_string()).unwrap();
+    let listed = local.agentpane(&["route-queue"]);
+    assert!(
+        listed.stdout.contains(&format!("outbox {id}"))
+            && listed.stdout.contains("waits for devbox"),
+        "{listed:?}"
+    );
     sshd.start();
     wait_until(Duration::from_secs(60), "B's second answer in A", || {
-        read(&r_a_file).contains("FROM-LOCAL-WHILE-DOWN") && delivered_to(&remote, &r_a) == 2
+        read(&r_a_file).contains("FROM-LOCAL-WHILE-DOWN")
+            && read(&r_a_file).contains("FROM-THE-OUTBOX")
+            && delivered_to(&remote, &r_a) == 3
     });
+    assert!(
+        std::fs::read_dir(&outbox).unwrap().next().is_none(),
+        "the outbox is empty"
+    );
 
     // A queued route to a busy remote agent waits there and is delivered once it frees.
     let run = local.agentpane(&[
@@ -388,6 +410,7 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
         (&got_b, "FROM-REMOTE-WHILE-DOWN"),
         (&got_a, "FROM-LOCAL-ONE"),
         (&got_a, "FROM-LOCAL-WHILE-DOWN"),
+        (&got_a, "FROM-THE-OUTBOX"),
     ] {
         assert_eq!(got.matches(marker).count(), 1, "{marker} in {got}");
     }
@@ -397,7 +420,7 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
         1
     );
     assert_eq!(delivered_to(&local, &l_b), 2);
-    assert_eq!(delivered_to(&remote, &r_a), 2);
+    assert_eq!(delivered_to(&remote, &r_a), 3);
 
     // From tmux: the picker's `l` on the remote row stops the relay, and again starts one.
     let relays = local.state_dir().join("relays");

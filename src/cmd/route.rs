@@ -792,7 +792,8 @@ fn state_label(state: State) -> &'static str {
 #[derive(Debug, Serialize)]
 struct QueueLine<'a> {
     id: &'a str,
-    /// `queued` (waits for its agent to be free) or `held` (for you: see `reason`).
+    /// `queued` (waits for its agent to be free), `held` (for you: see `reason`) or `outbox`
+    /// (for a pane on another host: waits for that host to take it).
     status: &'static str,
     created: chrono::DateTime<Utc>,
     src: &'a str,
@@ -882,6 +883,10 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
     }
     let queued = store.pending()?;
     let held = store.held()?;
+    let outgoing = outbox::Outbox::open_default()
+        .map(|o| o.list())
+        .unwrap_or_default();
+    let out_dsts: Vec<String> = outgoing.iter().map(outbox::Outgoing::dst).collect();
     let lines = queued
         .iter()
         .map(|m| QueueLine::of(m, "queued", None))
@@ -894,6 +899,16 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
                 (None, None) => "held".into(),
             };
             QueueLine::of(&h.msg, "held", Some(reason))
+        }))
+        .chain(outgoing.iter().zip(&out_dsts).map(|(m, dst)| QueueLine {
+            id: &m.id,
+            status: "outbox",
+            created: m.created,
+            src: &m.src,
+            dst,
+            bytes: m.text.len(),
+            recipient: None,
+            reason: Some(format!("waits for {} to take it", m.host)),
         }));
     for line in lines {
         if args.json {
