@@ -864,13 +864,15 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
         return Ok(exit::OK);
     }
     if let Some(id) = &args.drop {
-        let dropped = store.drop_held(id)? || {
-            let queued = store.pending()?.iter().any(|m| &m.id == id);
-            if queued {
-                store.remove(id)?;
+        let dropped = store.drop_held(id)?
+            || {
+                let queued = store.pending()?.iter().any(|m| &m.id == id);
+                if queued {
+                    store.remove(id)?;
+                }
+                queued
             }
-            queued
-        };
+            || outbox::Outbox::open_default().is_ok_and(|o| o.remove(id));
         if !dropped {
             eprintln!("agentpane: no queued or held message `{id}`");
             return Ok(exit::NOTHING);

@@ -99,8 +99,9 @@ impl Outbox {
         out
     }
 
-    fn remove(&self, id: &str) {
-        let _ = fs::remove_file(self.path(id));
+    /// Removes a message (sent, or dropped by the person); true when it was there.
+    pub fn remove(&self, id: &str) -> bool {
+        valid_id(id) && fs::remove_file(self.path(id)).is_ok()
     }
 
     /// Sends what waits for the hosts `up` says are reachable, oldest first; a host whose
@@ -119,7 +120,7 @@ impl Outbox {
                     outcome,
                     detail: Some(detail.clone()),
                 });
-                self.remove(&msg.id);
+                let _ = self.remove(&msg.id);
                 out.push(Sent {
                     id: msg.id.clone(),
                     dst: msg.dst(),
@@ -292,5 +293,8 @@ mod tests {
         assert!(ob.flush(&store, &ssh, &|_| false).is_empty());
         assert_eq!(ob.list().len(), 2);
         assert_eq!(msg("a", 0).dst(), "devbox:%3");
+        // Dropped by the person: gone, once.
+        assert!(ob.remove("a") && !ob.remove("a") && !ob.remove("../b"));
+        assert_eq!(ob.list().len(), 1);
     }
 }
