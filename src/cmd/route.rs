@@ -302,6 +302,14 @@ pub fn deliver_stdin(args: DeliverStdinArgs, ctx: &Context) -> Result<i32> {
             });
         }
     }
+    // What is queued here is delivered by this server's watcher: one runs from now on.
+    if args.queue {
+        if let Ok(socket) = tmux.socket_path() {
+            if !crate::watch::running(&state, &socket) {
+                super::serve::start_watcher(&tmux, &socket);
+            }
+        }
+    }
     let route = RouteArgs {
         src: args.from.clone(),
         dst: args.dst,

@@ -166,7 +166,7 @@ fn read_snapshot(path: &PathBuf, socket: &str) -> Option<Vec<RemotePane>> {
 
 /// Starts this server's watcher the way the tmux plugin does (`run-shell -b`), so it lives on
 /// with the server rather than with this connection.
-fn start_watcher(tmux: &Tmux, socket: &str) {
+pub(super) fn start_watcher(tmux: &Tmux, socket: &str) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };
