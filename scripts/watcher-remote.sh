@@ -8,7 +8,9 @@
 #   1. the local watcher without hosts (the baseline);
 #   2. the local watcher with `--host devbox`: its threads (schedstat, ns) plus the processes
 #      it spawned and reaped (cutime+cstime), the ssh client of its link, and its wakes;
-#   3. the remote side of the link: `agentpane serve` there.
+#   3. the remote side of the link: `agentpane serve` there;
+#   4. as 2, with a relay between a remote agent and a local one registered in the watcher
+#      (both idle: nothing to relay, the relay only waits).
 #
 #   scripts/watcher-remote.sh
 #   AGENTS=4 IDLE_SECS=20 scripts/watcher-remote.sh      # a quick look
@@ -131,6 +133,18 @@ measure() { # measure LABEL [watch flags…]: one row
         [[ -n $(tmux -L "$SERVER" show -gv @agentpane_status 2>/dev/null) ]] && break
         sleep 0.1
     done
+    if [[ $label == *relay* ]]; then
+        # A relay between the last remote agent and the last local one, once the watcher's
+        # link to devbox is up (the command refuses a host the watcher does not reach yet).
+        local lp rp
+        lp=$("${T[@]}" list-panes -a -F '#{pane_id}' | tail -1)
+        rp=$("${RT[@]}" list-panes -a -F '#{pane_id}' | tail -1)
+        for _ in $(seq 1 100); do
+            "$BIN" -L "$SERVER" --host devbox relay "devbox:$rp" "$lp" 2>/dev/null && break
+            sleep 0.2
+        done
+        ls "$AGENTPANE_STATE_DIR/relays/"*.json >/dev/null || { echo "no relay registered" >&2; exit 1; }
+    fi
     sleep 5
     local ssh_pids serve_pid
     # The link's ssh (a child) and the shared connection's master (ssh forks it away).
@@ -162,5 +176,6 @@ echo "| local watcher, $AGENTS local + $AGENTS remote idle agents, ${IDLE_SECS} 
 echo "|---|---|---|---|---|"
 measure "no hosts"
 measure "\`--host devbox\`" --host devbox
+measure "\`--host devbox\` + a relay devbox:%N ⇄ %M" --host devbox
 echo
 echo "machine: $(bench_machine)"

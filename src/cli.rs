@@ -139,7 +139,7 @@ pub struct ServeArgs {
     pub once: bool,
 }
 
-/// `deliver-stdin PANE [--no-submit] [--wait SECS | --queue] [--json]`.
+/// `deliver-stdin PANE [--no-submit] [--wait SECS | --queue] [--json] [--id ID] | --check`.
 #[derive(Debug, Args)]
 pub struct DeliverStdinArgs {
     /// Destination pane on this host.
@@ -159,6 +159,14 @@ pub struct DeliverStdinArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,
+    /// The sender's message id: this host delivers one id at most once (a retry after a
+    /// dropped connection is answered, never pasted again).
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Only check that PANE runs an agent that could take text (reads no stdin): exit 0, or
+    /// 6 with the reason.
+    #[arg(long, conflicts_with_all = ["wait", "queue", "id"])]
+    pub check: bool,
 }
 
 #[derive(Debug, Args)]

@@ -184,11 +184,17 @@ fn drain<R: Read + Send + 'static>(pipe: Option<R>) -> std::thread::JoinHandle<V
     std::thread::spawn(move || {
         let mut buf = Vec::new();
         if let Some(mut p) = pipe {
-            let _ = p.read_to_end(&mut buf);
+            // At most MAX_OUTPUT kept (a child on another host may be hostile); the rest is
+            // read and dropped, so the child never blocks on a full pipe.
+            let _ = (&mut p).take(MAX_OUTPUT).read_to_end(&mut buf);
+            let _ = std::io::copy(&mut p, &mut std::io::sink());
         }
         buf
     })
 }
+
+/// Most bytes of a child's stdout or stderr kept.
+const MAX_OUTPUT: u64 = 32 << 20;
 
 #[cfg(test)]
 mod tests {
@@ -204,6 +210,18 @@ mod tests {
         )
         .unwrap();
         assert_eq!(out.stdout, b"hello");
+    }
+
+    #[test]
+    fn a_flood_of_output_is_cut_and_the_child_still_ends() {
+        let out = run(
+            "head",
+            ["-c", "40000000", "/dev/zero"],
+            None,
+            Duration::from_secs(20),
+        )
+        .unwrap();
+        assert_eq!(out.stdout.len() as u64, MAX_OUTPUT);
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! A released agent client on a remote host (docs/design.md#remote-hosts): the pinned Qwen Code
 //! against its OpenAI Chat stand-in (tests/real/qwen.rs), in the tmux server of a "remote host"
 //! reached over a real sshd (tests/common/sshd.rs). The local watcher's link shows its real
-//! turn in the local status line and `panes`; `last` and routes in both directions reach it.
+//! turn in the local status line and `panes`; `last` and routes in both directions reach it,
+//! and a relay the local watcher runs hands its next answer to a local agent once.
 
 mod common;
 mod real;
 
-use common::sshd::{read, Sshd};
+use common::sshd::{delivered_to, read, remote_pane, Sshd};
 use common::{wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
 use real::openai_chat::ANSWER;
 use real::{type_prompt, wait_drawn, wait_for, wait_screen, STEP};
@@ -71,12 +72,30 @@ fn a_real_qwen_on_a_remote_host_reads_and_routes_here() {
 
         // A route into it: the local answer is its next prompt, and it answers again.
         let asked = api.requests().len();
+        let key = remote_pane(&local, "devbox", &qwen).map(|p| p["turn_key"].clone());
         let run = local.agentpane(&["route", &claude, &format!("devbox:{qwen}"), "--json"]);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         assert_eq!(run.json()["outcome"], "delivered", "{label}: {run:?}");
         wait_for(STEP, "the routed prompt at the stand-in", || {
             (api.requests().len() > asked).then_some(())
         });
+        // That answer is over, as the watcher sees it: a relay started now takes it as history.
+        wait_for(STEP, "the answer to the routed prompt, here", || {
+            let now = remote_pane(&local, "devbox", &qwen)?;
+            (now["turn_key"].is_string()
+                && Some(&now["turn_key"]) != key.as_ref()
+                && now["state"] == "your-turn")
+                .then_some(())
+        });
+
+        // A relay from it to a local agent: its next real answer arrives here once.
+        let run = local.agentpane(&["relay", &format!("devbox:{qwen}"), &inbox]);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        type_prompt(&remote, &qwen, "once more");
+        wait_until(DEADLINE, "the relayed answer in the local inbox", || {
+            read(&inbox_file).matches(ANSWER).count() == 2 && delivered_to(&local, &inbox) == 2
+        });
         assert_eq!(watch.stop(), 0, "{label}");
+        assert_eq!(read(&inbox_file).matches(ANSWER).count(), 2, "{label}");
     }
 }

@@ -11,8 +11,10 @@ mod common;
 use std::path::Path;
 use std::time::Duration;
 
-use common::sshd::{read, Sshd};
+use common::sshd::{delivered_to, read, remote_pane, Sshd};
 use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
+
+const CODEX_MID_TURN: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
 
 const CLAUDE_WITH_ANSWER: &str =
     "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
@@ -240,14 +242,6 @@ fn remote_agents_over_a_real_sshd() {
     let run = local.agentpane(&["route", &l_claude, &format!("devbox:{r_shell}")]);
     assert_eq!(run.code, 6, "{run:?}");
 
-    // Relays stay on one host, and say so.
-    let run = local.agentpane(&["relay", &format!("devbox:{r_claude}"), &l_inbox]);
-    assert_eq!(run.code, 2, "{run:?}");
-    assert!(
-        run.stderr.contains("relays run between panes of one host"),
-        "{run:?}"
-    );
-
     // sshd dies mid-stream: the host shows ✕, the local agents still count; it comes back.
     sshd.kill();
     wait_status(&local, "devbox unreachable", |s| {
@@ -270,4 +264,242 @@ fn remote_agents_over_a_real_sshd() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// A fake Codex in the middle of a turn in `work/<name>`, whose input box lands in
+/// `<root>/<name>.txt`; (pane, file).
+fn codex_inbox(server: &TmuxServer, name: &str) -> (String, std::path::PathBuf) {
+    let file = server.path().join(format!("{name}.txt"));
+    let agent = FakeAgent::codex()
+        .fixture(CODEX_MID_TURN)
+        .in_dir(name)
+        .env("AGENTPANE_FAKE_INBOX", file.to_str().unwrap());
+    let pane = server.spawn(&agent);
+    wait_until(DEADLINE, "the codex working", || {
+        server.agentpane(&["resolve", &pane, "--json"]).json()["state"] == "working"
+    });
+    (pane, file)
+}
+
+/// The state of `pane` in the local watcher's document of `host`.
+fn remote_state(local: &TmuxServer, host: &str, pane: &str) -> String {
+    remote_pane(local, host, pane)
+        .and_then(|p| p["state"].as_str().map(str::to_string))
+        .unwrap_or_default()
+}
+
+#[test]
+fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
+    let remote = TmuxServer::start();
+    let (r_a, r_a_file) = codex_inbox(&remote, "ra");
+    let (r_busy, r_busy_file) = codex_inbox(&remote, "rbusy");
+    let r_shell = remote.shell_pane("dash -i");
+    let mut sshd = Sshd::new(&remote);
+    let local = sshd.local_server();
+    let (l_b, l_b_file) = codex_inbox(&local, "lb");
+    // Both have answered before the relay starts: history, never relayed.
+    remote.codex_completes(&r_a, "a0", "OLD-ANSWER-OF-A");
+    local.codex_completes(&l_b, "b0", "OLD-ANSWER-OF-B");
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    let watch = Watch::start(&local, &[]);
+    wait_until(
+        DEADLINE,
+        "the remote codex's turn over, as the watcher sees it",
+        || remote_state(&local, "devbox", &r_a) == "your-turn",
+    );
+    wait_until(DEADLINE, "the local codex's turn over", || {
+        local.agentpane(&["resolve", &l_b, "--json"]).json()["state"] == "your-turn"
+    });
+
+    // The destination is checked on its host before any text is made: a shell there refuses
+    // the route, and the transform never runs.
+    let marker = local.path().join("transform-ran");
+    let run = local.agentpane_env(
+        &[(
+            "AGENTPANE_AI_COMMAND",
+            &format!("touch {}", marker.display()),
+        )],
+        &[
+            "route",
+            &l_b,
+            &format!("devbox:{r_shell}"),
+            "--transform",
+            "ai",
+        ],
+    );
+    assert_eq!(run.code, 6, "{run:?}");
+    assert!(!marker.exists(), "the transform ran for a refused route");
+
+    // A relay between a remote pane and a local one, run by the local watcher.
+    let remote_a = format!("devbox:{r_a}");
+    let run = local.agentpane(&["relay", &remote_a, &l_b, "--rounds", "3"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("the watcher relays"), "{run:?}");
+
+    // Remote → local.
+    remote.codex_completes(&r_a, "a1", "FROM-REMOTE-ONE");
+    wait_until(DEADLINE, "A's answer in B", || {
+        read(&l_b_file).contains("FROM-REMOTE-ONE") && delivered_to(&local, &l_b) == 1
+    });
+    // Local → remote (delivered there by its agentpane).
+    local.codex_completes(&l_b, "b1", "FROM-LOCAL-ONE");
+    wait_until(DEADLINE, "B's answer in A", || {
+        read(&r_a_file).contains("FROM-LOCAL-ONE") && delivered_to(&remote, &r_a) == 1
+    });
+
+    // sshd dies; A answers while its host is unreachable; the relay holds and sends it once
+    // the link is back.
+    sshd.kill();
+    wait_status(&local, "devbox unreachable", |s| s.contains("devbox ✕"));
+    remote.codex_completes(&r_a, "a2", "FROM-REMOTE-WHILE-DOWN");
+    sshd.start();
+    wait_until(Duration::from_secs(60), "A's second answer in B", || {
+        read(&l_b_file).contains("FROM-REMOTE-WHILE-DOWN") && delivered_to(&local, &l_b) == 2
+    });
+    // Again, the other way: B answers while A's host is down.
+    sshd.kill();
+    wait_status(&local, "devbox unreachable", |s| s.contains("devbox ✕"));
+    local.codex_completes(&l_b, "b2", "FROM-LOCAL-WHILE-DOWN");
+    // A message whose sending failed waits in the outbox (as a relay leaves one when the
+    // connection drops mid-call); `route-queue` lists it, and it goes out once the host is back.
+    let outbox = local.state_dir().join("outbox");
+    std::fs::create_dir_all(&outbox).unwrap();
+    let id = "20261202-000000-000-7-0";
+    let msg = serde_json::json!({
+        "id": id, "created": chrono::Utc::now(), "host": "devbox", "pane": r_a,
+        "src": l_b, "text": "FROM-THE-OUTBOX",
+    });
+    std::fs::write(outbox.join(format!("{id}.json")), msg.to_string()).unwrap();
+    let listed = local.agentpane(&["route-queue"]);
+    assert!(
+        listed.stdout.contains(&format!("outbox {id}"))
+            && listed.stdout.contains("waits for devbox"),
+        "{listed:?}"
+    );
+    sshd.start();
+    wait_until(Duration::from_secs(60), "B's second answer in A", || {
+        read(&r_a_file).contains("FROM-LOCAL-WHILE-DOWN")
+            && read(&r_a_file).contains("FROM-THE-OUTBOX")
+            && delivered_to(&remote, &r_a) == 3
+    });
+    assert!(
+        std::fs::read_dir(&outbox).unwrap().next().is_none(),
+        "the outbox is empty"
+    );
+
+    // A queued route to a busy remote agent waits there and is delivered once it frees.
+    let run = local.agentpane(&[
+        "route",
+        &l_b,
+        &format!("devbox:{r_busy}"),
+        "--queue",
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "queued", "{run:?}");
+    assert!(!read(&r_busy_file).contains("FROM-LOCAL-WHILE-DOWN"));
+    remote.codex_completes(&r_busy, "c1", "BUSY-WORK-DONE");
+    wait_until(DEADLINE, "the queued route delivered there", || {
+        read(&r_busy_file).contains("FROM-LOCAL-WHILE-DOWN") && delivered_to(&remote, &r_busy) == 1
+    });
+
+    // Exactly once at each destination; history never sent.
+    let (got_b, got_a) = (read(&l_b_file), read(&r_a_file));
+    for (got, marker) in [
+        (&got_b, "FROM-REMOTE-ONE"),
+        (&got_b, "FROM-REMOTE-WHILE-DOWN"),
+        (&got_a, "FROM-LOCAL-ONE"),
+        (&got_a, "FROM-LOCAL-WHILE-DOWN"),
+        (&got_a, "FROM-THE-OUTBOX"),
+    ] {
+        assert_eq!(got.matches(marker).count(), 1, "{marker} in {got}");
+    }
+    assert!(!got_b.contains("OLD-ANSWER-OF-A") && !got_a.contains("OLD-ANSWER-OF-B"));
+    assert_eq!(
+        read(&r_busy_file).matches("FROM-LOCAL-WHILE-DOWN").count(),
+        1
+    );
+    assert_eq!(delivered_to(&local, &l_b), 2);
+    assert_eq!(delivered_to(&remote, &r_a), 3);
+
+    // From tmux: the picker's `l` on the remote row stops the relay, and again starts one.
+    let relays = local.state_dir().join("relays");
+    let registered = || std::fs::read_dir(&relays).map(|d| d.count()).unwrap_or(0);
+    assert_eq!(registered(), 1);
+    let target = remote.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        &r_a,
+        "#{session_name}:#{window_index}.#{pane_index}",
+    ]);
+    let picker = local.new_window(
+        &format!("{} -L {} pick --from {l_b}", agentpane_bin(), local.name),
+        &local.work("proj"),
+        &[],
+    );
+    let row = format!("devbox:{}", target.trim());
+    wait_until(DEADLINE, "the remote row in the picker", || {
+        local
+            .tmux(&["capture-pane", "-p", "-t", &picker])
+            .contains(&row)
+    });
+    select_row(&local, &picker, &row);
+    local.tmux(&["send-keys", "-t", &picker, "l"]);
+    wait_until(DEADLINE, "the relay stopped from the picker", || {
+        registered() == 0
+    });
+    local.tmux(&["send-keys", "-t", &picker, "l"]);
+    wait_until(DEADLINE, "a relay started from the picker", || {
+        registered() == 1
+    });
+    // Stopped by the names it was started with.
+    let run = local.agentpane(&["relay", &l_b, &remote_a, "--stop"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(registered(), 0);
+
+    // The host takes a message id once: the same id again (a sender's retry after a connection
+    // that dropped mid-call) is answered with the first outcome, never pasted twice.
+    let send = |id: &str| {
+        let mut child = std::process::Command::new("ssh")
+            .arg("-F")
+            .arg(sshd.config())
+            .args(["-o", "BatchMode=yes", "-T", "--", "devbox", "agentpane"])
+            .args(["deliver-stdin", &r_busy, "--from", "test", "--id", id])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run ssh");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(b"ONCE-ONLY-TEXT\n")
+            .unwrap();
+        child.wait_with_output().expect("ssh output")
+    };
+    let first = send("20261202-000000-000-1-0");
+    assert_eq!(first.status.code(), Some(0), "{first:?}");
+    let again = send("20261202-000000-000-1-0");
+    assert_eq!(again.status.code(), Some(0), "{again:?}");
+    assert!(
+        String::from_utf8_lossy(&again.stdout).contains("already received"),
+        "{again:?}"
+    );
+    wait_until(DEADLINE, "the text there", || {
+        read(&r_busy_file).contains("ONCE-ONLY-TEXT") && delivered_to(&remote, &r_busy) == 2
+    });
+    assert_eq!(read(&r_busy_file).matches("ONCE-ONLY-TEXT").count(), 1);
+
+    // Both sides on the host: relayed through this machine, once.
+    let run = local.agentpane(&["relay", &remote_a, &format!("devbox:{r_busy}")]);
+    assert_eq!(run.code, 0, "{run:?}");
+    remote.codex_completes(&r_a, "a3", "REMOTE-TO-REMOTE");
+    wait_until(DEADLINE, "A's answer in the other remote agent", || {
+        read(&r_busy_file).contains("REMOTE-TO-REMOTE") && delivered_to(&remote, &r_busy) == 3
+    });
+    assert_eq!(read(&r_busy_file).matches("REMOTE-TO-REMOTE").count(), 1);
+    assert_eq!(watch.stop(), 0);
 }

@@ -416,7 +416,6 @@ fn capture_fixtures_yield_their_last_answer() {
     }
 }
 
-/// Appends a Codex `task_complete` to the fake in `pane` (its turn ends with `message`).
 /// Two fake Codex panes in the middle of a turn (working).
 fn two_working_codex(server: &TmuxServer) -> (String, String) {
     let a = server.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN).in_dir("a"));
@@ -435,15 +434,6 @@ fn delivered_count(server: &TmuxServer) -> usize {
         .iter()
         .filter(|o| *o == "delivered")
         .count()
-}
-
-fn codex_completes(server: &TmuxServer, pane: &str, turn: &str, message: &str) {
-    let line = serde_json::json!({
-        "timestamp": "2026-01-01T00:00:00Z",
-        "type": "event_msg",
-        "payload": {"type": "task_complete", "turn_id": turn, "last_agent_message": message},
-    });
-    server.send_line(pane, &format!("line {line}"));
 }
 
 #[test]
@@ -476,13 +466,13 @@ fn relay_alternates_then_escalates_after_the_round_limit() {
     std::thread::sleep(Duration::from_millis(1500));
 
     // A finishes while B is still busy: the route waits for B.
-    codex_completes(&server, &a, "a1", "QUESTION-FROM-A what does lib.rs do");
+    server.codex_completes(&a, "a1", "QUESTION-FROM-A what does lib.rs do");
     wait_for("the relay to hold A's answer", DEADLINE, || {
         read(&log).contains("waits for it")
     });
     assert!(!capture(&server, &b).contains("QUESTION-FROM-A"));
     // B's unrelated turn ends: A's answer is delivered to B, and B's old turn is not relayed.
-    codex_completes(&server, &b, "b1", "UNRELATED-B-WORK");
+    server.codex_completes(&b, "b1", "UNRELATED-B-WORK");
     wait_for("A's answer in B", DEADLINE, || {
         capture(&server, &b).contains("QUESTION-FROM-A")
     });
@@ -490,14 +480,14 @@ fn relay_alternates_then_escalates_after_the_round_limit() {
     let delivered = |n: usize| delivered_count(&server) == n;
     wait_for("A's answer submitted", DEADLINE, || delivered(1));
     // B's reply goes back to A.
-    codex_completes(&server, &b, "b2", "REPLY-FROM-B lib.rs parses input");
+    server.codex_completes(&b, "b2", "REPLY-FROM-B lib.rs parses input");
     wait_for("B's reply in A", DEADLINE, || {
         capture(&server, &a).contains("REPLY-FROM-B")
     });
     wait_for("B's reply submitted", DEADLINE, || delivered(2));
     assert!(!capture(&server, &a).contains("UNRELATED-B-WORK"));
     // One round trip done: A's next answer is not sent; the relay escalates and exits 1.
-    codex_completes(&server, &a, "a2", "FOLLOW-UP-FROM-A and main.rs?");
+    server.codex_completes(&a, "a2", "FOLLOW-UP-FROM-A and main.rs?");
     let deadline = std::time::Instant::now() + DEADLINE;
     let status = loop {
         if let Some(status) = child.try_wait().unwrap() {
@@ -612,23 +602,23 @@ fn relay_runs_inside_the_watcher_and_escalates_there() {
     assert_eq!(registered(), 1);
     std::thread::sleep(Duration::from_millis(800));
 
-    codex_completes(&server, &a, "a1", "QUESTION-FROM-A what does lib.rs do");
+    server.codex_completes(&a, "a1", "QUESTION-FROM-A what does lib.rs do");
     // B is still busy: A's answer waits until B's own turn ends (which is not relayed).
     std::thread::sleep(Duration::from_millis(800));
     assert!(!capture(&server, &b).contains("QUESTION-FROM-A"));
-    codex_completes(&server, &b, "b0", "UNRELATED-B-WORK");
+    server.codex_completes(&b, "b0", "UNRELATED-B-WORK");
     wait_for("A's answer in B", DEADLINE, || {
         capture(&server, &b).contains("QUESTION-FROM-A")
     });
     let delivered = |n: usize| delivered_count(&server) == n;
     wait_for("A's answer submitted", DEADLINE, || delivered(1));
-    codex_completes(&server, &b, "b1", "REPLY-FROM-B lib.rs parses input");
+    server.codex_completes(&b, "b1", "REPLY-FROM-B lib.rs parses input");
     wait_for("B's reply in A", DEADLINE, || {
         capture(&server, &a).contains("REPLY-FROM-B")
     });
     wait_for("B's reply submitted", DEADLINE, || delivered(2));
     // The round trip is used up: the next answer escalates and the relay ends.
-    codex_completes(&server, &a, "a2", "FOLLOW-UP-FROM-A and main.rs?");
+    server.codex_completes(&a, "a2", "FOLLOW-UP-FROM-A and main.rs?");
     wait_for("the escalation", DEADLINE, || {
         outcomes(&server).last().map(String::as_str) == Some("escalated")
     });

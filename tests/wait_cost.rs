@@ -58,7 +58,8 @@ fn serve_sleeps_while_nothing_changes() {
     let mut out = std::io::BufReader::new(serve.0.stdout.take().expect("stdout"));
     let mut first = String::new();
     std::io::BufRead::read_line(&mut out, &mut first).expect("a first document");
-    assert!(first.starts_with("{\"schema\":1"), "{first}");
+    let schema = format!("{{\"schema\":{}", agentpane::remote::doc::SCHEMA);
+    assert!(first.starts_with(&schema), "{first}");
     assert_sleeps("serve", &mut serve.0);
 }
 

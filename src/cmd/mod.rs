@@ -11,6 +11,7 @@ mod hooks;
 mod last;
 mod panes;
 mod pick;
+mod relay;
 mod remote;
 mod route;
 mod serve;
@@ -78,7 +79,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::PaneStatus(a) => status::pane_status(a, &ctx),
         Command::Watch(a) => watch::run(a, &ctx),
         Command::Route(a) => route::route(a, &ctx),
-        Command::Relay(a) => route::relay(a, &ctx),
+        Command::Relay(a) => relay::relay(a, &ctx),
         Command::Pick(a) => pick::run(a, &ctx),
         Command::Answer(a) => answer::run(a, &ctx),
         Command::RouteMenu(a) => route::menu(a, &ctx),

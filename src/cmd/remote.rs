@@ -1,28 +1,21 @@
 //! The one-shot commands' side of remote hosts (docs/design.md#remote-hosts): the hosts'
 //! panes (from the watcher's snapshot when it keeps a link, else one `serve --once` over the
-//! shared connection), a remote pane's last answer, and text handed to a remote pane.
-
-use std::time::Duration;
+//! shared connection), a remote pane's last answer, the picker's jump (the calls themselves
+//! are in [`crate::remote::call`]).
 
 use anyhow::{bail, Context as _, Result};
 use serde::Deserialize;
 
-use crate::cli::RouteArgs;
 use crate::exit;
 use crate::proctree::ProcTable;
+pub use crate::remote::call::fetch_answer;
+use crate::remote::call::{first_line, one_shot_timeout};
 use crate::remote::doc;
 use crate::remote::link::{HostView, Link};
-use crate::remote::ssh::{explain, Ssh, CONNECT_TIMEOUT_SECS};
+use crate::remote::ssh::{explain, Ssh};
 use crate::remote::{remote_pane_arg, Host};
 use crate::tmux::{Pane, Tmux};
 use crate::watch::snapshot::Snapshot;
-
-/// How long a one-shot remote command may take beyond connecting.
-const REMOTE_WORK: Duration = Duration::from_secs(20);
-
-fn one_shot_timeout() -> Duration {
-    Duration::from_secs(u64::from(CONNECT_TIMEOUT_SECS)) + REMOTE_WORK
-}
 
 /// The snapshot's hosts, as the watcher wrote them.
 #[derive(Deserialize)]
@@ -99,110 +92,7 @@ fn ask(ssh: &Ssh, host: &Host) -> HostView {
     }
 }
 
-/// The first non-empty line of a remote's stderr, without control characters.
-fn first_line(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    text.lines()
-        .map(|l| l.trim().trim_start_matches("agentpane: "))
-        .find(|l| !l.is_empty())
-        .unwrap_or("")
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(300)
-        .collect()
-}
-
-/// A remote pane's last answer, as `last --json` prints it there.
-#[derive(Debug, Deserialize)]
-pub struct RemoteAnswer {
-    pub text: String,
-    pub agent: Option<String>,
-}
-
-/// `last PANE --json` on `host`: `None` when the pane has no answer (exit 1 there).
-pub fn fetch_answer(ssh: &Ssh, host: &Host, pane: &str) -> Result<Option<RemoteAnswer>> {
-    let pane = remote_pane_arg(pane)?;
-    let (code, out) = ssh.run(host, &["last", pane, "--json"], None, one_shot_timeout())?;
-    match code {
-        0 => {
-            let a: RemoteAnswer = serde_json::from_slice(&out.stdout).map_err(|e| {
-                anyhow::anyhow!("{host} answered `last` with something agentpane cannot read: {e}")
-            })?;
-            Ok(Some(a))
-        }
-        c if c == exit::NOTHING => Ok(None),
-        c => bail!(
-            "{host}:{pane}: {} (exit {c})",
-            explain(host, Some(c), &first_line(&out.stderr))
-        ),
-    }
-}
-
-/// What a remote delivery printed.
-pub struct Delivered {
-    /// Its stdout, passed on (control characters removed).
-    pub stdout: String,
-    /// Its one-line message (stderr), for a refusal.
-    pub message: String,
-}
-
-/// Hands `text` to `host`'s agentpane on stdin, which delivers it into `pane` with every local
-/// rule. Returns its exit code and what it said.
-pub fn deliver(
-    ssh: &Ssh,
-    host: &Host,
-    pane: &str,
-    from: &str,
-    text: &str,
-    args: &RouteArgs,
-) -> Result<(i32, Delivered)> {
-    let pane = remote_pane_arg(pane)?;
-    let mut words = vec!["deliver-stdin", pane, "--from", from];
-    if args.no_submit {
-        words.push("--no-submit");
-    }
-    if args.queue {
-        words.push("--queue");
-    }
-    if args.json {
-        words.push("--json");
-    }
-    let wait = args
-        .wait
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map(|s| s.min(86_400.0));
-    let wait_text = wait.map(|s| format!("{s}"));
-    if let Some(w) = &wait_text {
-        words.extend(["--wait", w]);
-    }
-    let timeout = one_shot_timeout() + Duration::from_secs_f64(wait.unwrap_or(0.0));
-    let (code, out) = ssh.run(host, &words, Some(text.as_bytes()), timeout)?;
-    let stdout: String = String::from_utf8_lossy(&out.stdout)
-        .chars()
-        .filter(|c| !c.is_control() || *c == '\n')
-        .collect();
-    let message = match first_line(&out.stderr) {
-        m if m.is_empty() && code == exit::OK => stdout.trim().to_string(),
-        m if m.is_empty() => format!("{host}:{pane}: not delivered (exit {code})"),
-        m => format!("{host}: {}", explain(host, Some(code), &m)),
-    };
-    Ok((code, Delivered { stdout, message }))
-}
-
-/// This machine's name (a route's label on the other host).
-pub fn this_host() -> String {
-    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
-    let name: String = name
-        .trim()
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
-        .collect();
-    if name.is_empty() {
-        "local".into()
-    } else {
-        name
-    }
-}
+pub use crate::remote::this_host;
 
 /// `last HOST:PANE`: the remote's answer printed here.
 pub fn last(host: &Host, pane: &str, json: bool) -> Result<i32> {

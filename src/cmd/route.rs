@@ -8,21 +8,20 @@ use anyhow::{bail, Context as _, Result};
 use chrono::Utc;
 use serde::Serialize;
 
-use super::wait::{PaneWait, Woke};
+use super::wait::PaneWait;
 use super::{client, Context};
-use crate::cli::{
-    DeliverStdinArgs, RelayArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform,
-};
+use crate::cli::{DeliverStdinArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform};
 use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::extract::capture;
+use crate::remote::call;
 use crate::remote::ssh::Ssh;
 use crate::remote::{split_target, Host, Target};
 use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
+use crate::route::outbox;
 use crate::route::queue::{new_id, Outcome, Queued, Store};
 use crate::route::recipient::{self, Recipient, Refusal as Unsafe};
-use crate::route::relay::RelayState;
-use crate::route::relays::{outcome_name, End, Registration, Registry, Runner};
+use crate::route::relays::outcome_name;
 use crate::route::sanitize::sanitize;
 use crate::route::source::{pane_answer, report_of, AnswerSource};
 use crate::route::template::{self, Template, Vars};
@@ -155,7 +154,7 @@ fn readiness(
 
 /// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
 /// a pane may not do to itself.
-fn two_panes(
+pub(super) fn two_panes(
     tmux: &Tmux,
     (a, a_label): (&str, &str),
     (b, b_label): (&str, &str),
@@ -174,8 +173,11 @@ fn two_panes(
 }
 
 /// A route whose source or destination is on another host (docs/routing.md#remote-hosts):
-/// the text is made where the source is, and delivered where the destination is, by that
-/// host's agentpane with every delivery rule. It crosses hosts only on ssh's stdin.
+/// the destination is checked first (here, or by its host over the shared connection), so
+/// nothing is fetched or transformed for a pane that would never take it; then the text is
+/// made where the source is, and delivered where the destination is, by that host's
+/// agentpane, which checks again at that moment with every delivery rule. The text crosses
+/// hosts only on ssh's stdin.
 fn route_across(
     args: &RouteArgs,
     tmux: &Tmux,
@@ -188,6 +190,11 @@ fn route_across(
         return route_inner(args, tmux, None, started);
     }
     let ssh = Ssh::from_env();
+    if let Target::Remote(host, pane) = &dst_t {
+        if let Some(why) = call::check_destination(&ssh, host, pane)? {
+            return refused_with(exit::REFUSED, args, &args.src, &args.dst, why);
+        }
+    }
     let (text, label) = match &src_t {
         Target::Local(target) => {
             let src = tmux
@@ -204,7 +211,7 @@ fn route_across(
                 bail!("--transform full-output reads a screen here; use raw or summary for a pane on {host}");
             }
             let label = format!("{host}:{pane}");
-            let text = match super::remote::fetch_answer(&ssh, host, pane)? {
+            let text = match call::fetch_answer(&ssh, host, pane)? {
                 Some(a) => {
                     let who = match &a.agent {
                         Some(agent) => format!("{agent} in {label}"),
@@ -222,9 +229,25 @@ fn route_across(
         return refused(args, &args.src, &args.dst, why);
     };
     match dst_t {
-        Target::Local(_) => route_inner(args, tmux, Some((label, text)), started),
+        Target::Local(_) => {
+            let given = Given {
+                label,
+                text,
+                id: None,
+            };
+            route_inner(args, tmux, Some(given), started)
+        }
         Target::Remote(host, pane) => {
-            let (code, out) = super::remote::deliver(&ssh, &host, pane, &label, &text, args)?;
+            let delivery = call::Delivery {
+                pane,
+                from: &label,
+                no_submit: args.no_submit,
+                queue: args.queue,
+                json: args.json,
+                wait: args.wait,
+                id: None,
+            };
+            let (code, out) = call::deliver(&ssh, &host, &delivery, &text)?;
             if !args.notify {
                 print!("{}", out.stdout);
             }
@@ -233,15 +256,59 @@ fn route_across(
     }
 }
 
-/// `deliver-stdin PANE`: text from another host, delivered here as a route's would be.
+/// `deliver-stdin PANE`: text from another host, delivered here as a route's would be. With
+/// `--id`, an id this host took before is answered without pasting again; with `--check`,
+/// only the destination is checked.
 pub fn deliver_stdin(args: DeliverStdinArgs, ctx: &Context) -> Result<i32> {
     let started = Instant::now();
+    let tmux = ctx.tmux();
+    if args.check {
+        let dst = tmux
+            .pane_id(&args.dst)
+            .with_context(|| format!("destination pane `{}`", args.dst))?;
+        let reports = scan::scan(&tmux, Utc::now())?;
+        let refused = recipient::of_pane(&tmux, &reports, &dst)
+            .and_then(|to| readiness(&tmux, &reports, &dst, &to));
+        if let Err(why) = refused {
+            eprintln!("agentpane: not delivered: {why}");
+            return Ok(exit::REFUSED);
+        }
+        return Ok(exit::OK);
+    }
     let mut text = Vec::new();
     std::io::stdin()
         .take(MAX_STDIN_TEXT as u64 + 1)
         .read_to_end(&mut text)?;
     if text.len() > MAX_STDIN_TEXT {
         bail!("routed text over {MAX_STDIN_TEXT} bytes refused");
+    }
+    let state = crate::paths::state_dir();
+    if let Some(id) = &args.id {
+        if let Some(before) = outbox::claim(&state, id)? {
+            return Ok(match before.first {
+                Some((code, message)) => {
+                    let line = format!("{id} already received here ({message}); not again");
+                    if code == exit::OK {
+                        println!("{line}");
+                    } else {
+                        eprintln!("agentpane: {line}");
+                    }
+                    code
+                }
+                None => {
+                    println!("{id} already received here, its delivery started; not again");
+                    exit::OK
+                }
+            });
+        }
+    }
+    // What is queued here is delivered by this server's watcher: one runs from now on.
+    if args.queue {
+        if let Ok(socket) = tmux.socket_path() {
+            if !crate::watch::running(&state, &socket) {
+                super::serve::start_watcher(&tmux, &socket);
+            }
+        }
     }
     let route = RouteArgs {
         src: args.from.clone(),
@@ -256,12 +323,33 @@ pub fn deliver_stdin(args: DeliverStdinArgs, ctx: &Context) -> Result<i32> {
         json: args.json,
         notify: false,
     };
-    let given = Some((args.from, String::from_utf8_lossy(&text).into_owned()));
-    let (code, message) = route_inner(&route, &ctx.tmux(), given, started)?;
+    let given = Given {
+        label: args.from,
+        text: String::from_utf8_lossy(&text).into_owned(),
+        id: args.id,
+    };
+    let id = given.id.clone();
+    let routed = route_inner(&route, &tmux, Some(given), started);
+    if let Some(id) = &id {
+        let (code, message) = match &routed {
+            Ok((code, message)) => (*code, message.clone()),
+            Err(e) => (exit::USAGE, format!("{e:#}")),
+        };
+        outbox::record_claim(&state, id, code, &message)?;
+    }
+    let (code, message) = routed?;
     if code != exit::OK {
         eprintln!("agentpane: {message}");
     }
     Ok(code)
+}
+
+/// Text made elsewhere (another host's answer) for [`route_inner`]: its label, and the
+/// sender's message id when it gave one.
+struct Given {
+    label: String,
+    text: String,
+    id: Option<String>,
 }
 
 /// Most text `deliver-stdin` takes.
@@ -272,7 +360,7 @@ const MAX_STDIN_TEXT: usize = 4 << 20;
 fn route_inner(
     args: &RouteArgs,
     tmux: &Tmux,
-    given: Option<(String, String)>,
+    given: Option<Given>,
     started: Instant,
 ) -> Result<(i32, String)> {
     let (src, dst) = match &given {
@@ -282,8 +370,8 @@ fn route_inner(
             (&args.dst, "destination pane"),
             "route",
         )?,
-        Some((label, _)) => (
-            label.clone(),
+        Some(g) => (
+            g.label.clone(),
             tmux.pane_id(&args.dst)
                 .with_context(|| format!("destination pane `{}`", args.dst))?,
         ),
@@ -301,10 +389,12 @@ fn route_inner(
         Ok(busy) => busy,
         Err(why) => return unsafe_destination(args, &src, &dst, &why),
     };
+    let mut id = None;
     let (text, source) = match given {
         None => routed_text(args, tmux, &src, src_pane.as_ref(), &reports)?,
-        Some((_, text)) => {
-            let text = sanitize(&text);
+        Some(g) => {
+            id = g.id;
+            let text = sanitize(&g.text);
             (
                 (!text.trim().is_empty()).then_some(text),
                 AnswerSource::Remote,
@@ -323,7 +413,7 @@ fn route_inner(
     };
     let submit = !args.no_submit;
     let msg = Queued {
-        id: new_id(),
+        id: id.unwrap_or_else(new_id),
         created: Utc::now(),
         server: tmux.socket_path()?,
         src: src.clone(),
@@ -541,125 +631,6 @@ fn transform_name(t: Transform) -> &'static str {
     }
 }
 
-pub fn relay(args: RelayArgs, ctx: &Context) -> Result<i32> {
-    let tmux = ctx.tmux();
-    let hosts = ctx.remote_hosts()?;
-    for pane in [&args.a, &args.b] {
-        if let Target::Remote(host, _) = split_target(pane, &hosts) {
-            bail!(
-                "{pane} is on {host}: relays run between panes of one host (run `agentpane relay` \
-                 there, or `route` across hosts)"
-            );
-        }
-    }
-    let (a, b) = two_panes(&tmux, (&args.a, "pane"), (&args.b, "pane"), "relay")?;
-    let server = tmux.socket_path()?;
-    let registry = Registry::open_default()?;
-    if args.stop {
-        let stopped: Vec<String> = registry
-            .list()
-            .into_iter()
-            .filter(|r| r.joins(&server, &a, &b))
-            .filter(|r| registry.remove(&r.id))
-            .map(|r| r.id)
-            .collect();
-        if stopped.is_empty() {
-            eprintln!("agentpane: no relay between {a} and {b} is registered");
-            return Ok(exit::NOTHING);
-        }
-        eprintln!("agentpane: stopped relay {}", stopped.join(", "));
-        return Ok(exit::OK);
-    }
-    let template = args.template.as_deref().map(Template::load).transpose()?;
-    // Both sides must be agents now; the relay holds them to it (docs/design.md#delivery).
-    let reports = scan::scan(&tmux, Utc::now())?;
-    let agents = match (
-        recipient::admit(&tmux, &reports, &a),
-        recipient::admit(&tmux, &reports, &b),
-    ) {
-        (Ok(x), Ok(y)) => [x, y],
-        (Err(why), _) | (_, Err(why)) => {
-            eprintln!("agentpane: no relay: {why}");
-            return Ok(exit::REFUSED);
-        }
-    };
-    if !args.foreground && crate::watch::running(&crate::paths::state_dir(), &server) {
-        if let Some(r) = registry
-            .list()
-            .into_iter()
-            .find(|r| r.joins(&server, &a, &b))
-        {
-            bail!("a relay between {a} and {b} already runs in the watcher ({}); stop it with `agentpane relay {a} {b} --stop`", r.id);
-        }
-        let reg = Registration {
-            id: new_id(),
-            server,
-            a: a.clone(),
-            b: b.clone(),
-            rounds: args.rounds,
-            template: args.template.clone(),
-            created: Utc::now(),
-            sent: 0,
-            agents: Some(agents),
-        };
-        registry.save(&reg)?;
-        eprintln!(
-            "agentpane: the watcher relays between {a} and {b} (at most {} round trips); stop with `agentpane relay {a} {b} --stop`",
-            args.rounds
-        );
-        return Ok(exit::OK);
-    }
-    let store = Store::open_default()?;
-    let mut wait = PaneWait::start(&server, true).context("cannot watch for Ctrl-C")?;
-    let mut relay = RelayState::new(&a, &b, args.rounds);
-    let mut cache = AnswerCache::new(8);
-    let runner = Runner {
-        tmux: &tmux,
-        store: &store,
-        server: &server,
-        template: template.as_ref(),
-        agents: Some(&agents),
-    };
-    eprintln!(
-        "agentpane: relaying between {a} and {b} (at most {} round trips); Ctrl-C stops",
-        args.rounds
-    );
-    loop {
-        let reports = wait.scan(&tmux)?;
-        let mut answer = |r: &PaneReport| {
-            pane_answer(&tmux, &r.resolved.pane.pane_id, Some(r), &mut cache)
-                .ok()
-                .flatten()
-                .map(|a| a.text)
-        };
-        let actions = relay.step(&reports, &mut answer);
-        let (log, end) = runner.apply(&relay, actions, &reports);
-        for line in log {
-            eprintln!("agentpane: {line}");
-        }
-        match end {
-            Some(End::Finished(_)) => return Ok(exit::OK),
-            Some(End::Escalated(_)) => return Ok(exit::NOTHING),
-            None => {}
-        }
-        // Queued relay messages go out as soon as their target frees up.
-        for d in deliver::deliver_queued_in(&store, &tmux, &reports) {
-            eprintln!(
-                "agentpane: queued {} → {}: {}",
-                d.id,
-                d.dst,
-                outcome_name(d.outcome)
-            );
-        }
-        // Turns end in transcripts: sleep until one changes (or the safety re-check).
-        if wait.sleep(super::wait::SAFETY_POLL) == Woke::Signal {
-            break;
-        }
-    }
-    eprintln!("agentpane: relay stopped");
-    Ok(exit::OK)
-}
-
 /// Characters allowed in what the menu hands to `run-shell` (no quoting needed anywhere).
 fn shell_safe(s: &str) -> bool {
     !s.is_empty()
@@ -829,7 +800,8 @@ fn state_label(state: State) -> &'static str {
 #[derive(Debug, Serialize)]
 struct QueueLine<'a> {
     id: &'a str,
-    /// `queued` (waits for its agent to be free) or `held` (for you: see `reason`).
+    /// `queued` (waits for its agent to be free), `held` (for you: see `reason`) or `outbox`
+    /// (for a pane on another host: waits for that host to take it).
     status: &'static str,
     created: chrono::DateTime<Utc>,
     src: &'a str,
@@ -900,13 +872,15 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
         return Ok(exit::OK);
     }
     if let Some(id) = &args.drop {
-        let dropped = store.drop_held(id)? || {
-            let queued = store.pending()?.iter().any(|m| &m.id == id);
-            if queued {
-                store.remove(id)?;
+        let dropped = store.drop_held(id)?
+            || {
+                let queued = store.pending()?.iter().any(|m| &m.id == id);
+                if queued {
+                    store.remove(id)?;
+                }
+                queued
             }
-            queued
-        };
+            || outbox::Outbox::open_default().is_ok_and(|o| o.remove(id));
         if !dropped {
             eprintln!("agentpane: no queued or held message `{id}`");
             return Ok(exit::NOTHING);
@@ -919,6 +893,10 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
     }
     let queued = store.pending()?;
     let held = store.held()?;
+    let outgoing = outbox::Outbox::open_default()
+        .map(|o| o.list())
+        .unwrap_or_default();
+    let out_dsts: Vec<String> = outgoing.iter().map(outbox::Outgoing::dst).collect();
     let lines = queued
         .iter()
         .map(|m| QueueLine::of(m, "queued", None))
@@ -931,6 +909,16 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
                 (None, None) => "held".into(),
             };
             QueueLine::of(&h.msg, "held", Some(reason))
+        }))
+        .chain(outgoing.iter().zip(&out_dsts).map(|(m, dst)| QueueLine {
+            id: &m.id,
+            status: "outbox",
+            created: m.created,
+            src: &m.src,
+            dst,
+            bytes: m.text.len(),
+            recipient: None,
+            reason: Some(format!("waits for {} to take it", m.host)),
         }));
     for line in lines {
         if args.json {

@@ -46,6 +46,8 @@ struct PaneDetailView {
     state: State,
     seen: bool,
     reason: Option<String>,
+    #[serde(default)]
+    turn_key: Option<String>,
     at: Option<crate::events::Time>,
     resets_at: Option<crate::events::Time>,
 }
@@ -154,6 +156,7 @@ fn read_snapshot(path: &PathBuf, socket: &str) -> Option<Vec<RemotePane>> {
                 state: p.state,
                 seen: p.seen,
                 reason: p.reason,
+                turn_key: p.turn_key,
                 at: p.at,
                 resets_at: p.resets_at,
             })
@@ -163,7 +166,7 @@ fn read_snapshot(path: &PathBuf, socket: &str) -> Option<Vec<RemotePane>> {
 
 /// Starts this server's watcher the way the tmux plugin does (`run-shell -b`), so it lives on
 /// with the server rather than with this connection.
-fn start_watcher(tmux: &Tmux, socket: &str) {
+pub(super) fn start_watcher(tmux: &Tmux, socket: &str) {
     let Ok(exe) = std::env::current_exe() else {
         return;
     };

@@ -10,7 +10,8 @@ use crate::segment::PaneDetail;
 use crate::state::State;
 
 /// The version of this document's shape; bumped when a field changes meaning or goes away.
-pub const SCHEMA: u32 = 1;
+/// (2: each pane's `turn_key`, which relays across hosts follow.)
+pub const SCHEMA: u32 = 2;
 /// Longest document (one line) read from a remote.
 pub const MAX_DOC_BYTES: usize = 1 << 20;
 /// Most panes one remote may report.
@@ -46,6 +47,9 @@ pub struct RemotePane {
     pub state: State,
     pub seen: bool,
     pub reason: Option<String>,
+    /// The key of the pane's last turn (a relay sees a new one as a new answer).
+    #[serde(default)]
+    pub turn_key: Option<String>,
     pub at: Option<Time>,
     pub resets_at: Option<Time>,
 }
@@ -60,6 +64,7 @@ impl RemotePane {
             state: d.state,
             seen: d.seen,
             reason: d.reason.clone(),
+            turn_key: d.turn_key.clone(),
             at: d.at,
             resets_at: d.resets_at,
         }
@@ -152,6 +157,9 @@ fn check(doc: &Document) -> Result<(), DocError> {
         if let Some(r) = &p.reason {
             text_ok("reason", r)?;
         }
+        if let Some(k) = &p.turn_key {
+            text_ok("turn_key", k)?;
+        }
     }
     Ok(())
 }
@@ -203,6 +211,7 @@ mod tests {
             state: State::YourTurn,
             seen: false,
             reason: None,
+            turn_key: Some("msg_1".into()),
             at: None,
             resets_at: None,
         }
@@ -230,12 +239,12 @@ mod tests {
     fn hostile_documents_are_refused() {
         let cases = [
             r#"{"agentpane":"x","panes":[]}"#.to_string(),
-            r#"{"schema":"1","agentpane":"x","panes":[]}"#.to_string(),
-            r#"{"schema":1,"agentpane":"x","panes":[],"extra":true}"#.to_string(),
-            r#"{"schema":1,"agentpane":"x","panes":[{"pane_id":"%1; rm -rf /","target":"a","agent":null,"state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
-            r#"{"schema":1,"agentpane":"x","panes":[{"pane_id":"%1","target":"a\u001b[2J","agent":null,"state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
-            r#"{"schema":1,"agentpane":"x","panes":[{"pane_id":"%1","target":"a","agent":null,"state":"dancing","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
-            format!(r#"{{"schema":1,"agentpane":"{}","panes":[]}}"#, "a".repeat(MAX_DOC_BYTES)),
+            r#"{"schema":"2","agentpane":"x","panes":[]}"#.to_string(),
+            r#"{"schema":2,"agentpane":"x","panes":[],"extra":true}"#.to_string(),
+            r#"{"schema":2,"agentpane":"x","panes":[{"pane_id":"%1; rm -rf /","target":"a","agent":null,"state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
+            r#"{"schema":2,"agentpane":"x","panes":[{"pane_id":"%1","target":"a\u001b[2J","agent":null,"state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
+            r#"{"schema":2,"agentpane":"x","panes":[{"pane_id":"%1","target":"a","agent":null,"state":"dancing","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
+            format!(r#"{{"schema":2,"agentpane":"{}","panes":[]}}"#, "a".repeat(MAX_DOC_BYTES)),
             "[".repeat(100_000),
             String::new(),
         ];

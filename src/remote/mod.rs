@@ -3,11 +3,13 @@
 //! - `doc`: the document a remote streams, read strictly;
 //! - `ssh`: the one place that builds an `ssh` command line (batch mode, connection sharing);
 //! - `link`: the connection a watcher keeps per host, with reconnects and backoff;
+//! - `call`: one-shot calls over the shared connection (`last`, a destination check, delivery);
 //! - this file: host names and `HOST:PANE` targets.
 //!
 //! Routed text crosses to another host only on ssh's stdin; the remote command line holds
 //! nothing but fixed words and values checked here (host names, pane ids, numbers).
 
+pub mod call;
 pub mod doc;
 pub mod link;
 pub mod ssh;
@@ -92,6 +94,21 @@ pub fn remote_pane_arg(pane: &str) -> Result<&str> {
         bail!("remote pane `{pane}`: use a pane id (`%3`) or a plain `session:window.pane`");
     }
     Ok(pane)
+}
+
+/// This machine's name (a route's label on the other host).
+pub fn this_host() -> String {
+    let name = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    let name: String = name
+        .trim()
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .collect();
+    if name.is_empty() {
+        "local".into()
+    } else {
+        name
+    }
 }
 
 /// Marks a host that cannot be reached in the status segment (`devbox ✕`).
@@ -184,6 +201,7 @@ mod tests {
             state,
             seen: false,
             reason: None,
+            turn_key: None,
             at: None,
             resets_at: None,
         };

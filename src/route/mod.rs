@@ -5,6 +5,7 @@
 
 pub mod ack;
 pub mod deliver;
+pub mod outbox;
 pub mod queue;
 pub mod recipient;
 pub mod relay;

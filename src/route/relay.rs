@@ -68,6 +68,56 @@ impl RelayState {
         }
     }
 
+    /// A relay that goes on from a recorded point (a registration): the turn keys each side
+    /// had closed, the side expected next and the routes sent. Its first step is news, not a
+    /// baseline: a turn that ended since was not seen yet, and is relayed.
+    pub fn resume(
+        a: &str,
+        b: &str,
+        max_rounds: u32,
+        sent: u32,
+        keys: [Option<String>; 2],
+        expect: Option<usize>,
+        pending: Option<Pending>,
+    ) -> RelayState {
+        RelayState {
+            sent,
+            keys,
+            expect: expect.filter(|e| *e < 2),
+            started: true,
+            pending: pending
+                .filter(|p| p.side < 2)
+                .map(|p| (p.side, p.round, p.text)),
+            ..RelayState::new(a, b, max_rounds)
+        }
+    }
+
+    /// The route held for a busy destination, if any (kept in a registration, so a watcher
+    /// restart does not lose it).
+    pub fn pending(&self) -> Option<Pending> {
+        self.pending.as_ref().map(|(side, round, text)| Pending {
+            side: *side,
+            round: *round,
+            text: text.clone(),
+        })
+    }
+
+    /// The turn key each side was last seen closing (what [`resume`](RelayState::resume)
+    /// takes back).
+    pub fn keys(&self) -> &[Option<String>; 2] {
+        &self.keys
+    }
+
+    /// True once the relay has a baseline (its first step, or resumed).
+    pub fn started(&self) -> bool {
+        self.started
+    }
+
+    /// The side whose turn end is relayed next.
+    pub fn expect(&self) -> Option<usize> {
+        self.expect
+    }
+
     fn pane(&self, side: usize) -> &str {
         if side == 0 {
             &self.a
@@ -222,6 +272,15 @@ impl RelayState {
     }
 }
 
+/// A route held until its destination is free: the side whose answer it is, its round, the
+/// answer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct Pending {
+    pub side: usize,
+    pub round: u32,
+    pub text: String,
+}
+
 /// What the relay needs to know about one pane after a scan.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Turn {
@@ -243,7 +302,7 @@ impl Turn {
     }
 
     /// The turn key of a turn that is closed now (your-turn or attention), if any.
-    fn closed_key(&self) -> Option<String> {
+    pub fn closed_key(&self) -> Option<String> {
         match self.state {
             State::YourTurn | State::Attention => self.turn_key.clone(),
             _ => None,
@@ -381,6 +440,49 @@ mod tests {
         assert!(scan(&mut r, (Y, "a1"), (W, "b1"), &ans).is_empty());
         let step = scan(&mut r, (Y, "a1"), (Y, "b2"), &[("%2", "Reply to A.")]);
         assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
+    }
+
+    #[test]
+    fn a_resumed_relay_sends_what_ended_since_and_nothing_it_sent_before() {
+        use State::YourTurn as Y;
+        let ans = [("%1", "Question from A?"), ("%2", "Answer from B.")];
+        // Recorded at registration: A had closed a0, B b0. A turn that ended before the
+        // first step is news (no baseline is taken).
+        let mut r = RelayState::resume(
+            "%1",
+            "%2",
+            3,
+            0,
+            [Some("a0".into()), Some("b0".into())],
+            None,
+            None,
+        );
+        let step = scan(&mut r, (Y, "a1"), (Y, "b0"), &ans);
+        assert_eq!(routes(&step), [("%1".into(), "%2".into(), 1)]);
+        // What it records, taken back after a restart: the same turn is not sent again.
+        let (keys, expect, sent) = (r.keys().clone(), r.expect(), r.sent);
+        let mut again = RelayState::resume("%1", "%2", 3, sent, keys, expect, r.pending());
+        assert!(scan(&mut again, (Y, "a1"), (Y, "b0"), &ans).is_empty());
+        let step = scan(&mut again, (Y, "a1"), (Y, "b1"), &ans);
+        assert_eq!(routes(&step), [("%2".into(), "%1".into(), 1)]);
+        // A route held for a busy destination survives a restart and goes out once.
+        let mut r = RelayState::resume("%1", "%2", 3, 0, [None, None], None, None);
+        let step = scan(&mut r, (Y, "a1"), (State::Working, "b0"), &ans);
+        assert!(routes(&step).is_empty());
+        let held = r.pending().expect("held");
+        let mut again = RelayState::resume(
+            "%1",
+            "%2",
+            3,
+            r.sent,
+            r.keys().clone(),
+            r.expect(),
+            Some(held),
+        );
+        let step = scan(&mut again, (Y, "a1"), (Y, "b1"), &ans);
+        assert_eq!(routes(&step), [("%1".into(), "%2".into(), 1)]);
+        assert!(again.pending().is_none());
+        assert!(scan(&mut again, (Y, "a1"), (Y, "b1"), &ans).is_empty());
     }
 
     #[test]

@@ -88,6 +88,9 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         };
         Links::start(&opts.hosts, Ssh::from_env(), std::sync::Arc::new(wake))
     });
+    let across = links
+        .as_ref()
+        .map(|_| relays::Across::start(Tmux::new(opts.sinks.socket.clone()), socket_path.clone()));
     let fs = FsWatch::start(tx, dir.clone(), PathBuf::from(&socket_path))?;
     log::line(&format!(
         "watching tmux server {socket_path} (lock {})",
@@ -112,6 +115,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         last_reports: Vec::new(),
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
+        across,
         scanner: Scanner::default(),
         wakes: Wakes::default(),
         report_due: false,
@@ -154,6 +158,8 @@ struct Watcher {
     last_reports: Vec<PaneReport>,
     mail: mail::Mail,
     relays: relays::Relays,
+    /// The relays with a side on another host (their own thread), when hosts are configured.
+    across: Option<relays::Across>,
     scanner: Scanner,
     wakes: Wakes,
     /// SIGUSR1 came while a wake was being settled: log the counters after its scan.
@@ -230,6 +236,10 @@ impl Watcher {
                             log::line(&format!("cannot publish: {e}"));
                         }
                         self.write_snapshot(&self.last_reports.clone(), now);
+                        // Relays across hosts step on the host's news too.
+                        if let Some(across) = &self.across {
+                            across.send(&self.last_reports, &self.hosts);
+                        }
                         continue;
                     }
                     Ok(Wake::Files(paths)) => {
@@ -378,8 +388,14 @@ impl Watcher {
                 log::line(&format!("escalation not shown: {e}"));
             }
         }
-        for line in self.relays.step(&self.tmux, reports, &server) {
+        for line in self
+            .relays
+            .step(&self.tmux, reports, &server, &[], relays::Which::Local)
+        {
             log::line(&line);
+        }
+        if let Some(across) = &self.across {
+            across.send(reports, &self.hosts);
         }
         for d in crate::route::deliver_queued(&self.tmux, reports) {
             log::line(&format!(

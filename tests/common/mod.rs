@@ -515,6 +515,17 @@ impl TmuxServer {
         self.tmux(&["send-keys", "-t", pane, "Enter"]);
     }
 
+    /// Makes the fake Codex in `pane` end its turn `turn` with `message` (a `task_complete`
+    /// line typed into its stdin).
+    pub fn codex_completes(&self, pane: &str, turn: &str, message: &str) {
+        let line = serde_json::json!({
+            "timestamp": "2026-01-01T00:00:00Z",
+            "type": "event_msg",
+            "payload": {"type": "task_complete", "turn_id": turn, "last_agent_message": message},
+        });
+        self.send_line(pane, &format!("line {line}"));
+    }
+
     /// Runs `agentpane -L name ARGS` with the server's environment.
     pub fn agentpane(&self, args: &[&str]) -> Run {
         self.agentpane_env(&[], args)

@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use super::{agentpane_bin, wait_until, TmuxServer, DEADLINE};
 
 /// A document no agentpane writes: a pane id carrying shell, a target carrying an escape.
-pub const HOSTILE: &str = r#"{"schema":1,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+pub const HOSTILE: &str = r#"{"schema":2,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
 
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -34,6 +34,29 @@ fn keygen(path: &Path) {
 
 pub fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// `pane` in the document of `host` that `local`'s watcher last had (its snapshot).
+pub fn remote_pane(local: &TmuxServer, host: &str, pane: &str) -> Option<serde_json::Value> {
+    let snapshot: serde_json::Value =
+        serde_json::from_str(&read(&local.state_dir().join("state.json"))).ok()?;
+    snapshot["hosts"]
+        .as_array()?
+        .iter()
+        .find(|h| h["host"] == host)?["doc"]["panes"]
+        .as_array()?
+        .iter()
+        .find(|p| p["pane_id"] == pane)
+        .cloned()
+}
+
+/// Deliveries into `dst` that `server`'s journal records.
+pub fn delivered_to(server: &TmuxServer, dst: &str) -> usize {
+    read(&server.state_dir().join("journal.jsonl"))
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter(|e| e["outcome"] == "delivered" && e["dst"] == dst)
+        .count()
 }
 
 /// A private sshd and the client config that reaches it.

@@ -1,5 +1,6 @@
 //! `agentpane pick`: every agent pane, most urgent first, in a small terminal UI — Enter jumps
-//! there, `r` routes the pane you came from into it, `p` shows its whole last answer. With
+//! there, `r` routes the pane you came from into it, `l` starts (or stops) a relay between the
+//! two in the watcher, `p` shows its whole last answer. With
 //! `--popup` (the plugin's picker and last-answer keys) it opens itself in a `display-popup`
 //! on the client that pressed the key, or says in one status-line message why there is
 //! nothing to show. See docs/routing.md (key bindings).
@@ -84,6 +85,13 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                     Err(e) => format!("{e:#}"),
                 });
                 next_refresh = Instant::now();
+            }
+            Action::Relay { from, to } => {
+                let toggled = super::relay::toggle(&data.tmux, &data.hosts, &from, &to);
+                picker.message = Some(match toggled {
+                    Ok((_, line)) => line,
+                    Err(e) => format!("{e:#}"),
+                });
             }
             Action::Decide {
                 pane,

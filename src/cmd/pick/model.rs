@@ -116,6 +116,11 @@ pub enum Action {
         from: String,
         to: String,
     },
+    /// Start a relay between `from` and `to` in the watcher, or stop the one that runs.
+    Relay {
+        from: String,
+        to: String,
+    },
     /// Load this pane's whole last answer and show it.
     ShowAnswer(String),
     /// Answer what this pane asks, held to the request shown (its fingerprint).
@@ -292,6 +297,12 @@ impl Picker {
                 }
             }
             Key::Char('r') => return self.route_action(),
+            Key::Char('l') => {
+                return match self.route_action() {
+                    Action::Route { from, to } => Action::Relay { from, to },
+                    other => other,
+                }
+            }
             Key::Char('y') | Key::Char('n') => self.show_request(),
             _ => {}
         }
@@ -416,7 +427,7 @@ impl Picker {
         }
         let help = match &self.from {
             Some(from) => format!(
-                " ↑↓/jk move · ⏎ jump · r route {from} here · p answer · y/n decide · q quit"
+                " ↑↓/jk move · ⏎ jump · r route {from} here · l relay · p answer · y/n decide · q quit"
             ),
             None => " ↑↓/jk move · ⏎ jump · p answer · y/n decide · q quit".to_string(),
         };
@@ -742,6 +753,13 @@ mod tests {
         assert_eq!(
             p.key(Key::Char('r'), VIEW),
             Action::Route {
+                from: "%1".into(),
+                to: "%2".into()
+            }
+        );
+        assert_eq!(
+            p.key(Key::Char('l'), VIEW),
+            Action::Relay {
                 from: "%1".into(),
                 to: "%2".into()
             }
