@@ -4,11 +4,13 @@
 # agentpane knows (KINDS: the names in `AgentKind::ALL`, each of which the binary can fake)
 # and for a mixed server:
 #
-#   1. `status` over PANES (25) idle panes of the kind: hyperfine median, 30 runs;
+#   1. `status --scan` over PANES (25) idle panes of the kind: hyperfine median, 30 runs, and
+#      its CPU (user + system, the tmux clients it waited for included);
 #   2. the idle watcher beside them, once its safety polls ask tmux nothing (the panes have
 #      been quiet on their terminals for 20 s): CPU over IDLE_SECS (60) seconds from /proc
 #      (its threads' schedstat, ns, plus cutime+cstime of the tmux clients it spawned), and
-#      its wakes; a minute holds one of the resolutions the watcher redoes every minute;
+#      its wakes; a minute holds one of the resolutions the watcher redoes every minute; then
+#      `status` while the watcher runs (it counts the watcher's view), median and CPU;
 #   3. the watcher with one of the PANES panes writing a step every 300 ms (the fake replays
 #      its fixture over and over), over WRITE_SECS (20) seconds;
 #   4. the same three over MIXED (100) panes of every kind in turn, the writer a Claude Code
@@ -19,7 +21,8 @@
 # that (BENCH_OLD=1), the watcher is started again with a `tmux` on its PATH that counts the
 # `list-panes` calls (each wake ran one then) over a second window of the same length.
 #
-#   scripts/watcher-kinds.sh                              # everything (~12 min)
+#   scripts/watcher-kinds.sh                              # everything (~35 min)
+#   STATUS_ONLY=1 scripts/watcher-kinds.sh                # the status columns alone (~6 min)
 #   KINDS="claude opencode" MIXED=0 IDLE_SECS=10 scripts/watcher-kinds.sh   # a quick look
 #   BENCH_OLD=1 BENCH_BIN=/path/to/old/agentpane scripts/watcher-kinds.sh   # an older build
 set -euo pipefail
@@ -89,10 +92,13 @@ wait_agents() {
     return 1
 }
 
+# status_ms [ARGS]: "<median wall ms> <mean CPU ms>" of `status ARGS` (hyperfine, 30 runs;
+# the CPU is user + system of it and the tmux clients it waited for).
 status_ms() {
     hyperfine -N --style none --warmup 3 --runs 30 --export-json "$OUT/status.json" \
-        "$BIN -L $SERVER status" >/dev/null 2>&1
-    jq '.results[0].median * 1000 | . * 10 | round / 10' "$OUT/status.json"
+        "$BIN -L $SERVER status $*" >/dev/null 2>&1
+    jq -r '.results[0] | "\(.median * 1000 | . * 10 | round / 10) \((.user + .system) * 1000 | . * 10 | round / 10)"' \
+        "$OUT/status.json"
 }
 
 # cpu PID: "<ns on CPU, all threads> <ticks of reaped children>".
@@ -102,11 +108,13 @@ cpu() {
 }
 
 wakes_now() { # the watcher's wake count from its SIGUSR1 log line
-    local before
-    before=$(grep -c 'counters:' "$AGENTPANE_STATE_DIR/watch.log" 2>/dev/null || true)
+    local before now
+    before=$(grep -c 'counters:' "$AGENTPANE_STATE_DIR/watch.log" 2>/dev/null)
+    before=${before:-0}
     kill -USR1 "$WATCHER"
     for _ in $(seq 1 50); do
-        (($(grep -c 'counters:' "$AGENTPANE_STATE_DIR/watch.log" 2>/dev/null || echo 0) > before)) && break
+        now=$(grep -c 'counters:' "$AGENTPANE_STATE_DIR/watch.log" 2>/dev/null)
+        ((${now:-0} > before)) && break
         sleep 0.1
     done
     grep 'counters:' "$AGENTPANE_STATE_DIR/watch.log" | tail -1 | sed -E 's/.*wakes ([0-9]+).*/\1/'
@@ -179,7 +187,7 @@ until_quiet() {
 # quiet), and prints
 # "<own ms> <children ms> <% of one core> <wakes>" over SECS seconds; stops it.
 watch_cost() {
-    local secs=$1 c0 k0 c1 k1 w0 w1 own kids pct wakes
+    local secs=$1 c0 k0 c1 k1 w0 w1 own kids pct wakes watched=""
     start_watcher
     [[ ${2:-} == idle ]] && until_quiet
     ((OLD)) || w0=$(wakes_now)
@@ -187,6 +195,8 @@ watch_cost() {
     sleep "$secs"
     read -r c1 k1 < <(cpu "$WATCHER")
     ((OLD)) || w1=$(wakes_now)
+    # `status` while the watcher serves the server: its view, no scan.
+    [[ ${2:-} == idle ]] && watched=$(status_ms)
     stop_watcher
     if ((OLD)); then
         wakes=$(old_wakes "$secs")
@@ -196,7 +206,7 @@ watch_cost() {
     own=$(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.1f", (b - a) / 1e6 }')
     kids=$(((k1 - k0) * 1000 / HZ))
     pct=$(awk -v o="$own" -v k="$kids" -v s="$secs" 'BEGIN { printf "%.3f", (o + k) / 10 / s }')
-    echo "$own $kids $pct $wakes"
+    echo "$own $kids $pct $wakes $watched"
 }
 
 # measure LABEL KINDS...: one row. The idle world: one pane per KINDS word, in turn, up to
@@ -210,7 +220,8 @@ measure() {
         bench_world
         for ((i = 0; i < count; i++)); do add_pane "${kinds[i % ${#kinds[@]}]}"; done
         wait_agents "$count"
-        echo "$(status_ms) $(watch_cost "$IDLE_SECS" idle)" >"$OUT/row-idle"
+        # An older build has no --scan (and always scanned).
+        echo "$(status_ms "$( ((OLD)) || echo --scan)") $(watch_cost "$IDLE_SECS" idle)" >"$OUT/row-idle"
     )
     (
         bench_world
@@ -219,14 +230,43 @@ measure() {
         wait_agents "$count"
         echo "$(watch_cost "$WRITE_SECS")" >"$OUT/row-write"
     )
-    read -r status iown ikids ipct iwakes <"$OUT/row-idle"
+    read -r swall scpu iown ikids ipct iwakes wwall wcpu <"$OUT/row-idle"
     read -r wown wkids wpct wwakes <"$OUT/row-write"
-    echo "| $label | $status ms | $iown + $ikids ms = **$ipct %** | $iwakes | $wown + $wkids ms = **$wpct %** | $wwakes |"
+    echo "| $label | $swall / $scpu ms | $wwall / $wcpu ms | $iown + $ikids ms = **$ipct %** | $iwakes | $wown + $wkids ms = **$wpct %** | $wwakes |"
 }
 
+# status_row LABEL COUNT KINDS...: `status --scan`, then `status` with the watcher running.
+status_row() {
+    local label=$1 count=$2 i
+    shift 2
+    local kinds=("$@")
+    (
+        bench_world
+        for ((i = 0; i < count; i++)); do add_pane "${kinds[i % ${#kinds[@]}]}"; done
+        wait_agents "$count"
+        local scan
+        scan=$(status_ms --scan)
+        start_watcher
+        echo "| $label | ${scan/ / / } ms | $(status_ms | sed 's| | / |') ms |"
+        stop_watcher
+    )
+}
+
+if ((${STATUS_ONLY:-0})); then
+    echo "| panes | \`status --scan\`: median / CPU | \`status\`, watcher running: median / CPU |" | tee "$OUT/status-kinds.md"
+    echo "|---|---:|---:|" | tee -a "$OUT/status-kinds.md"
+    for kind in $KINDS; do
+        status_row "$PANES $kind" "$PANES" "$kind" | tee -a "$OUT/status-kinds.md"
+    done
+    # shellcheck disable=SC2086
+    ((MIXED)) && status_row "$MIXED mixed" "$MIXED" $KINDS | tee -a "$OUT/status-kinds.md"
+    echo "Machine: $(bench_machine)." | tee -a "$OUT/status-kinds.md"
+    exit 0
+fi
+
 {
-    echo "| panes | \`status\` (median) | idle watcher, ${IDLE_SECS} s: own + children = % of a core | wakes | one pane writing every ${PACE_MS} ms, ${WRITE_SECS} s | wakes |"
-    echo "|---|---:|---:|---:|---:|---:|"
+    echo "| panes | \`status --scan\`: median / CPU | \`status\`, watcher running: median / CPU | idle watcher, ${IDLE_SECS} s: own + children = % of a core | wakes | one pane writing every ${PACE_MS} ms, ${WRITE_SECS} s | wakes |"
+    echo "|---|---:|---:|---:|---:|---:|---:|"
 } | tee "$OUT/watcher-kinds.md"
 for kind in $KINDS; do
     echo "watcher-kinds: $PANES $kind panes" >&2
