@@ -31,6 +31,7 @@ pub fn run(args: AnswerArgs, ctx: &Context) -> Result<i32> {
         args.choice,
         args.always,
         args.request.as_deref(),
+        args.client.as_deref(),
     )?;
     let code = if a.refused.is_some() {
         exit::NOTHING
