@@ -88,7 +88,7 @@ pub fn typing(
     clients
         .iter()
         .filter(|c| c.pane == pane)
-        .filter(|c| caller.is_none_or(|me| c.name != me && c.tty != me))
+        .filter(|c| caller.map_or(true, |me| c.name != me && c.tty != me))
         .map(|c| (c, (now - c.activity).max(0)))
         .filter(|(_, ago)| *ago <= TYPED_WITHIN)
         .min_by_key(|(_, ago)| *ago)
@@ -184,7 +184,15 @@ pub fn decide(
             how: how.clone(),
         });
     }
-    let current = if facts.logs {
+    // The dialog the person was shown, read from the screen before the log recorded its
+    // call (Claude Code 2.1.197 was seen to write a call a minute after showing its dialog):
+    // while it is up and the log has no other call pending, it is what waits.
+    let unlogged = facts.screen.as_ref().filter(|d| {
+        facts.logs && facts.logged.is_none() && shown == Some(d.request.fingerprint.as_str())
+    });
+    let current = if let Some(d) = unlogged {
+        &d.request
+    } else if facts.logs {
         match &facts.logged {
             Some(r) => r,
             None if shown.is_some() => {
@@ -224,7 +232,7 @@ pub fn decide(
     let Some(dialog) = &facts.screen else {
         return Err(Refused::NoDialog { pane: p() });
     };
-    if facts.logs && !current.shown_in(&dialog.request) {
+    if facts.logs && unlogged.is_none() && !current.shown_in(&dialog.request) {
         return Err(Refused::NotOnScreen {
             pane: p(),
             what: words(current),
@@ -412,6 +420,44 @@ mod tests {
                 .unwrap_err()
                 .kind(),
             "dialog-changed"
+        );
+    }
+
+    #[test]
+    fn a_dialog_the_log_has_not_recorded_yet_is_answered_as_shown() {
+        let f = Facts {
+            logged: None,
+            ..waiting()
+        };
+        let on_screen = f.screen.as_ref().unwrap().request.fingerprint.clone();
+        let plan = decide(PANE, Some(&on_screen), Choice::Deny, false, &f).unwrap();
+        assert_eq!(plan.keys, ["3"]);
+        assert_eq!(plan.request.from, RequestSource::Screen);
+        // Another fingerprint, or none, is not that dialog.
+        for shown in [Some(shown().as_str()), Some("0123456789abcdef")] {
+            assert_eq!(
+                decide(PANE, shown, Choice::Allow, false, &f)
+                    .unwrap_err()
+                    .kind(),
+                "already-answered"
+            );
+        }
+        assert_eq!(
+            decide(PANE, None, Choice::Allow, false, &f)
+                .unwrap_err()
+                .kind(),
+            "nothing-pending"
+        );
+        // Someone typing still comes first.
+        let f = Facts {
+            typing: Some(Typing::Unread { bytes: 1 }),
+            ..f
+        };
+        assert_eq!(
+            decide(PANE, Some(&on_screen), Choice::Deny, false, &f)
+                .unwrap_err()
+                .kind(),
+            "person-typing"
         );
     }
 
