@@ -363,6 +363,37 @@ impl<'a> Person<'a> {
             })
     }
 
+    /// What the person sees, popups included.
+    pub fn screen(&self) -> String {
+        let out = self
+            .outer
+            .command(self.server)
+            .args(["capture-pane", "-p", "-J", "-t", "outer:"])
+            .output()
+            .expect("run outer tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen after `deadline`.
+    pub fn wait_screen(
+        &self,
+        deadline: Duration,
+        what: &str,
+        mut check: impl FnMut(&str) -> bool,
+    ) -> String {
+        let end = Instant::now() + deadline;
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            if Instant::now() > end {
+                panic!("timed out after {deadline:?} waiting for {what}; the screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
     /// Types keys into the terminal, as tmux key names (`1`, `Enter`, `Escape`).
     pub fn keys(&self, keys: &[&str]) {
         for key in keys {

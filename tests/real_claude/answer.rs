@@ -278,3 +278,40 @@ fn allow_always(client: &Client) {
     rig.wait_state(&a, "your-turn", None);
     assert_eq!(ran_since(&rig, before).len(), 1, "{label}");
 }
+
+#[test]
+fn the_picker_decides_from_a_popup_over_the_pane() {
+    each_client(picker_over_the_pane);
+}
+
+/// The person sits at the waiting pane and opens the picker over it (as the plugin's answer
+/// key does): their `y` goes to the picker, through the client that shows the pane, and the
+/// picker's answer is not refused as someone typing there — it passes its own client.
+fn picker_over_the_pane(client: &Client) {
+    let rig = Rig::new(client);
+    let a = rig.start("proj");
+    let label = client.label();
+    let person = crate::live::Person::at(&rig.tmux, &a);
+    let me = person.client().expect("the person's client");
+    pending(&rig, &a);
+    let mut popup = rig
+        .tmux
+        .agentpane_command(&["pick", "--popup", "--client", &me, "--decide"])
+        .spawn()
+        .expect("open the picker");
+    person.wait_screen(STEP, &rig.what("the request in the popup"), |s| {
+        s.contains("y allow once") && s.contains(TOOL_COMMAND)
+    });
+    let before = rig.api.tool_results().len();
+    person.keys(&["y"]);
+    let said = person.wait_screen(STEP, &rig.what("the picker's answer"), |s| {
+        s.contains("allowed once") || s.contains("refused")
+    });
+    assert!(said.contains("allowed once"), "{label}: {said}");
+    crate::real::wait_for(STEP, &rig.what("the tool's result"), || {
+        (ran_since(&rig, before).len() == 1).then_some(())
+    });
+    person.keys(&["q"]);
+    let _ = popup.wait();
+    rig.wait_state(&a, "your-turn", None);
+}
