@@ -253,12 +253,36 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         let run = real::answer(&w.server, &pane, "allow", &ask());
         assert_eq!(run.code, 0, "{label}: {run:?}");
         w.wait_state(&pane, "your-turn", none);
-        // Deny: Kilo asks what to do instead after Reject, and Escape leaves its call open —
-        // denied in its pane; nothing typed.
+        // Deny: Escape opens Kilo's "Reject permission" step (what to do instead); Enter
+        // there, nothing written, rejects the call and ends the turn. No tool result reaches
+        // the stand-in.
         let fp = ask();
+        let before = w.api.requests().len();
         let run = real::answer(&w.server, &pane, "deny", &fp);
-        assert_eq!(run.code, 1, "{label}: {run:?}");
-        assert_eq!(run.json()["refusal"], "no-keys", "{label}: {run:?}");
-        assert!(real::screen(&w.server, &pane).contains("Permission required"));
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        let out = run.json();
+        assert_eq!(
+            out["keys"],
+            serde_json::json!(["Escape", "Enter"]),
+            "{label}: {out}"
+        );
+        assert_eq!(out["closed"], true, "{label}: {out}");
+        w.wait_state(&pane, "your-turn", |r| r == "interrupted");
+        let screen = real::screen(&w.server, &pane);
+        assert!(
+            !screen.contains("Permission required") && !screen.contains("Reject permission"),
+            "{label}: {screen}"
+        );
+        let tool_results = w.api.requests()[before..]
+            .iter()
+            .filter_map(|r| r.json())
+            .filter(|b| {
+                b["messages"]
+                    .as_array()
+                    .and_then(|m| m.last())
+                    .is_some_and(|m| m["role"] == "tool")
+            })
+            .count();
+        assert_eq!(tool_results, 0, "{label}: a rejected call ran");
     }
 }

@@ -126,6 +126,12 @@ pub enum Refused {
     NoAlways { pane: String },
     #[error("agentpane does not know the keys that answer this dialog in {pane}; answer it there")]
     NoKeys { pane: String },
+    /// Some keys went in, then the dialog did not show the step they open: nothing more typed.
+    #[error(
+        "the dialog in {pane} did not show \"{step}\" after the first keys; nothing more typed, \
+         answer it there"
+    )]
+    Unfinished { pane: String, step: String },
 }
 
 impl Refused {
@@ -144,6 +150,7 @@ impl Refused {
             Refused::Plan { .. } => "plan",
             Refused::NoAlways { .. } => "no-always",
             Refused::NoKeys { .. } => "no-keys",
+            Refused::Unfinished { .. } => "unfinished",
         }
     }
 }
@@ -153,6 +160,9 @@ impl Refused {
 pub struct Plan {
     pub request: Request,
     pub keys: Vec<String>,
+    /// A line the screen must show before the last key: the dialog's own step the keys
+    /// before it open (`Choices::deny_step`).
+    pub step: Option<&'static str>,
 }
 
 /// A request in a few words: `Bash: rm -rf build`.
@@ -241,19 +251,20 @@ pub fn decide(
     if dialog.request.kind != PromptKind::Permission {
         return Err(Refused::Question { pane: p() });
     }
-    let keys = match (choice, always) {
-        (Choice::Allow, false) => dialog.choices.allow.clone(),
+    let (keys, step) = match (choice, always) {
+        (Choice::Allow, false) => (dialog.choices.allow.clone(), None),
         (Choice::Allow, true) => match &dialog.choices.always {
-            Some(k) => Some(k.clone()),
+            Some(k) => (Some(k.clone()), None),
             None if dialog.choices.allow.is_some() => return Err(Refused::NoAlways { pane: p() }),
-            None => None,
+            None => (None, None),
         },
-        (Choice::Deny, _) => dialog.choices.deny.clone(),
+        (Choice::Deny, _) => (dialog.choices.deny.clone(), dialog.choices.deny_step),
     };
     match keys {
         Some(keys) if !keys.is_empty() => Ok(Plan {
             request: current.clone(),
             keys,
+            step,
         }),
         _ => Err(Refused::NoKeys { pane: p() }),
     }
@@ -297,6 +308,7 @@ mod tests {
                 allow: keys("1"),
                 always: keys("2"),
                 deny: keys("3"),
+                deny_step: None,
             },
         }
     }
@@ -721,5 +733,19 @@ mod tests {
                 .kind(),
             "gone"
         );
+    }
+
+    #[test]
+    fn a_deny_through_the_dialog_s_own_step_waits_for_it_before_its_last_key() {
+        let mut f = waiting();
+        let choices = &mut f.screen.as_mut().unwrap().choices;
+        choices.deny = Some(vec!["Escape".into(), "Enter".into()]);
+        choices.deny_step = Some("Reject permission");
+        let plan = decide(PANE, Some(&shown()), Choice::Deny, false, &f).unwrap();
+        assert_eq!(plan.keys, ["Escape", "Enter"]);
+        assert_eq!(plan.step, Some("Reject permission"));
+        // Allowing is its keys alone.
+        let plan = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap();
+        assert_eq!((plan.keys, plan.step), (vec!["1".to_string()], None));
     }
 }

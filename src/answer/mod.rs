@@ -118,6 +118,15 @@ pub fn answer(
         // The last look, just before the key: a person's key reaches tmux before the agent,
         // so one pressed up to here is seen. Our own keys are input the agent reads after
         // the first, so unread input is only looked for before it.
+        if let Some(step) = plan.step.filter(|_| i > 0 && i + 1 == plan.keys.len()) {
+            if !shows(tmux, &pane, step) {
+                done.refused = Some(Refused::Unfinished {
+                    pane: pane.clone(),
+                    step: step.to_string(),
+                });
+                return Ok(done);
+            }
+        }
         let unread = if i == 0 { unread(&seen.tty) } else { 0 };
         if let Some(how) = someone_typing(tmux, &pane, caller, unread) {
             done.refused = Some(Refused::Typing {
@@ -212,6 +221,23 @@ fn observe(
         },
         seen,
     )
+}
+
+/// Whether `pane`'s screen shows a line containing `step` within [`CLOSE_WAIT`].
+fn shows(tmux: &Tmux, pane: &str, step: &str) -> bool {
+    let end = Instant::now() + CLOSE_WAIT;
+    loop {
+        let Ok(screen) = tmux.capture(pane, 0) else {
+            return false;
+        };
+        if screen.lines().any(|l| l.contains(step)) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 /// Whether the dialog answered leaves the screen within [`CLOSE_WAIT`].

@@ -69,6 +69,7 @@ fn selector_choices(below: &[&str]) -> Choices {
         allow,
         always: None,
         deny: Some(vec!["Escape".to_string()]),
+        deny_step: None,
     }
 }
 
