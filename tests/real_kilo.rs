@@ -268,21 +268,41 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         );
         assert_eq!(out["closed"], true, "{label}: {out}");
         w.wait_state(&pane, "your-turn", |r| r == "interrupted");
-        let screen = real::screen(&w.server, &pane);
-        assert!(
-            !screen.contains("Permission required") && !screen.contains("Reject permission"),
-            "{label}: {screen}"
+        // The store says so before the screen is redrawn.
+        wait_screen(
+            &w.server,
+            &pane,
+            STEP,
+            "the dialog and its step gone",
+            |s| !s.contains("Permission required") && !s.contains("Reject permission"),
         );
-        let tool_results = w.api.requests()[before..]
-            .iter()
-            .filter_map(|r| r.json())
-            .filter(|b| {
-                b["messages"]
-                    .as_array()
-                    .and_then(|m| m.last())
-                    .is_some_and(|m| m["role"] == "tool")
-            })
-            .count();
-        assert_eq!(tool_results, 0, "{label}: a rejected call ran");
+        let replies = openai_chat::tool_replies(&w.api, before);
+        assert!(
+            replies.is_empty(),
+            "{label}: a rejected call ran: {replies:?}"
+        );
+
+        // Allow always: Kilo asks to confirm ("Always allow … Confirm  Cancel"); the last
+        // Enter goes in once that is up. The call runs, and the same command asked again runs
+        // without a dialog.
+        let fp = ask();
+        let before = w.api.requests().len();
+        let run = real::answer_always(&w.server, &pane, &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        let keys = run.json()["keys"].clone();
+        assert_eq!(
+            keys.as_array().unwrap().last(),
+            Some(&serde_json::json!("Enter"))
+        );
+        assert_eq!(keys.as_array().unwrap().len(), 3, "{label}: {keys}");
+        w.wait_state(&pane, "your-turn", none);
+        openai_chat::always_kept(
+            &w.server,
+            &w.api,
+            &pane,
+            before,
+            "RUNBASH please",
+            "Permission required",
+        );
     }
 }

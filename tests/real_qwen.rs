@@ -380,18 +380,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         // answer from elsewhere follows at once, before Qwen Code may have drawn the key:
         // refused, someone is typing there; the stand-in gets one tool result, the person's.
         let person = live::Person::at(&w.server, &pane);
-        let tool_replies = || -> Vec<String> {
-            w.api
-                .requests()
-                .iter()
-                .filter_map(|r| r.json())
-                .filter_map(|b| {
-                    let last = b["messages"].as_array()?.last()?.clone();
-                    (last["role"] == "tool").then(|| real::openai_chat::content(&last))
-                })
-                .collect()
-        };
-        let before = tool_replies().len();
+        let before = w.api.requests().len();
         let req = ask();
         let fp = req["fingerprint"].as_str().unwrap().to_string();
         person.keys(&["1"]);
@@ -401,7 +390,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         w.wait_state(&pane, "your-turn", None);
         let last = w.server.agentpane(&["last", &pane, "--json"]);
         assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
-        let replies = tool_replies().split_off(before);
+        let replies = real::openai_chat::tool_replies(&w.api, before);
         assert_eq!(replies.len(), 1, "{label}: {replies:?}");
         assert!(
             !replies[0].to_lowercase().contains("cancel"),

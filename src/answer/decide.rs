@@ -161,7 +161,7 @@ pub struct Plan {
     pub request: Request,
     pub keys: Vec<String>,
     /// A line the screen must show before the last key: the dialog's own step the keys
-    /// before it open (`Choices::deny_step`).
+    /// before it open (`Choices::deny_step`, `Choices::always_step`).
     pub step: Option<&'static str>,
 }
 
@@ -254,7 +254,7 @@ pub fn decide(
     let (keys, step) = match (choice, always) {
         (Choice::Allow, false) => (dialog.choices.allow.clone(), None),
         (Choice::Allow, true) => match &dialog.choices.always {
-            Some(k) => (Some(k.clone()), None),
+            Some(k) => (Some(k.clone()), dialog.choices.always_step),
             None if dialog.choices.allow.is_some() => return Err(Refused::NoAlways { pane: p() }),
             None => (None, None),
         },
@@ -309,6 +309,7 @@ mod tests {
                 always: keys("2"),
                 deny: keys("3"),
                 deny_step: None,
+                always_step: None,
             },
         }
     }
@@ -747,5 +748,11 @@ mod tests {
         // Allowing is its keys alone.
         let plan = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap();
         assert_eq!((plan.keys, plan.step), (vec!["1".to_string()], None));
+        // Always, through its confirmation.
+        let choices = &mut f.screen.as_mut().unwrap().choices;
+        choices.always = Some(vec!["Right".into(), "Enter".into(), "Enter".into()]);
+        choices.always_step = Some("Always allow");
+        let plan = decide(PANE, Some(&shown()), Choice::Allow, true, &f).unwrap();
+        assert_eq!(plan.step, Some("Always allow"));
     }
 }

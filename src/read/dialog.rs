@@ -86,6 +86,8 @@ pub struct Choices {
     /// deny key goes in only once the screen shows it — typed into the dialog itself, it would
     /// choose whatever option is selected.
     pub deny_step: Option<&'static str>,
+    /// The same for `always` (opencode's and Kilo Code's "Always allow" confirmation).
+    pub always_step: Option<&'static str>,
 }
 
 /// The choices of a dialog whose options are numbered and chosen by their number

@@ -215,15 +215,7 @@ fn allow_always(client: &Client) {
     let req = pending(&rig, &a);
     let dialog = rig.screen(&a);
     let fp = req["fingerprint"].as_str().unwrap().to_string();
-    let run = rig.agentpane(&[
-        "answer",
-        &a,
-        "allow",
-        "--always",
-        "--request",
-        &fp,
-        "--json",
-    ]);
+    let run = crate::real::answer_always(&rig.tmux, &a, &fp);
     assert_eq!(run.code, 0, "{label}: {run:?}");
     let out = run.json();
     assert_eq!(out["outcome"], "answered", "{label}: {out}");

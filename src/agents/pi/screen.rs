@@ -70,6 +70,7 @@ fn selector_choices(below: &[&str]) -> Choices {
         always: None,
         deny: Some(vec!["Escape".to_string()]),
         deny_step: None,
+        always_step: None,
     }
 }
 
