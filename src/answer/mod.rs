@@ -264,3 +264,47 @@ fn dialog_closes(
     }
     false
 }
+
+#[cfg(test)]
+mod tests {
+    use super::unread;
+
+    #[test]
+    fn input_waiting_in_a_terminal_is_counted_without_being_read() {
+        // SAFETY: plain libc calls on a pty this test opens and closes; the buffer outlives
+        // the call that fills it.
+        let (master, slave) = unsafe {
+            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(master >= 0, "no pty");
+            assert_eq!(libc::grantpt(master), 0);
+            assert_eq!(libc::unlockpt(master), 0);
+            let mut buf = [0 as libc::c_char; 64];
+            assert_eq!(libc::ptsname_r(master, buf.as_mut_ptr(), buf.len()), 0);
+            let name = std::ffi::CStr::from_ptr(buf.as_ptr());
+            (master, name.to_string_lossy().into_owned())
+        };
+        // Someone else holds the terminal open, as the agent in a pane does.
+        let held = std::fs::File::open(&slave).expect("open the terminal");
+        assert_eq!(unread(&slave), 0);
+        // SAFETY: writes two bytes from a live buffer to the pty's master.
+        let wrote = unsafe { libc::write(master, b"y\n".as_ptr().cast(), 2) };
+        assert_eq!(wrote, 2);
+        let mut n = 0;
+        for _ in 0..100 {
+            n = unread(&slave);
+            if n > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(n, 2);
+        // Asking again took nothing: it is still there for the program in it.
+        assert_eq!(unread(&slave), 2);
+        // What cannot be opened, or is no device, has nothing waiting.
+        assert_eq!(unread("/dev/pts/does-not-exist"), 0);
+        assert_eq!(unread("relative/tty"), 0);
+        drop(held);
+        // SAFETY: closes the master this test opened.
+        unsafe { libc::close(master) };
+    }
+}
