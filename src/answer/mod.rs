@@ -115,9 +115,7 @@ pub fn answer(
                 }
             }
         }
-        // The last look, just before the key: a person's key reaches tmux before the agent,
-        // so one pressed up to here is seen. Our own keys are input the agent reads after
-        // the first, so unread input is only looked for before it.
+        // The last key of an answer through a step of the dialog's own: only once it is up.
         if let Some(step) = plan.step.filter(|_| i > 0 && i + 1 == plan.keys.len()) {
             if !shows(tmux, &pane, step) {
                 done.refused = Some(Refused::Unfinished {
@@ -127,6 +125,9 @@ pub fn answer(
                 return Ok(done);
             }
         }
+        // The last look, just before the key: a person's key reaches tmux before the agent,
+        // so one pressed up to here is seen. Our own keys are input the agent reads after
+        // the first, so unread input is only looked for before it.
         let unread = if i == 0 { unread(&seen.tty) } else { 0 };
         if let Some(how) = someone_typing(tmux, &pane, caller, unread) {
             done.refused = Some(Refused::Typing {
