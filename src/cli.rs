@@ -229,6 +229,10 @@ pub struct AnswerArgs {
     /// `request.fingerprint`): refused unless the pane still asks exactly that.
     #[arg(long, value_name = "FINGERPRINT")]
     pub request: Option<String>,
+    /// The tmux client you answer from (`#{client_name}` or its terminal), when it shows the
+    /// pane answered — e.g. a popup over it: its keys are yours, not someone typing there.
+    #[arg(long, value_name = "CLIENT")]
+    pub client: Option<String>,
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,

@@ -4,6 +4,7 @@
 //! client and reads agentpane's views.
 
 mod common;
+mod live;
 mod real;
 
 #[path = "real_claude/agents.rs"]

@@ -416,7 +416,11 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
                 s.contains("Would you like to run")
             });
             let row = w.wait_state(&pane, "waiting");
-            let me = real::pane_row(&w.server, &pane);
+            // Read from the rollout, which records the call before Codex asks.
+            let me = real::wait_row(&w.server, &pane, "the request from the rollout", |r| {
+                r["request"]["from"] == "log"
+            });
+            assert_eq!(me["request"]["call_id"], "call_mock", "{me:#}");
             assert!(
                 me["request"]["summary"]
                     .as_str()
@@ -438,10 +442,10 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         });
         assert!(w.work().join("approved.txt").exists(), "the command ran");
         w.wait_state(&pane, "your-turn");
-        // Already answered: the dialog is gone, nothing typed.
+        // Already answered: the rollout has the call's output; nothing typed.
         let again = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(again.code, 1, "{again:?}");
-        assert_eq!(again.json()["refusal"], "no-dialog", "{again:?}");
+        assert_eq!(again.json()["refusal"], "already-answered", "{again:?}");
 
         // Deny: Codex tells the model and the turn goes on or ends as Codex does.
         std::fs::remove_file(w.work().join("approved.txt")).unwrap();
@@ -467,7 +471,8 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         );
         let late = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(late.code, 1, "{late:?}");
-        assert_eq!(late.json()["refusal"], "no-dialog", "{late:?}");
+        // The rollout no longer shows the call pending (Codex ended the turn).
+        assert_eq!(late.json()["refusal"], "already-answered", "{late:?}");
         w.wait_state(&pane, "your-turn");
         assert!(!w.work().join("approved.txt").exists(), "never allowed");
     }

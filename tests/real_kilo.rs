@@ -253,12 +253,56 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         let run = real::answer(&w.server, &pane, "allow", &ask());
         assert_eq!(run.code, 0, "{label}: {run:?}");
         w.wait_state(&pane, "your-turn", none);
-        // Deny: Kilo asks what to do instead after Reject, and Escape leaves its call open —
-        // denied in its pane; nothing typed.
+        // Deny: Escape opens Kilo's "Reject permission" step (what to do instead); Enter
+        // there, nothing written, rejects the call and ends the turn. No tool result reaches
+        // the stand-in.
         let fp = ask();
+        let before = w.api.requests().len();
         let run = real::answer(&w.server, &pane, "deny", &fp);
-        assert_eq!(run.code, 1, "{label}: {run:?}");
-        assert_eq!(run.json()["refusal"], "no-keys", "{label}: {run:?}");
-        assert!(real::screen(&w.server, &pane).contains("Permission required"));
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        let out = run.json();
+        assert_eq!(
+            out["keys"],
+            serde_json::json!(["Escape", "Enter"]),
+            "{label}: {out}"
+        );
+        assert_eq!(out["closed"], true, "{label}: {out}");
+        w.wait_state(&pane, "your-turn", |r| r == "interrupted");
+        // The store says so before the screen is redrawn.
+        wait_screen(
+            &w.server,
+            &pane,
+            STEP,
+            "the dialog and its step gone",
+            |s| !s.contains("Permission required") && !s.contains("Reject permission"),
+        );
+        let replies = openai_chat::tool_replies(&w.api, before);
+        assert!(
+            replies.is_empty(),
+            "{label}: a rejected call ran: {replies:?}"
+        );
+
+        // Allow always: Kilo asks to confirm ("Always allow … Confirm  Cancel"); the last
+        // Enter goes in once that is up. The call runs, and the same command asked again runs
+        // without a dialog.
+        let fp = ask();
+        let before = w.api.requests().len();
+        let run = real::answer_always(&w.server, &pane, &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        let keys = run.json()["keys"].clone();
+        assert_eq!(
+            keys.as_array().unwrap().last(),
+            Some(&serde_json::json!("Enter"))
+        );
+        assert_eq!(keys.as_array().unwrap().len(), 3, "{label}: {keys}");
+        w.wait_state(&pane, "your-turn", none);
+        openai_chat::always_kept(
+            &w.server,
+            &w.api,
+            &pane,
+            before,
+            "RUNBASH please",
+            "Permission required",
+        );
     }
 }

@@ -420,5 +420,29 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         w.wait_state(&pane, "your-turn", Some("interrupted"));
         let again = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(again.code, 1, "{label}: {again:?}");
+
+        // Allow always: opencode asks to confirm ("Always allow … Confirm  Cancel"); the last
+        // Enter goes in once that is up. The call runs, and the same command asked again runs
+        // without a dialog.
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        let before = w.api.requests().len();
+        let run = real::answer_always(&w.server, &pane, &fp);
+        assert_eq!(run.code, 0, "{label}: {run:?}");
+        assert_eq!(
+            run.json()["keys"],
+            serde_json::json!(["Right", "Enter", "Enter"]),
+            "{label}: {run:?}"
+        );
+        w.wait_state(&pane, "your-turn", None);
+        openai_chat::always_kept(
+            &w.server,
+            &w.api,
+            &pane,
+            before,
+            "RUNBASH please",
+            "Permission required",
+        );
+        w.wait_state(&pane, "your-turn", None);
     }
 }

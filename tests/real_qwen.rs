@@ -9,6 +9,7 @@
 //! stand-in alone for a hand-driven recording session (see [`qwen_stand_in_serves_until_stopped`]).
 
 mod common;
+mod live;
 mod real;
 
 use std::path::PathBuf;
@@ -374,5 +375,26 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
             let r = w.resolve(&pane);
             (r["state"] != "waiting" && r["state"] != "working").then_some(())
         });
+
+        // The person, at the pane in their own terminal, allows it with its key, and an
+        // answer from elsewhere follows at once, before Qwen Code may have drawn the key:
+        // refused, someone is typing there; the stand-in gets one tool result, the person's.
+        let person = live::Person::at(&w.server, &pane);
+        let before = w.api.requests().len();
+        let req = ask();
+        let fp = req["fingerprint"].as_str().unwrap().to_string();
+        person.keys(&["1"]);
+        let late = real::answer(&w.server, &pane, "deny", &fp);
+        assert_eq!(late.code, 1, "{label}: {late:?}");
+        assert_eq!(late.json()["refusal"], "person-typing", "{label}: {late:?}");
+        w.wait_state(&pane, "your-turn", None);
+        let last = w.server.agentpane(&["last", &pane, "--json"]);
+        assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
+        let replies = real::openai_chat::tool_replies(&w.api, before);
+        assert_eq!(replies.len(), 1, "{label}: {replies:?}");
+        assert!(
+            !replies[0].to_lowercase().contains("cancel"),
+            "{label}: {replies:?}"
+        );
     }
 }

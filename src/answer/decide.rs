@@ -1,14 +1,23 @@
 //! The rule for answering a dialog from outside its pane, on observed values
 //! (docs/design.md#deciding-from-anywhere): keys go in only when, at that moment, the agent has
-//! the pane's foreground, its log (where it records requests) still shows the request the
-//! person was shown pending, and the screen shows that request's dialog. Anything else is
-//! refused with the reason, and nothing is typed.
+//! the pane's foreground, no one is typing in the pane, its log (where it records requests)
+//! still shows the request the person was shown pending, and the screen shows that request's
+//! dialog. Anything else is refused with the reason, and nothing is typed.
 
 use serde::Serialize;
 
 use crate::read::dialog::OnScreen;
 use crate::read::request::{PromptKind, Request};
 use crate::route::recipient::Refusal;
+use crate::tmux::ClientNow;
+
+/// A key that came into the pane through a client this many whole seconds ago, or fewer, means
+/// someone is at the pane. tmux shows a client's last key in whole seconds, so a key less
+/// than 3 s before the look always counts, and one up to 4 s before may. The window it
+/// covers is the agent's: a key it has read but not yet drawn nor logged leaves the dialog up
+/// and the request pending, and Claude Code 2.1.332 on a loaded machine was seen to take
+/// longer than 300 ms for that.
+pub const TYPED_WITHIN: i64 = 3;
 
 /// The answer asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, clap::ValueEnum)]
@@ -31,6 +40,62 @@ pub struct Facts {
     pub logged: Option<Request>,
     /// The dialog on its screen.
     pub screen: Option<OnScreen>,
+    /// Someone typing in the pane (see [`typing`]).
+    pub typing: Option<Typing>,
+}
+
+/// Someone at the pane, seen without the agent's help.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Typing {
+    /// A key came in through tmux client `client`, which shows the pane, `ago` whole seconds
+    /// ago.
+    Key { client: String, ago: i64 },
+    /// `bytes` of input wait in the pane's terminal, not yet read by the agent.
+    Unread { bytes: u64 },
+}
+
+impl std::fmt::Display for Typing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Typing::Key { client, ago: 0 } => {
+                write!(f, "a key came in through client {client} just now")
+            }
+            Typing::Key { client, ago } => {
+                write!(f, "a key came in through client {client} {ago} s ago")
+            }
+            Typing::Unread { bytes } => write!(
+                f,
+                "{bytes} byte(s) of typing wait in its terminal, not yet read by the agent"
+            ),
+        }
+    }
+}
+
+/// Whether someone is typing in `pane`: input its agent has not read yet (`unread` bytes in
+/// its terminal), or a key within [`TYPED_WITHIN`] seconds of `now` (seconds since the epoch)
+/// through a client that shows it — other than `caller`, the client (name or terminal) the
+/// answer itself comes from, whose keys went to the picker or prompt that asks.
+pub fn typing(
+    pane: &str,
+    clients: &[ClientNow],
+    caller: Option<&str>,
+    unread: u64,
+    now: i64,
+) -> Option<Typing> {
+    if unread > 0 {
+        return Some(Typing::Unread { bytes: unread });
+    }
+    clients
+        .iter()
+        .filter(|c| c.pane == pane)
+        .filter(|c| caller.map_or(true, |me| c.name != me && c.tty != me))
+        .map(|c| (c, (now - c.activity).max(0)))
+        .filter(|(_, ago)| *ago <= TYPED_WITHIN)
+        .min_by_key(|(_, ago)| *ago)
+        .map(|(c, ago)| Typing::Key {
+            client: c.name.clone(),
+            ago,
+        })
 }
 
 /// Why no key was typed.
@@ -39,6 +104,8 @@ pub enum Refused {
     /// The pane runs no agent, or not the one that asked, or something else has its terminal.
     #[error("{0}")]
     Pane(Refusal),
+    #[error("someone is typing in {pane}: {how}; answer there, or again once it is quiet")]
+    Typing { pane: String, how: Typing },
     #[error("no dialog on screen in {pane}")]
     NoDialog { pane: String },
     #[error("already answered: {pane} no longer waits on {what}")]
@@ -59,6 +126,12 @@ pub enum Refused {
     NoAlways { pane: String },
     #[error("agentpane does not know the keys that answer this dialog in {pane}; answer it there")]
     NoKeys { pane: String },
+    /// Some keys went in, then the dialog did not show the step they open: nothing more typed.
+    #[error(
+        "the dialog in {pane} did not show \"{step}\" after the first keys; nothing more typed, \
+         answer it there"
+    )]
+    Unfinished { pane: String, step: String },
 }
 
 impl Refused {
@@ -68,6 +141,7 @@ impl Refused {
             Refused::Pane(Refusal::NotAnAgent { .. }) => "not-an-agent",
             Refused::Pane(Refusal::Gone(_)) => "gone",
             Refused::Pane(Refusal::Away(_)) => "away",
+            Refused::Typing { .. } => "person-typing",
             Refused::NoDialog { .. } => "no-dialog",
             Refused::AlreadyAnswered { .. } => "already-answered",
             Refused::NothingPending { .. } => "nothing-pending",
@@ -76,6 +150,7 @@ impl Refused {
             Refused::Plan { .. } => "plan",
             Refused::NoAlways { .. } => "no-always",
             Refused::NoKeys { .. } => "no-keys",
+            Refused::Unfinished { .. } => "unfinished",
         }
     }
 }
@@ -85,6 +160,9 @@ impl Refused {
 pub struct Plan {
     pub request: Request,
     pub keys: Vec<String>,
+    /// A line the screen must show before the last key: the dialog's own step the keys
+    /// before it open (`Choices::deny_step`, `Choices::always_step`).
+    pub step: Option<&'static str>,
 }
 
 /// A request in a few words: `Bash: rm -rf build`.
@@ -108,7 +186,23 @@ pub fn decide(
 ) -> Result<Plan, Refused> {
     let p = || pane.to_string();
     facts.foreground.clone().map_err(Refused::Pane)?;
-    let current = if facts.logs {
+    // Before the dialog is read: a key the agent has taken but not yet drawn leaves the old
+    // dialog up, and ours would reach what it draws next.
+    if let Some(how) = &facts.typing {
+        return Err(Refused::Typing {
+            pane: p(),
+            how: how.clone(),
+        });
+    }
+    // The dialog the person was shown, read from the screen before the log recorded its
+    // call (Claude Code 2.1.197 was seen to write a call a minute after showing its dialog):
+    // while it is up and the log has no other call pending, it is what waits.
+    let unlogged = facts.screen.as_ref().filter(|d| {
+        facts.logs && facts.logged.is_none() && shown == Some(d.request.fingerprint.as_str())
+    });
+    let current = if let Some(d) = unlogged {
+        &d.request
+    } else if facts.logs {
         match &facts.logged {
             Some(r) => r,
             None if shown.is_some() => {
@@ -148,7 +242,7 @@ pub fn decide(
     let Some(dialog) = &facts.screen else {
         return Err(Refused::NoDialog { pane: p() });
     };
-    if facts.logs && !current.shown_in(&dialog.request) {
+    if facts.logs && unlogged.is_none() && !current.shown_in(&dialog.request) {
         return Err(Refused::NotOnScreen {
             pane: p(),
             what: words(current),
@@ -157,19 +251,20 @@ pub fn decide(
     if dialog.request.kind != PromptKind::Permission {
         return Err(Refused::Question { pane: p() });
     }
-    let keys = match (choice, always) {
-        (Choice::Allow, false) => dialog.choices.allow.clone(),
+    let (keys, step) = match (choice, always) {
+        (Choice::Allow, false) => (dialog.choices.allow.clone(), None),
         (Choice::Allow, true) => match &dialog.choices.always {
-            Some(k) => Some(k.clone()),
+            Some(k) => (Some(k.clone()), dialog.choices.always_step),
             None if dialog.choices.allow.is_some() => return Err(Refused::NoAlways { pane: p() }),
-            None => None,
+            None => (None, None),
         },
-        (Choice::Deny, _) => dialog.choices.deny.clone(),
+        (Choice::Deny, _) => (dialog.choices.deny.clone(), dialog.choices.deny_step),
     };
     match keys {
         Some(keys) if !keys.is_empty() => Ok(Plan {
             request: current.clone(),
             keys,
+            step,
         }),
         _ => Err(Refused::NoKeys { pane: p() }),
     }
@@ -213,6 +308,8 @@ mod tests {
                 allow: keys("1"),
                 always: keys("2"),
                 deny: keys("3"),
+                deny_step: None,
+                always_step: None,
             },
         }
     }
@@ -227,6 +324,7 @@ mod tests {
                 "Bash",
                 "touch a.txt\nRun it\nDo you want to proceed?",
             )),
+            typing: None,
         }
     }
 
@@ -339,6 +437,44 @@ mod tests {
     }
 
     #[test]
+    fn a_dialog_the_log_has_not_recorded_yet_is_answered_as_shown() {
+        let f = Facts {
+            logged: None,
+            ..waiting()
+        };
+        let on_screen = f.screen.as_ref().unwrap().request.fingerprint.clone();
+        let plan = decide(PANE, Some(&on_screen), Choice::Deny, false, &f).unwrap();
+        assert_eq!(plan.keys, ["3"]);
+        assert_eq!(plan.request.from, RequestSource::Screen);
+        // Another fingerprint, or none, is not that dialog.
+        for shown in [Some(shown().as_str()), Some("0123456789abcdef")] {
+            assert_eq!(
+                decide(PANE, shown, Choice::Allow, false, &f)
+                    .unwrap_err()
+                    .kind(),
+                "already-answered"
+            );
+        }
+        assert_eq!(
+            decide(PANE, None, Choice::Allow, false, &f)
+                .unwrap_err()
+                .kind(),
+            "nothing-pending"
+        );
+        // Someone typing still comes first.
+        let f = Facts {
+            typing: Some(Typing::Unread { bytes: 1 }),
+            ..f
+        };
+        assert_eq!(
+            decide(PANE, Some(&on_screen), Choice::Deny, false, &f)
+                .unwrap_err()
+                .kind(),
+            "person-typing"
+        );
+    }
+
+    #[test]
     fn the_screen_must_show_the_logged_request() {
         // The log says one thing, the screen shows another dialog (or another tool).
         for screen in [dialog("Bash", "rm -rf /"), dialog("Edit", "touch a.txt")] {
@@ -421,6 +557,7 @@ mod tests {
             logged: None,
             screen: Some(screen),
             foreground: Ok(()),
+            typing: None,
         };
         assert_eq!(
             decide(PANE, None, Choice::Allow, false, &f)
@@ -465,6 +602,7 @@ mod tests {
             logs: false,
             logged: None,
             screen: Some(d),
+            typing: None,
         };
         assert_eq!(
             keys_of(decide(PANE, Some(&fp), Choice::Deny, false, &f)),
@@ -487,5 +625,134 @@ mod tests {
                 .kind(),
             "no-dialog"
         );
+    }
+
+    fn client(name: &str, pane: &str, activity: i64) -> ClientNow {
+        ClientNow {
+            name: name.into(),
+            tty: format!("/dev/pts/{}", name.len()),
+            pane: pane.into(),
+            activity,
+        }
+    }
+
+    #[test]
+    fn a_key_through_a_client_on_the_pane_is_someone_typing_there() {
+        let now = 1_000;
+        // The person pressed a key in %3 two seconds ago.
+        let clients = [client("work", "%1", now), client("desk", PANE, now - 2)];
+        assert_eq!(
+            typing(PANE, &clients, None, 0, now),
+            Some(Typing::Key {
+                client: "desk".into(),
+                ago: 2
+            })
+        );
+        // The margin, in tmux's whole seconds.
+        for (ago, typed) in [(0, true), (TYPED_WITHIN, true), (TYPED_WITHIN + 1, false)] {
+            let clients = [client("desk", PANE, now - ago)];
+            assert_eq!(
+                typing(PANE, &clients, None, 0, now).is_some(),
+                typed,
+                "{ago}"
+            );
+        }
+        // A clock a second behind tmux's is not a key from the future.
+        let ahead = [client("desk", PANE, now + 1)];
+        assert_eq!(
+            typing(PANE, &ahead, None, 0, now),
+            Some(Typing::Key {
+                client: "desk".into(),
+                ago: 0
+            })
+        );
+        // Keys through a client that shows another pane are typed elsewhere.
+        assert_eq!(
+            typing(PANE, &[client("work", "%1", now)], None, 0, now),
+            None
+        );
+        // The client the answer comes from (by name or terminal): its keys went to the picker.
+        let mine = [client("desk", PANE, now)];
+        assert_eq!(typing(PANE, &mine, Some("desk"), 0, now), None);
+        assert_eq!(typing(PANE, &mine, Some("/dev/pts/4"), 0, now), None);
+        // ... but not another client's on the same pane.
+        let both = [client("desk", PANE, now), client("tv", PANE, now - 1)];
+        assert_eq!(
+            typing(PANE, &both, Some("desk"), 0, now),
+            Some(Typing::Key {
+                client: "tv".into(),
+                ago: 1
+            })
+        );
+        // Input the agent has not read yet, however it came (send-keys too), is typing.
+        assert_eq!(
+            typing(PANE, &[], Some("desk"), 1, now),
+            Some(Typing::Unread { bytes: 1 })
+        );
+    }
+
+    #[test]
+    fn nothing_is_typed_while_someone_types_in_the_pane() {
+        let how = Typing::Key {
+            client: "/dev/pts/7".into(),
+            ago: 0,
+        };
+        let f = Facts {
+            typing: Some(how.clone()),
+            ..waiting()
+        };
+        for (choice, always) in [
+            (Choice::Allow, false),
+            (Choice::Allow, true),
+            (Choice::Deny, false),
+        ] {
+            let r = decide(PANE, Some(&shown()), choice, always, &f).unwrap_err();
+            assert_eq!(r.kind(), "person-typing");
+            assert_eq!(
+                r.to_string(),
+                "someone is typing in %3: a key came in through client /dev/pts/7 just now; \
+                 answer there, or again once it is quiet"
+            );
+        }
+        // Even when the screen still shows the very dialog that was shown: the key may be
+        // its answer, not yet drawn.
+        assert_eq!(
+            decide(PANE, None, Choice::Allow, false, &f).unwrap_err(),
+            Refused::Typing {
+                pane: PANE.into(),
+                how
+            }
+        );
+        // The pane's own state comes first: an agent away from its terminal is that.
+        let f = Facts {
+            foreground: Err(Refusal::Gone("gone".into())),
+            ..f
+        };
+        assert_eq!(
+            decide(PANE, None, Choice::Allow, false, &f)
+                .unwrap_err()
+                .kind(),
+            "gone"
+        );
+    }
+
+    #[test]
+    fn a_deny_through_the_dialog_s_own_step_waits_for_it_before_its_last_key() {
+        let mut f = waiting();
+        let choices = &mut f.screen.as_mut().unwrap().choices;
+        choices.deny = Some(vec!["Escape".into(), "Enter".into()]);
+        choices.deny_step = Some("Reject permission");
+        let plan = decide(PANE, Some(&shown()), Choice::Deny, false, &f).unwrap();
+        assert_eq!(plan.keys, ["Escape", "Enter"]);
+        assert_eq!(plan.step, Some("Reject permission"));
+        // Allowing is its keys alone.
+        let plan = decide(PANE, Some(&shown()), Choice::Allow, false, &f).unwrap();
+        assert_eq!((plan.keys, plan.step), (vec!["1".to_string()], None));
+        // Always, through its confirmation.
+        let choices = &mut f.screen.as_mut().unwrap().choices;
+        choices.always = Some(vec!["Right".into(), "Enter".into(), "Enter".into()]);
+        choices.always_step = Some("Always allow");
+        let plan = decide(PANE, Some(&shown()), Choice::Allow, true, &f).unwrap();
+        assert_eq!(plan.step, Some("Always allow"));
     }
 }

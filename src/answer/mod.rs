@@ -1,9 +1,9 @@
 //! Deciding from anywhere (docs/design.md#deciding-from-anywhere): allow or deny what a waiting
 //! agent asks, from another pane. The rule is [`decide::decide`], a pure function of what was
 //! shown and what is observed now; this side observes (the agent's foreground, its log, its
-//! screen), types the keys the agent's dialog names — each one only while the agent has its
-//! pane's foreground, held there by tmux itself as a route's paste is — and watches the dialog
-//! close.
+//! screen, and whether someone is typing in the pane), types the keys the agent's dialog names
+//! — each one only while the agent has its pane's foreground, held there by tmux itself as a
+//! route's paste is, and no one else's key came in — and watches the dialog close.
 
 pub mod decide;
 
@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use serde::Serialize;
 
-pub use decide::{Choice, Refused};
+pub use decide::{Choice, Refused, Typing};
 
 use crate::read::request::Request;
 use crate::route::recipient::{self, Refusal};
@@ -45,13 +45,15 @@ pub struct Answered {
 
 /// Answers what `target` asks with `choice` (`always`: don't ask again), held to `shown` (the
 /// fingerprint of the request the person saw; `None`: what it asks now, reported back).
-/// `Err` only when tmux or the pane cannot be read at all.
+/// `caller` is the tmux client (name or terminal) the answer comes from, if any: its own keys
+/// are not someone typing in the pane. `Err` only when tmux or the pane cannot be read at all.
 pub fn answer(
     tmux: &Tmux,
     target: &str,
     choice: Choice,
     always: bool,
     shown: Option<&str>,
+    caller: Option<&str>,
 ) -> anyhow::Result<Answered> {
     let now = Utc::now();
     let Some(resolved) = crate::scan::resolve_target(tmux, target, now)? else {
@@ -75,7 +77,7 @@ pub fn answer(
         now,
     );
     let reports = [report];
-    let (facts, _) = observe(tmux, &pane, &reports);
+    let (facts, _) = observe(tmux, &pane, &reports, caller);
     let mut plan = decide::decide(&pane, shown, choice, always, &facts);
     let (mut facts, mut seen) = (facts, None);
     if let Ok(first) = &plan {
@@ -83,7 +85,7 @@ pub fn answer(
         // look again after a pause, held to what the first look found.
         std::thread::sleep(SETTLE);
         let shown = shown.unwrap_or(&first.request.fingerprint).to_string();
-        (facts, seen) = observe(tmux, &pane, &reports);
+        (facts, seen) = observe(tmux, &pane, &reports, caller);
         plan = decide::decide(&pane, Some(&shown), choice, always, &facts);
     }
     done.request = match &plan {
@@ -113,6 +115,27 @@ pub fn answer(
                 }
             }
         }
+        // The last key of an answer through a step of the dialog's own: only once it is up.
+        if let Some(step) = plan.step.filter(|_| i > 0 && i + 1 == plan.keys.len()) {
+            if !shows(tmux, &pane, step) {
+                done.refused = Some(Refused::Unfinished {
+                    pane: pane.clone(),
+                    step: step.to_string(),
+                });
+                return Ok(done);
+            }
+        }
+        // The last look, just before the key: a person's key reaches tmux before the agent,
+        // so one pressed up to here is seen. Our own keys are input the agent reads after
+        // the first, so unread input is only looked for before it.
+        let unread = if i == 0 { unread(&seen.tty) } else { 0 };
+        if let Some(how) = someone_typing(tmux, &pane, caller, unread) {
+            done.refused = Some(Refused::Typing {
+                pane: pane.clone(),
+                how,
+            });
+            return Ok(done);
+        }
         if !tmux.send_keys_if(&pane, &seen, key, 1)? {
             done.refused = Some(Refused::Pane(Refusal::Away(format!(
                 "{pane}'s foreground changed just before the answer"
@@ -125,12 +148,35 @@ pub fn answer(
     Ok(done)
 }
 
+/// Whether someone is typing in `pane` now: `unread` bytes wait in its terminal, or a key came
+/// in through a client that shows it (other than `caller`) within the margin. A server that
+/// cannot list its clients shows none.
+fn someone_typing(tmux: &Tmux, pane: &str, caller: Option<&str>, unread: u64) -> Option<Typing> {
+    let clients = tmux.clients().unwrap_or_default();
+    decide::typing(pane, &clients, caller, unread, Utc::now().timestamp())
+}
+
+/// How many bytes of input wait in terminal `tty`, not yet read by the program in it
+/// (`FIONREAD`; 0 when it cannot be opened). Opening a terminal that is not ours to ask takes
+/// nothing from it: `O_NOCTTY` keeps it from becoming ours, and nothing is read.
+fn unread(tty: &str) -> u64 {
+    use rustix::fs::{Mode, OFlags};
+    if !tty.starts_with("/dev/") {
+        return 0;
+    }
+    let flags = OFlags::RDONLY | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    rustix::fs::open(tty, flags, Mode::empty())
+        .and_then(rustix::io::ioctl_fionread)
+        .unwrap_or(0)
+}
+
 /// What is observed of `pane` now: the agent's foreground (and tmux's view to hold keys to),
-/// its log's pending request, the dialog on its screen.
+/// whether someone is typing in it, its log's pending request, the dialog on its screen.
 fn observe(
     tmux: &Tmux,
     pane: &str,
     reports: &[PaneReport],
+    caller: Option<&str>,
 ) -> (decide::Facts, Option<crate::tmux::PaneNow>) {
     let report = &reports[0];
     let (foreground, seen) = match recipient::of_pane(tmux, reports, pane)
@@ -139,6 +185,9 @@ fn observe(
         Ok(seen) => (Ok(()), Some(seen)),
         Err(r) => (Err(r), None),
     };
+    let typing = seen
+        .as_ref()
+        .and_then(|s| someone_typing(tmux, pane, caller, unread(&s.tty)));
     let Some(kind) = report.resolved.agent.as_ref().map(|a| a.kind) else {
         return (
             decide::Facts {
@@ -146,6 +195,7 @@ fn observe(
                 logs: false,
                 logged: None,
                 screen: None,
+                typing,
             },
             seen,
         );
@@ -168,9 +218,27 @@ fn observe(
             logs,
             logged,
             screen,
+            typing,
         },
         seen,
     )
+}
+
+/// Whether `pane`'s screen shows a line containing `step` within [`CLOSE_WAIT`].
+fn shows(tmux: &Tmux, pane: &str, step: &str) -> bool {
+    let end = Instant::now() + CLOSE_WAIT;
+    loop {
+        let Ok(screen) = tmux.capture(pane, 0) else {
+            return false;
+        };
+        if screen.lines().any(|l| l.contains(step)) {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 /// Whether the dialog answered leaves the screen within [`CLOSE_WAIT`].
@@ -196,4 +264,48 @@ fn dialog_closes(
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unread;
+
+    #[test]
+    fn input_waiting_in_a_terminal_is_counted_without_being_read() {
+        // SAFETY: plain libc calls on a pty this test opens and closes; the buffer outlives
+        // the call that fills it.
+        let (master, slave) = unsafe {
+            let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+            assert!(master >= 0, "no pty");
+            assert_eq!(libc::grantpt(master), 0);
+            assert_eq!(libc::unlockpt(master), 0);
+            let mut buf = [0 as libc::c_char; 64];
+            assert_eq!(libc::ptsname_r(master, buf.as_mut_ptr(), buf.len()), 0);
+            let name = std::ffi::CStr::from_ptr(buf.as_ptr());
+            (master, name.to_string_lossy().into_owned())
+        };
+        // Someone else holds the terminal open, as the agent in a pane does.
+        let held = std::fs::File::open(&slave).expect("open the terminal");
+        assert_eq!(unread(&slave), 0);
+        // SAFETY: writes two bytes from a live buffer to the pty's master.
+        let wrote = unsafe { libc::write(master, b"y\n".as_ptr().cast(), 2) };
+        assert_eq!(wrote, 2);
+        let mut n = 0;
+        for _ in 0..100 {
+            n = unread(&slave);
+            if n > 0 {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(n, 2);
+        // Asking again took nothing: it is still there for the program in it.
+        assert_eq!(unread(&slave), 2);
+        // What cannot be opened, or is no device, has nothing waiting.
+        assert_eq!(unread("/dev/pts/does-not-exist"), 0);
+        assert_eq!(unread("relative/tty"), 0);
+        drop(held);
+        // SAFETY: closes the master this test opened.
+        unsafe { libc::close(master) };
+    }
 }

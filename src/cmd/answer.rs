@@ -1,5 +1,5 @@
-//! `agentpane answer PANE allow|deny [--always] [--request FP] [--json]`: decide what a waiting
-//! agent asks without switching to it (docs/design.md#deciding-from-anywhere).
+//! `agentpane answer PANE allow|deny [--always] [--request FP] [--client C] [--json]`: decide
+//! what a waiting agent asks without switching to it (docs/design.md#deciding-from-anywhere).
 
 use anyhow::Result;
 use serde::Serialize;
@@ -31,6 +31,7 @@ pub fn run(args: AnswerArgs, ctx: &Context) -> Result<i32> {
         args.choice,
         args.always,
         args.request.as_deref(),
+        args.client.as_deref(),
     )?;
     let code = if a.refused.is_some() {
         exit::NOTHING

@@ -81,6 +81,13 @@ pub struct Choices {
     pub always: Option<Vec<String>>,
     /// Deny.
     pub deny: Option<Vec<String>>,
+    /// Where denying passes through a step of the dialog's own (Kilo Code's "Reject
+    /// permission" prompt, which asks what to do instead): a line that step shows. The last
+    /// deny key goes in only once the screen shows it — typed into the dialog itself, it would
+    /// choose whatever option is selected.
+    pub deny_step: Option<&'static str>,
+    /// The same for `always` (opencode's and Kilo Code's "Always allow" confirmation).
+    pub always_step: Option<&'static str>,
 }
 
 /// The choices of a dialog whose options are numbered and chosen by their number

@@ -52,6 +52,26 @@ pub fn open_regular(path: &Path) -> Result<File> {
     Ok(file)
 }
 
+/// The last JSON records of a JSONL log, oldest first: back from its end to the first record
+/// for which `start` holds (kept), or the 400 records an 8 MiB budget allows (see
+/// [`newest_records`]).
+pub fn tail_records(
+    path: &Path,
+    mut start: impl FnMut(&serde_json::Value) -> bool,
+) -> Result<Vec<serde_json::Value>> {
+    let mut records = Vec::new();
+    let budget = Budget {
+        max_bytes: 8 * 1024 * 1024,
+        max_lines: 400,
+    };
+    newest_records(path, budget, |v| {
+        records.push(v.clone());
+        !start(v)
+    })?;
+    records.reverse();
+    Ok(records)
+}
+
 /// The JSON records of a JSONL log, newest first, as long as `more` asks for the next and
 /// within `budget`; a line that is no JSON, too large or unreadable is skipped.
 pub fn newest_records(

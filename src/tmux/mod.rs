@@ -3,10 +3,12 @@
 //! fake runner; nothing here ever touches a server it was not pointed at.
 
 mod buffers;
+mod clients;
 mod options;
 mod panes;
 
 pub use buffers::{escape_format, PaneNow, MAX_CAPTURE_LINES};
+pub use clients::ClientNow;
 pub use options::{OptionChange, Scope};
 pub use panes::{Pane, PANE_FORMAT};
 

@@ -150,6 +150,11 @@ impl Live {
 
     /// The outer server: one 160×45 terminal running `inner`.
     fn open_terminal(server: &TmuxServer, inner: &str) -> Outer {
+        Live::open_sized(server, inner, (160, 45))
+    }
+
+    /// The outer server: one terminal of `size` (columns, lines) running `inner`.
+    fn open_sized(server: &TmuxServer, inner: &str, size: (u32, u32)) -> Outer {
         static COUNTER: AtomicU32 = AtomicU32::new(0);
         let mut outer = Outer {
             name: format!(
@@ -161,7 +166,8 @@ impl Live {
         };
         let out = outer
             .command(server)
-            .args(["new-session", "-d", "-s", "outer", "-x", "160", "-y", "45"])
+            .args(["new-session", "-d", "-s", "outer"])
+            .args(["-x", &size.0.to_string(), "-y", &size.1.to_string()])
             .arg(inner)
             .output()
             .expect("start the outer tmux");
@@ -306,6 +312,99 @@ impl Live {
             let popup = args.iter().any(|a| a == "--popup");
             (ours && pick && !popup).then_some(pid)
         })
+    }
+}
+
+/// A person's terminal on a server the test keeps: a real client attached to the session of
+/// one pane and showing it, sized to its window (plus the status line) so nothing is redrawn.
+/// Keys typed here reach the pane as a person's do, through the client, and tmux counts them
+/// as that client's activity. The terminal is killed on drop.
+pub struct Person<'a> {
+    outer: Outer,
+    server: &'a TmuxServer,
+    pane: String,
+}
+
+impl<'a> Person<'a> {
+    /// A terminal attached to `server`, showing `pane`.
+    pub fn at(server: &'a TmuxServer, pane: &str) -> Person<'a> {
+        let of = |f: &str| server.tmux(&["display-message", "-p", "-t", pane, f]);
+        let session = of("#{session_name}").trim().to_string();
+        let columns: u32 = of("#{window_width}").trim().parse().expect("window width");
+        let lines: u32 = of("#{window_height}")
+            .trim()
+            .parse()
+            .expect("window height");
+        server.tmux(&["select-window", "-t", pane]);
+        server.tmux(&["select-pane", "-t", pane]);
+        let attach = format!(
+            "env -u TMUX -u TMUX_PANE tmux -u -L {} attach -t {session}",
+            server.name
+        );
+        let person = Person {
+            outer: Live::open_sized(server, &attach, (columns, lines + 1)),
+            server,
+            pane: pane.to_string(),
+        };
+        wait_until(DEADLINE, "the person's client to show the pane", || {
+            person.client().is_some()
+        });
+        person
+    }
+
+    /// The client's name, once it shows the pane.
+    pub fn client(&self) -> Option<String> {
+        self.server
+            .tmux(&["list-clients", "-F", "#{client_name} #{pane_id}"])
+            .lines()
+            .find_map(|l| {
+                let (name, pane) = l.rsplit_once(' ')?;
+                (pane == self.pane).then(|| name.to_string())
+            })
+    }
+
+    /// What the person sees, popups included.
+    pub fn screen(&self) -> String {
+        let out = self
+            .outer
+            .command(self.server)
+            .args(["capture-pane", "-p", "-J", "-t", "outer:"])
+            .output()
+            .expect("run outer tmux");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Polls the screen until `check` holds; panics with the last screen after `deadline`.
+    pub fn wait_screen(
+        &self,
+        deadline: Duration,
+        what: &str,
+        mut check: impl FnMut(&str) -> bool,
+    ) -> String {
+        let end = Instant::now() + deadline;
+        loop {
+            let screen = self.screen();
+            if check(&screen) {
+                return screen;
+            }
+            if Instant::now() > end {
+                panic!("timed out after {deadline:?} waiting for {what}; the screen:\n{screen}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Types keys into the terminal, as tmux key names (`1`, `Enter`, `Escape`).
+    pub fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            let out = self
+                .outer
+                .command(self.server)
+                .args(["send-keys", "-t", "outer:", key])
+                .output()
+                .expect("run outer tmux");
+            assert!(out.status.success(), "outer send-keys {key}");
+        }
     }
 }
 

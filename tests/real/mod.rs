@@ -267,6 +267,20 @@ pub fn answer(tmux: &TmuxServer, pane: &str, choice: &str, fp: &str) -> Run {
     tmux.agentpane(&["answer", pane, choice, "--request", fp, "--json"])
 }
 
+/// `answer PANE allow --always --request FP --json`: allowed, and not asked again where the
+/// dialog offers that.
+pub fn answer_always(tmux: &TmuxServer, pane: &str, fp: &str) -> Run {
+    tmux.agentpane(&[
+        "answer",
+        pane,
+        "allow",
+        "--always",
+        "--request",
+        fp,
+        "--json",
+    ])
+}
+
 /// `pane`'s row of `panes --json` (`Null` when it is not listed).
 pub fn pane_row(tmux: &TmuxServer, pane: &str) -> serde_json::Value {
     panes(tmux)

@@ -110,6 +110,42 @@ pub fn content(m: &Value) -> String {
     }
 }
 
+/// The tool results the stand-in received after its first `from` requests: the text of each
+/// request's last message that is a tool's (a call that ran, or its refusal).
+pub fn tool_replies(api: &MockServer, from: usize) -> Vec<String> {
+    api.requests()
+        .iter()
+        .skip(from)
+        .filter_map(|r| r.json())
+        .filter_map(|b| {
+            let last = b["messages"].as_array()?.last()?.clone();
+            (last["role"] == "tool").then(|| content(&last))
+        })
+        .collect()
+}
+
+/// After `allow --always` (the stand-in's first `since` requests came before it): the call
+/// ran once; then types `prompt` into `pane` and waits until the call it asks for runs again
+/// without a dialog — a tool result reaches the stand-in, `dialog` never on screen meanwhile.
+pub fn always_kept(
+    tmux: &crate::common::TmuxServer,
+    api: &MockServer,
+    pane: &str,
+    since: usize,
+    prompt: &str,
+    dialog: &str,
+) {
+    let ran = tool_replies(api, since);
+    assert_eq!(ran.len(), 1, "the call ran once: {ran:?}");
+    let before = api.requests().len();
+    super::type_prompt(tmux, pane, prompt);
+    super::wait_for(super::STEP, "the call to run unasked", || {
+        let screen = super::screen(tmux, pane);
+        assert!(!screen.contains(dialog), "asked again:\n{screen}");
+        (!tool_replies(api, before).is_empty()).then_some(())
+    });
+}
+
 /// The newest user message's text.
 pub fn last_user_text(messages: &[Value]) -> String {
     messages

@@ -6,6 +6,7 @@ pub mod dialogs;
 pub mod home;
 pub mod locate;
 pub mod parse;
+pub mod request;
 pub mod screen;
 
 use std::path::Path;
@@ -93,6 +94,17 @@ impl crate::agents::Agent for Codex {
 
     fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
         dialogs::DIALOGS
+    }
+
+    fn logs_requests(&self) -> bool {
+        true
+    }
+
+    fn pending_request(&self, transcript: &Path) -> Option<crate::read::request::Request> {
+        // Back to the turn's start: nothing before it is pending.
+        let records =
+            crate::read::tail_records(transcript, |v| v["type"] == "turn_context").ok()?;
+        request::pending(&records)
     }
 
     fn shows_retries(&self) -> bool {

@@ -174,17 +174,7 @@ impl crate::agents::Agent for Copilot {
     }
 
     fn pending_request(&self, transcript: &Path) -> Option<crate::read::request::Request> {
-        let mut records = Vec::new();
-        let budget = crate::read::Budget {
-            max_bytes: 8 * 1024 * 1024,
-            max_lines: 400,
-        };
-        crate::read::newest_records(transcript, budget, |v| {
-            records.push(v.clone());
-            true
-        })
-        .ok()?;
-        records.reverse();
+        let records = crate::read::tail_records(transcript, |_| false).ok()?;
         parse::pending(&records).map(|p| p.request())
     }
 

@@ -31,9 +31,20 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
 /// Its options, left to right.
 const OPTIONS: [&str; 3] = ["Allow once", "Allow always", "Reject"];
 
+/// The line the confirmation of "Allow always" shows (`△ Always allow`, the patterns it will
+/// allow, `Confirm   Cancel` with Confirm selected).
+pub const ALWAYS_STEP: &str = "Always allow";
+
+/// The line Kilo Code's reject step shows (`△ Reject permission`, then `Tell Kilo what to do
+/// differently`, a text box, `enter confirm  esc cancel`).
+pub const REJECT_STEP: &str = "Reject permission";
+
 /// Its dialog on `screen` (with colours, `capture-pane -e`, for the keys): allowing moves from
 /// the selected option to the wanted one and presses Enter, and is not offered when the
-/// selection cannot be told; Escape rejects where it does (`escape_rejects`).
+/// selection cannot be told; "Allow always" asks to confirm, so its Enter is followed by
+/// another once the confirmation is up (Confirm is selected there). Denying is Escape where it rejects (`escape_rejects`: opencode);
+/// elsewhere (Kilo Code) Escape opens the reject step, whose Enter with its text box left
+/// empty rejects (its Escape would go back to the dialog, the call still open).
 pub fn on_screen(screen: &str, escape_rejects: bool) -> Option<OnScreen> {
     let mut d = crate::read::dialog::on_screen(DIALOGS, screen)?;
     let moves = |to: usize| {
@@ -45,10 +56,19 @@ pub fn on_screen(screen: &str, escape_rejects: bool) -> Option<OnScreen> {
     };
     d.choices = Choices {
         allow: moves(0),
-        always: moves(1),
-        // opencode 1.18.33 rejects with Escape. Kilo Code 7.7.7 asks what to do instead
-        // after Reject, and Escape leaves its call open: it is denied in its pane.
-        deny: escape_rejects.then(|| vec!["Escape".to_string()]),
+        always: moves(1).map(|mut keys| {
+            keys.push("Enter".to_string());
+            keys
+        }),
+        always_step: Some(ALWAYS_STEP),
+        // opencode 1.18.33 rejects with Escape. Kilo Code 7.7.7's Escape (or Reject) asks
+        // what to do instead; Enter there, nothing written, rejects the call.
+        deny: Some(if escape_rejects {
+            vec!["Escape".to_string()]
+        } else {
+            vec!["Escape".to_string(), "Enter".to_string()]
+        }),
+        deny_step: (!escape_rejects).then_some(REJECT_STEP),
     };
     Some(d)
 }
@@ -122,9 +142,14 @@ mod tests {
         assert_eq!(d.request.summary, "$ echo hello");
         assert_eq!(d.choices.allow, Some(vec!["Enter".to_string()]));
         let keys = |k: &[&str]| Some(k.iter().map(|s| s.to_string()).collect::<Vec<_>>());
-        assert_eq!(d.choices.always, keys(&["Right", "Enter"]));
+        assert_eq!(d.choices.always, keys(&["Right", "Enter", "Enter"]));
+        assert_eq!(d.choices.always_step, Some(ALWAYS_STEP));
         assert_eq!(d.choices.deny, keys(&["Escape"]));
-        assert_eq!(on_screen(&screen(0), false).unwrap().choices.deny, None);
+        // Kilo Code: Escape opens its reject step, Enter there rejects.
+        let kilo = on_screen(&screen(0), false).unwrap().choices;
+        assert_eq!(kilo.deny, keys(&["Escape", "Enter"]));
+        assert_eq!(kilo.deny_step, Some(REJECT_STEP));
+        assert_eq!(d.choices.deny_step, None);
         let d = on_screen(&screen(2), true).unwrap();
         assert_eq!(d.choices.allow, keys(&["Left", "Left", "Enter"]));
         // The same request whatever is selected, with colours or without.

@@ -69,6 +69,8 @@ fn selector_choices(below: &[&str]) -> Choices {
         allow,
         always: None,
         deny: Some(vec!["Escape".to_string()]),
+        deny_step: None,
+        always_step: None,
     }
 }
 

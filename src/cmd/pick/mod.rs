@@ -105,6 +105,7 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                         choice,
                         false,
                         Some(&fingerprint),
+                        args.client.as_deref(),
                     ) {
                         Ok(a) => match &a.refused {
                             Some(why) => format!("refused, nothing typed: {why}"),
