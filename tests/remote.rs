@@ -382,10 +382,11 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
             && read(&r_a_file).contains("FROM-THE-OUTBOX")
             && delivered_to(&remote, &r_a) == 3
     });
-    assert!(
-        std::fs::read_dir(&outbox).unwrap().next().is_none(),
-        "the outbox is empty"
-    );
+    // The host pastes before its ssh call returns; the sender empties the outbox after.
+    wait_until(DEADLINE, "the outbox emptied", || {
+        std::fs::read_dir(&outbox).unwrap().next().is_none()
+    });
+    assert_eq!(delivered_to(&remote, &r_a), 3, "delivered once each");
 
     // A queued route to a busy remote agent waits there and is delivered once it frees.
     let run = local.agentpane(&[
@@ -502,4 +503,70 @@ fn relays_and_queued_routes_across_a_real_sshd_deliver_each_answer_once() {
     });
     assert_eq!(read(&r_busy_file).matches("REMOTE-TO-REMOTE").count(), 1);
     assert_eq!(watch.stop(), 0);
+}
+
+/// Two live hosts beside the local server, each a world and an ssh connection of its own: the
+/// local status line counts all three, `panes` lists each host's agents under its name, `last`
+/// reads either, and a route goes from one host to the other — the text leaves `devbox` on
+/// ssh's stdout and reaches `gpu1` on ssh's stdin, delivered there by its agentpane.
+#[test]
+fn two_live_hosts_beside_the_local_server() {
+    let devbox = TmuxServer::start();
+    let d_claude = devbox.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    let gpu1 = TmuxServer::start();
+    let g_codex = gpu1.spawn(&FakeAgent::codex().fixture(CODEX_MID_TURN));
+    let (g_inbox, g_inbox_file) = gpu1.inbox_agent("ginbox");
+    let sshd = Sshd::with_hosts(&devbox, &[("gpu1", &gpu1)]);
+    let local = sshd.local_server();
+    local.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    wait_until(DEADLINE, "devbox's answer", || {
+        devbox.agentpane(&["last", &d_claude]).code == 0
+    });
+
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox gpu1"]);
+    let _watch = Watch::start(&local, &[]);
+    // The local ● and devbox's ● merge; gpu1's Codex is mid-turn.
+    wait_status(&local, "three servers in one segment", |s| {
+        s.contains("●2") && s.contains("⚡1")
+    });
+    let run = local.agentpane(&["status", "--format", "{hosts}"]);
+    assert!(
+        run.stdout.contains("devbox ●1") && run.stdout.contains("gpu1 ⚡1"),
+        "{run:?}"
+    );
+
+    let rows = local.agentpane(&["panes", "--json"]).json();
+    let on = |host: &str, pane: &str| {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["host"] == host && r["pane_id"] == pane)
+    };
+    assert!(on("devbox", &d_claude), "{rows}");
+    assert!(on("gpu1", &g_codex) && on("gpu1", &g_inbox), "{rows}");
+
+    let here = local.agentpane(&["last", &format!("devbox:{d_claude}")]);
+    let there = devbox.agentpane(&["last", &d_claude]);
+    assert_eq!((here.code, &here.stdout), (0, &there.stdout), "{here:?}");
+    let none = local.agentpane(&["last", &format!("gpu1:{g_codex}")]);
+    assert_eq!(
+        none.code, 1,
+        "a turn in progress has no answer yet: {none:?}"
+    );
+
+    // Host to host.
+    let run = local.agentpane(&[
+        "route",
+        &format!("devbox:{d_claude}"),
+        &format!("gpu1:{g_inbox}"),
+        "--json",
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.json()["outcome"], "delivered", "{run:?}");
+    let first_line = there.stdout.lines().next().unwrap().to_string();
+    wait_until(DEADLINE, "devbox's answer in gpu1's inbox", || {
+        read(&g_inbox_file).contains(&first_line)
+    });
+    assert_eq!(delivered_to(&gpu1, &g_inbox), 1);
+    assert_eq!(delivered_to(&devbox, &g_inbox), 0);
 }

@@ -59,6 +59,33 @@ pub fn delivered_to(server: &TmuxServer, dst: &str) -> usize {
         .count()
 }
 
+/// The shell lines that put a session into `world`: its environment, and its tmux socket as
+/// the default server of a `$TMUX_TMPDIR` made at `tmp`.
+fn world_exports(world: &TmuxServer, tmp: &Path) -> String {
+    let mut out = String::new();
+    for (k, v) in world.env() {
+        out.push_str(&format!("export {k}='{}'\n", v.display()));
+    }
+    let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
+        .unwrap()
+        .trim()
+        .to_string();
+    let sockets = tmp.join(format!("tmux-{uid}"));
+    std::fs::create_dir_all(&sockets).expect("tmux socket dir");
+    std::fs::set_permissions(
+        &sockets,
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .expect("chmod");
+    let socket = world.tmux(&["display-message", "-p", "#{socket_path}"]);
+    std::os::unix::fs::symlink(socket.trim(), sockets.join("default")).expect("default socket");
+    out.push_str(&format!(
+        "export TMUX_TMPDIR='{}'\nunset TMUX\n",
+        tmp.display()
+    ));
+    out
+}
+
 /// A private sshd and the client config that reaches it.
 pub struct Sshd {
     dir: tempfile::TempDir,
@@ -67,8 +94,15 @@ pub struct Sshd {
 }
 
 impl Sshd {
-    /// Keys, configs and the wrapper that puts a session into `remote`'s world.
+    /// Keys, configs and the wrapper that puts a session into `remote`'s world (host
+    /// `devbox`).
     pub fn new(remote: &TmuxServer) -> Sshd {
+        Sshd::with_hosts(remote, &[])
+    }
+
+    /// [`Sshd::new`] with more live hosts: each `(name, world)` of `others` is reached on a
+    /// port of its own (so ssh keeps it a connection of its own) and gets that world.
+    pub fn with_hosts(remote: &TmuxServer, others: &[(&str, &TmuxServer)]) -> Sshd {
         let dir = tempfile::tempdir().expect("temp dir");
         let d = dir.path();
         keygen(&d.join("host_key"));
@@ -84,34 +118,29 @@ impl Sshd {
 
         // The remote world: the remote server's environment, its tmux socket as the default
         // server of a `$TMUX_TMPDIR` of its own (so agentpane and a plain `tmux attach` there
-        // pick that server), agentpane on PATH.
+        // pick that server), agentpane on PATH. Another host's world is chosen by the port
+        // the session came in on (the last word of `$SSH_CONNECTION`).
         let bin = d.join("bin");
         std::fs::create_dir_all(&bin).expect("bin dir");
         std::os::unix::fs::symlink(agentpane_bin(), bin.join("agentpane")).expect("symlink");
-        let socket = remote.tmux(&["display-message", "-p", "#{socket_path}"]);
         let mut script = String::from("#!/bin/sh\n");
         script.push_str(&format!(
             "if [ -n \"$AGENTPANE_TEST_HOSTILE\" ]; then printf '%s\\n' '{HOSTILE}'; exec cat; fi\n"
         ));
-        for (k, v) in remote.env() {
-            script.push_str(&format!("export {k}='{}'\n", v.display()));
+        let extra: Vec<(String, u16)> = others
+            .iter()
+            .map(|(name, _)| (name.to_string(), free_port()))
+            .collect();
+        script.push_str("case \"${SSH_CONNECTION##* }\" in\n");
+        for (i, ((_, world), (_, port))) in others.iter().zip(&extra).enumerate() {
+            script.push_str(&format!(
+                "{port})\n{};;\n",
+                world_exports(world, &d.join(format!("tmux-{}", i + 1)))
+            ));
         }
-        let uid = String::from_utf8(Command::new("id").arg("-u").output().unwrap().stdout)
-            .unwrap()
-            .trim()
-            .to_string();
-        let tmp = d.join("tmux");
-        let sockets = tmp.join(format!("tmux-{uid}"));
-        std::fs::create_dir_all(&sockets).expect("tmux socket dir");
-        std::fs::set_permissions(
-            &sockets,
-            std::os::unix::fs::PermissionsExt::from_mode(0o700),
-        )
-        .expect("chmod");
-        std::os::unix::fs::symlink(&socket, sockets.join("default")).expect("default socket");
         script.push_str(&format!(
-            "export TMUX_TMPDIR='{}'\nunset TMUX\n",
-            tmp.display()
+            "*)\n{};;\nesac\n",
+            world_exports(remote, &d.join("tmux"))
         ));
         script.push_str(&format!("export PATH='{}':\"$PATH\"\n", bin.display()));
         script.push_str("exec sh -c \"$SSH_ORIGINAL_COMMAND\"\n");
@@ -129,12 +158,16 @@ impl Sshd {
         std::fs::write(
             d.join("sshd_config"),
             format!(
-                "Port {port}\nListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
+                "Port {port}\n{extra_ports}ListenAddress 127.0.0.1\nHostKey {d}/host_key\n\
                  PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                  PubkeyAuthentication yes\nUsePAM no\nPermitRootLogin yes\n\
                  AcceptEnv AGENTPANE_TEST_HOSTILE\nForceCommand {d}/remote.sh\nLogLevel ERROR\n",
-                d = d.display()
+                d = d.display(),
+                extra_ports = extra
+                    .iter()
+                    .map(|(_, p)| format!("Port {p}\n"))
+                    .collect::<String>(),
             ),
         )
         .expect("sshd_config");
@@ -144,6 +177,10 @@ impl Sshd {
              \x20 GlobalKnownHostsFile /dev/null\n  StrictHostKeyChecking yes\n",
             d = d.display()
         );
+        let other_hosts: String = extra
+            .iter()
+            .map(|(name, p)| format!("\nHost {name}\n  HostName 127.0.0.1\n  Port {p}\n{common}"))
+            .collect();
         std::fs::write(
             d.join("ssh_config"),
             format!(
@@ -151,7 +188,7 @@ impl Sshd {
                 // shares one per resolved host, port and user).
                 "Host devbox\n  HostName 127.0.0.1\n  Port {port}\n{common}\n\
                  Host evil\n  HostName localhost\n  Port {port}\n  SetEnv AGENTPANE_TEST_HOSTILE=1\n{common}\n\
-                 Host deadhost\n  HostName 127.0.0.1\n  Port {closed}\n{common}"
+                 Host deadhost\n  HostName 127.0.0.1\n  Port {closed}\n{common}{other_hosts}"
             ),
         )
         .expect("ssh_config");
