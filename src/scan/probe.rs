@@ -70,31 +70,33 @@ impl Probes {
         }
     }
 
-    /// True when tmux may have news about `panes` (listed when these probes were taken):
-    /// a foreground changed, or a pane `is_agent` calls one had output within
-    /// [`QUIET_SECS`] of `now` (seconds since the epoch).
+    /// True when tmux may have news about `panes` (listed when these probes were taken): a
+    /// pane `is_agent` calls one had output within [`QUIET_SECS`] of `now` (seconds since
+    /// the epoch), or a foreground changed. A foreground is read again only for a pane whose
+    /// terminal had output lately (or whose output time is unknown): a job starts or ends
+    /// with output (the shell echoes the command typed, the agent draws, the prompt comes
+    /// back), so a quiet terminal costs one `stat` and no `/proc` read.
     pub fn news(&self, panes: &[Pane], is_agent: impl Fn(&Pane) -> bool, now: i64) -> bool {
-        let fronts = panes.iter().map(|p| Front::of(p.pane_pid));
-        let outputs = panes
-            .iter()
-            .map(|p| is_agent(p).then(|| last_output(&p.tty)).flatten());
-        self.differs(fronts, outputs, now)
+        panes.len() != self.fronts.len()
+            || panes.iter().zip(&self.fronts).any(|(p, (_, then))| {
+                pane_news(then, last_output(&p.tty), is_agent(p), now, || {
+                    Front::of(p.pane_pid)
+                })
+            })
     }
+}
 
-    /// [`Probes::news`] from what was read: each pane's front now and, for agent panes, its
-    /// terminal's last output.
-    fn differs(
-        &self,
-        fronts: impl ExactSizeIterator<Item = Option<Front>>,
-        outputs: impl Iterator<Item = Option<i64>>,
-        now: i64,
-    ) -> bool {
-        fronts.len() != self.fronts.len()
-            || fronts
-                .zip(&self.fronts)
-                .any(|(now, (_, then))| &now != then)
-            || outputs.flatten().any(|at| now - at < QUIET_SECS)
-    }
+/// One pane's part of [`Probes::news`]: `then` its front at the listing, `output` its
+/// terminal's last output, `front` reads its front now.
+fn pane_news(
+    then: &Option<Front>,
+    output: Option<i64>,
+    agent: bool,
+    now: i64,
+    front: impl FnOnce() -> Option<Front>,
+) -> bool {
+    let recent = output.map(|at| now - at < QUIET_SECS);
+    (agent && recent == Some(true)) || (recent != Some(false) && &front() != then)
 }
 
 #[cfg(test)]
@@ -108,16 +110,6 @@ mod tests {
         })
     }
 
-    fn probes(fronts: &[Option<Front>]) -> Probes {
-        Probes {
-            fronts: fronts
-                .iter()
-                .enumerate()
-                .map(|(i, f)| (format!("%{i}"), f.clone()))
-                .collect(),
-        }
-    }
-
     #[test]
     fn a_stat_line_gives_the_name_and_the_foreground_group() {
         let line = "4242 (my (odd) sh) S 1 4242 4242 34816 5150 4194560 0 0 0 0 0 0 0 0 20 0 1 0 \
@@ -128,36 +120,39 @@ mod tests {
     }
 
     #[test]
-    fn quiet_panes_with_the_same_foreground_are_no_news() {
-        let then = probes(&[front("bash", 10), front("bash", 20)]);
+    fn a_quiet_pane_with_the_same_foreground_is_no_news() {
         let now = 1_000_000;
-        let quiet = [Some(now - QUIET_SECS), None];
-        assert!(!then.differs(
-            [front("bash", 10), front("bash", 20)].into_iter(),
-            quiet.into_iter(),
-            now
+        let quiet = Some(now - QUIET_SECS);
+        let unread = || -> Option<Front> { panic!("a quiet terminal's front is not read") };
+        assert!(!pane_news(&front("bash", 10), quiet, false, now, unread));
+        assert!(!pane_news(&front("claude", 10), quiet, true, now, unread));
+        // Output lately in a shell, the same job in front: read, and no news.
+        let recent = Some(now - 1);
+        assert!(!pane_news(
+            &front("bash", 10),
+            recent,
+            false,
+            now,
+            || front("bash", 10)
         ));
     }
 
     #[test]
-    fn a_job_started_an_exec_a_pane_gone_or_recent_output_is_news() {
-        let then = probes(&[front("bash", 10), front("bash", 20)]);
+    fn a_job_started_an_exec_a_pane_gone_or_agent_output_is_news() {
         let now = 1_000_000;
-        let quiet = || [None, None].into_iter();
-        let same = [front("bash", 10), front("bash", 20)];
+        let recent = Some(now - QUIET_SECS + 1);
+        let was = front("bash", 10);
         // An agent started from the shell: its job took the terminal.
-        let started = [front("bash", 10), front("bash", 31)];
-        assert!(then.differs(started.into_iter(), quiet(), now));
+        assert!(pane_news(&was, recent, false, now, || front("bash", 31)));
         // The first process replaced itself (`exec claude`).
-        let exec = [front("claude", 10), front("bash", 20)];
-        assert!(then.differs(exec.into_iter(), quiet(), now));
-        // The pane's process is gone, or a pane more or fewer.
-        let gone = [None, front("bash", 20)];
-        assert!(then.differs(gone.into_iter(), quiet(), now));
-        assert!(then.differs([front("bash", 10)].into_iter(), quiet(), now));
-        // An agent pane wrote to its terminal lately.
-        let recent = [None, Some(now - QUIET_SECS + 1)];
-        assert!(then.differs(same.into_iter(), recent.into_iter(), now));
+        assert!(pane_news(&was, recent, false, now, || front("claude", 10)));
+        // The pane's process is gone.
+        assert!(pane_news(&was, recent, false, now, || None));
+        // A terminal whose output time is unknown is read every time.
+        assert!(pane_news(&was, None, false, now, || front("bash", 31)));
+        assert!(!pane_news(&was, None, false, now, || front("bash", 10)));
+        // An agent pane wrote to its terminal lately: tmux is asked, whatever its front.
+        assert!(pane_news(&was, recent, true, now, || front("bash", 10)));
     }
 
     #[test]
