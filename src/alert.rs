@@ -9,7 +9,7 @@
 //! one scan alert the newest and baseline the rest; focusing the pane acknowledges (`your-turn`
 //! becomes seen); a delivered alert whose evidence changes is retracted.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -123,8 +123,9 @@ pub struct Engine {
     pending: BTreeMap<String, (Alert, Time)>,
     /// Per pane: the delivered alert still on display.
     shown: BTreeMap<String, Alert>,
-    /// Panes whose last report was an agent retrying a failed API call.
-    retrying: BTreeSet<String>,
+    /// Panes whose last report was an agent retrying a failed API call (or that call's next
+    /// attempt in flight), with that turn's key.
+    retrying: BTreeMap<String, Option<String>>,
 }
 
 impl Engine {
@@ -190,17 +191,22 @@ impl Engine {
 
         let mut fresh: Vec<Alert> = Vec::new();
         self.retrying
-            .retain(|pane| present.contains(&pane.as_str()));
+            .retain(|pane, _| present.contains(&pane.as_str()));
         for r in reports {
             let pane = r.resolved.pane.pane_id.as_str();
             let key = alert_key(r);
             let wanted = self.wants(r);
-            if r.status.state == State::Attention && self.retrying.contains(pane) {
+            if r.status.state == State::Attention && self.retrying.contains_key(pane) {
                 self.same_retrying_turn(r, &key, now, mem);
             }
+            // The retried call's next attempt reads working: the same turn, still waiting on
+            // the API, so its alert stays (on display or on its way) until it ends.
+            let in_flight = matches!(r.status.state, State::Working | State::Stalled)
+                && self.retrying.get(pane) == Some(&r.status.turn_key);
             if r.status.state == State::Attention && r.status.retry.is_some() {
-                self.retrying.insert(pane.to_string());
-            } else {
+                self.retrying
+                    .insert(pane.to_string(), r.status.turn_key.clone());
+            } else if !in_flight {
                 self.retrying.remove(pane);
             }
             if r.resolved.pane.focused() {
@@ -217,6 +223,9 @@ impl Engine {
                 continue;
             }
             let current = wanted.then_some(key.as_str());
+            if in_flight {
+                continue;
+            }
             if self
                 .shown
                 .get(pane)

@@ -284,6 +284,30 @@ fn a_turn_that_retries_then_gives_up_is_alerted_once() {
 }
 
 #[test]
+fn a_retry_attempt_in_flight_keeps_the_turn_alerted_until_it_gives_up() {
+    // Between two attempts the turn reads working under the same turn key: the alert stays
+    // on display, and the agent's final error under its own id is that turn's.
+    let mut run = Run::new();
+    run.step(&[report(1, 1, State::Working, 0)], 0);
+    let retry = retrying(1, 10);
+    run.step(&[retry.clone()], 10);
+    assert_eq!(run.delivered(&[retry.clone()], 11), ["%1"]);
+    let mut attempt = report(1, 1, State::Working, 20);
+    attempt.status.turn_key.clone_from(&retry.status.turn_key);
+    let actions = run.step(&[attempt], 20);
+    assert!(actions.is_empty(), "nothing retracted: {actions:?}");
+    assert_eq!(run.engine.shown().count(), 1);
+    let actions = run.step(&[gave_up(1, 70)], 70);
+    assert!(actions.is_empty(), "{actions:?}");
+    assert!(run.delivered(&[gave_up(1, 70)], 80).is_empty());
+    // A new prompt (another turn key) after the retries is its own turn.
+    run.step(&[retrying(1, 90)], 90);
+    run.step(&[report(1, 1, State::Working, 95)], 95);
+    run.step(&[gave_up(1, 100)], 100);
+    assert_eq!(run.delivered(&[gave_up(1, 100)], 101), ["%1"]);
+}
+
+#[test]
 fn retries_that_end_before_the_delay_deliver_one_alert_with_the_final_reason() {
     let mut run = Run::new();
     run.step(&[report(1, 1, State::Working, 0)], 0);
