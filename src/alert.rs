@@ -222,10 +222,10 @@ impl Engine {
                 }
                 continue;
             }
-            let current = wanted.then_some(key.as_str());
             if in_flight {
                 continue;
             }
+            let current = wanted.then_some(key.as_str());
             if self
                 .shown
                 .get(pane)

@@ -60,8 +60,13 @@ pub fn views(hosts: &[Host]) -> Vec<HostView> {
 /// status segment shows, so a slow or dead host never holds it up.
 pub fn kept_views() -> Vec<HostView> {
     std::fs::read(Snapshot::path(&crate::paths::state_dir()))
-        .ok()
-        .and_then(|d| serde_json::from_slice::<SnapshotHosts>(&d).ok())
+        .map(|d| hosts_in(&d))
+        .unwrap_or_default()
+}
+
+/// The hosts in a snapshot's bytes (none when it cannot be read).
+pub fn hosts_in(snapshot: &[u8]) -> Vec<HostView> {
+    serde_json::from_slice::<SnapshotHosts>(snapshot)
         .map(|s| s.hosts)
         .unwrap_or_default()
 }

@@ -38,14 +38,18 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     let format = format(args.format.as_deref());
     let now = chrono::Utc::now();
     let tmux = ctx.tmux();
-    let watched = (!args.scan).then(|| watched_counts(&tmux, now)).flatten();
+    let dir = crate::paths::state_dir();
+    let snapshot = std::fs::read(crate::watch::snapshot::Snapshot::path(&dir)).unwrap_or_default();
+    let watched = (!args.scan)
+        .then(|| watched_counts(&tmux, &dir, &snapshot, now))
+        .flatten();
     let mut counts = watched.unwrap_or_else(|| {
         // No server, no agents, a failing scan: all render as nothing, exit 0.
         let reports = remembered_scan(&tmux, now, &Windows::default()).unwrap_or_default();
         Counts::of(&reports, now)
     });
     // The hosts the watcher keeps, as it last saw them: a status line never waits on ssh.
-    let hosts = super::remote::kept_views();
+    let hosts = super::remote::hosts_in(&snapshot);
     let extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
     let line = segment::render_with(&format, &icons, &counts, &extra, now);
     if !line.is_empty() {
@@ -69,16 +73,20 @@ struct WatchedPane {
     resets_at: Option<crate::events::Time>,
 }
 
-/// The counts of the watcher that serves this server, from its snapshot, when one runs: a
-/// status bar outside tmux that asks `status` then gets what the tmux status line shows, for
-/// one tmux call and no scan. The snapshot is shared by every server's watcher, so it counts
-/// only when the process holding this server's watcher lock wrote it for this server.
-fn watched_counts(tmux: &crate::tmux::Tmux, now: crate::events::Time) -> Option<Counts> {
+/// The counts of the watcher that serves this server, from its `snapshot` (the bytes of the
+/// state folder `dir`'s `state.json`), when one runs: a status bar outside tmux that asks
+/// `status` then gets what the tmux status line shows, for one tmux call and no scan. The
+/// snapshot is shared by every server's watcher, so it counts only when the process holding
+/// this server's watcher lock wrote it for this server.
+fn watched_counts(
+    tmux: &crate::tmux::Tmux,
+    dir: &std::path::Path,
+    snapshot: &[u8],
+    now: crate::events::Time,
+) -> Option<Counts> {
     let socket = tmux.socket_path().ok()?;
-    let dir = crate::paths::state_dir();
-    let holder = crate::paths::lock_holder(&crate::watch::lock::lock_path(&dir, &socket))?;
-    let path = crate::watch::snapshot::Snapshot::path(&dir);
-    let watched: Watched = serde_json::from_slice(&std::fs::read(path).ok()?).ok()?;
+    let holder = crate::paths::lock_holder(&crate::watch::lock::lock_path(dir, &socket))?;
+    let watched: Watched = serde_json::from_slice(snapshot).ok()?;
     if watched.pid != holder || watched.socket_path != socket {
         return None;
     }

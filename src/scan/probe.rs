@@ -12,6 +12,7 @@
 //! resolutions are redone every [`super::RESOLVE_MAX_AGE`] whatever the probe says.
 
 use crate::proctree::procfs;
+use crate::resolve::Resolved;
 use crate::tmux::Pane;
 
 /// How long after an agent pane's last output the safety poll still asks tmux, in seconds.
@@ -53,34 +54,33 @@ fn last_output(tty: &str) -> Option<i64> {
     rustix::fs::stat(tty).ok().map(|st| st.st_mtime)
 }
 
-/// The panes' fronts as of the last `list-panes`.
+/// The panes' fronts as of the last `list-panes`, in its order.
 #[derive(Debug, Default)]
 pub struct Probes {
-    fronts: Vec<(String, Option<Front>)>,
+    fronts: Vec<Option<Front>>,
 }
 
 impl Probes {
     /// Taken right after tmux listed `panes`.
     pub fn take(panes: &[Pane]) -> Probes {
         Probes {
-            fronts: panes
-                .iter()
-                .map(|p| (p.pane_id.clone(), Front::of(p.pane_pid)))
-                .collect(),
+            fronts: panes.iter().map(|p| Front::of(p.pane_pid)).collect(),
         }
     }
 
-    /// True when tmux may have news about `panes` (listed when these probes were taken): a
-    /// pane `is_agent` calls one had output within [`QUIET_SECS`] of `now` (seconds since
-    /// the epoch), or a foreground changed. A foreground is read again only for a pane whose
-    /// terminal had output lately (or whose output time is unknown): a job starts or ends
-    /// with output (the shell echoes the command typed, the agent draws, the prompt comes
-    /// back), so a quiet terminal costs one `stat` and no `/proc` read.
-    pub fn news(&self, panes: &[Pane], is_agent: impl Fn(&Pane) -> bool, now: i64) -> bool {
-        panes.len() != self.fronts.len()
-            || panes.iter().zip(&self.fronts).any(|(p, (_, then))| {
-                pane_news(then, last_output(&p.tty), is_agent(p), now, || {
-                    Front::of(p.pane_pid)
+    /// True when tmux may have news about the panes of `resolved` (resolved from the listing
+    /// these probes were taken at, in its order): an agent pane had output within
+    /// [`QUIET_SECS`] of `now` (seconds since the epoch), or a foreground changed. A
+    /// foreground is read again only for a pane whose terminal had output lately (or whose
+    /// output time is unknown): a job starts or ends with output (the shell echoes the
+    /// command typed, the agent draws, the prompt comes back), so a quiet terminal costs one
+    /// `stat` and no `/proc` read.
+    pub fn news(&self, resolved: &[Resolved], now: i64) -> bool {
+        resolved.len() != self.fronts.len()
+            || resolved.iter().zip(&self.fronts).any(|(r, then)| {
+                let pane = &r.pane;
+                pane_news(then, last_output(&pane.tty), r.agent.is_some(), now, || {
+                    Front::of(pane.pane_pid)
                 })
             })
     }

@@ -152,12 +152,7 @@ impl Scanner {
         // when no hook tells of focus changes.
         let mut quiet_poll = false;
         if std::mem::take(&mut self.poll) && !self.list {
-            let agent = |p: &Pane| {
-                self.resolved
-                    .iter()
-                    .any(|r| r.agent.is_some() && r.pane.pane_id == p.pane_id)
-            };
-            if !self.hooked || self.probes.news(&self.panes, agent, now.timestamp()) {
+            if !self.hooked || self.probes.news(&self.resolved, now.timestamp()) {
                 self.list = true;
             } else {
                 quiet_poll = true;
@@ -411,6 +406,7 @@ mod tests {
                 ..Scanner::default()
             };
             scanner.resolved = vec![r.clone()];
+            scanner.probes = Probes::take(&[r.pane.clone()]);
             scanner.reports = reports_of(
                 scanner.resolved.clone(),
                 &tmux,
