@@ -222,7 +222,7 @@ fn alert_json_has_the_documented_fields() {
 fn machine_driven_sessions_alert_only_when_asked() {
     let machine = |r: PaneReport| {
         let mut r = r;
-        r.resolved.machine_driven = true;
+        std::sync::Arc::make_mut(&mut r.resolved).machine_driven = true;
         r
     };
     let mut run = Run::new();

@@ -141,7 +141,7 @@ fn report_for(tmux: &crate::tmux::Tmux, resolved: Resolved, now: Time) -> PaneRe
     let mut status = crate::state::Status::idle();
     status.state = State::None;
     PaneReport {
-        resolved,
+        resolved: std::sync::Arc::new(resolved),
         status,
         source: Source::None,
     }

@@ -11,6 +11,8 @@ mod probe;
 mod scanner;
 mod screens;
 
+use std::sync::Arc;
+
 use serde::Serialize;
 
 use crate::state::Source;
@@ -26,10 +28,11 @@ use crate::transcript::reader::{Depth, Reader};
 use evidence::evidence_all;
 use screens::Screens;
 
-/// One agent pane with its state.
+/// One agent pane with its state. The resolution is shared: a long-running caller keeps the
+/// same one from scan to scan, and a report is copied at every wake.
 #[derive(Debug, Clone, Serialize)]
 pub struct PaneReport {
-    pub resolved: Resolved,
+    pub resolved: Arc<Resolved>,
     pub status: Status,
     pub source: Source,
 }
@@ -49,7 +52,7 @@ pub fn scan(tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
     let mut reader = Reader::default();
     let resolved = resolve_with(&panes, Some(skeleton), now, &mut reader);
     Ok(reports_of(
-        resolved,
+        resolved.into_iter().map(Arc::new),
         tmux,
         now,
         &mut reader,
@@ -62,14 +65,14 @@ pub fn scan(tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
 /// `reader` (opencode's sessions in one pass per database, looked at to `depth`), the
 /// screens that can matter in one tmux call.
 fn reports_of(
-    resolved: impl IntoIterator<Item = Resolved>,
+    resolved: impl IntoIterator<Item = Arc<Resolved>>,
     tmux: &Tmux,
     now: Time,
     reader: &mut Reader,
     screens: &mut Screens,
     depth: Depth,
 ) -> Vec<PaneReport> {
-    let agents: Vec<Resolved> = resolved.into_iter().filter(|r| r.agent.is_some()).collect();
+    let agents: Vec<Arc<Resolved>> = resolved.into_iter().filter(|r| r.agent.is_some()).collect();
     reader.prepare(agents.iter().filter_map(|r| r.transcript.as_deref()), depth);
     let reports = agents
         .into_iter()
@@ -135,11 +138,11 @@ pub fn resolve_target(tmux: &Tmux, target: &str, now: Time) -> Result<Option<Res
 /// transcript, or when it cannot be read (deleted mid-scan), the state is `idle` with
 /// source `none`.
 pub fn report(resolved: Resolved, now: Time) -> PaneReport {
-    report_with(resolved, now, &mut Reader::default())
+    report_with(Arc::new(resolved), now, &mut Reader::default())
 }
 
 /// [`report`] reading the transcript through `reader`.
-fn report_with(resolved: Resolved, now: Time, reader: &mut Reader) -> PaneReport {
+fn report_with(resolved: Arc<Resolved>, now: Time, reader: &mut Reader) -> PaneReport {
     let agent = resolved.agent.as_ref().map(|a| a.kind);
     let classified = resolved.transcript.as_deref().and_then(|path| {
         let mut classify = |obs| {

@@ -11,6 +11,8 @@
 //! A pane opened, closed or focused is told by the plugin's tmux hooks (a nudge), and the
 //! resolutions are redone every [`super::RESOLVE_MAX_AGE`] whatever the probe says.
 
+use std::sync::Arc;
+
 use crate::proctree::procfs;
 use crate::resolve::Resolved;
 use crate::tmux::Pane;
@@ -75,7 +77,7 @@ impl Probes {
     /// output time is unknown): a job starts or ends with output (the shell echoes the
     /// command typed, the agent draws, the prompt comes back), so a quiet terminal costs one
     /// `stat` and no `/proc` read.
-    pub fn news(&self, resolved: &[Resolved], now: i64) -> bool {
+    pub fn news(&self, resolved: &[Arc<Resolved>], now: i64) -> bool {
         resolved.len() != self.fronts.len()
             || resolved.iter().zip(&self.fronts).any(|(r, then)| {
                 let pane = &r.pane;

@@ -3,6 +3,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use super::probe::Probes;
@@ -30,7 +31,7 @@ use crate::transcript::reader::{Depth, Reader};
 #[derive(Debug, Default)]
 pub struct Scanner {
     panes: Vec<Pane>,
-    resolved: Vec<Resolved>,
+    resolved: Vec<Arc<Resolved>>,
     /// Each file a resolved transcript is read from → those transcripts.
     sources: HashMap<PathBuf, Vec<PathBuf>>,
     reports: Vec<PaneReport>,
@@ -142,7 +143,7 @@ impl Scanner {
     pub fn scan(&mut self, tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
         self.counters.scans += 1;
         let young = self.at.is_some_and(|t| t.elapsed() < RESOLVE_MAX_AGE);
-        let awaited = self.resolved.iter().any(awaits_transcript);
+        let awaited = self.resolved.iter().any(|r| awaits_transcript(r));
         let titles = self.touched_panes().any(|r| {
             r.agent
                 .as_ref()
@@ -179,7 +180,10 @@ impl Scanner {
         let same = panes.len() == self.panes.len()
             && panes.iter().zip(&self.panes).all(|(a, b)| a.same_pane(b));
         if self.stale || !young || !alive || !same || awaited {
-            self.resolved = resolve_with(&panes, None, now, &mut self.reader);
+            self.resolved = resolve_with(&panes, None, now, &mut self.reader)
+                .into_iter()
+                .map(Arc::new)
+                .collect();
             self.sources = sources_of(&self.resolved);
             self.at = Some(Instant::now());
             self.stale = false;
@@ -187,7 +191,9 @@ impl Scanner {
         } else {
             // Titles and activity change without deciding anything the resolution holds.
             for (r, p) in self.resolved.iter_mut().zip(&panes) {
-                r.pane.clone_from(p);
+                if r.pane != *p {
+                    Arc::make_mut(r).pane.clone_from(p);
+                }
             }
         }
         self.panes = panes;
@@ -210,7 +216,7 @@ impl Scanner {
         Ok(self.reports.clone())
     }
 
-    fn touched_panes(&self) -> impl Iterator<Item = &Resolved> {
+    fn touched_panes(&self) -> impl Iterator<Item = &Arc<Resolved>> {
         self.resolved.iter().filter(|r| {
             r.transcript
                 .as_ref()
@@ -223,14 +229,14 @@ impl Scanner {
     /// out. Nothing wrote to their logs or terminals lately (the probes said so), so their
     /// kept screens still hold; the other reports stay as they are.
     fn reclassify_aging(&mut self, tmux: &Tmux, now: Time) {
-        let aging: Vec<Resolved> = self
+        let aging: Vec<Arc<Resolved>> = self
             .reports
             .iter()
             .filter(|r| {
                 let s = &r.status;
                 s.turn_open || s.retry.is_some() || s.resets_at.is_some()
             })
-            .map(|r| r.resolved.clone())
+            .map(|r| Arc::clone(&r.resolved))
             .collect();
         self.replace_reports(aging, tmux, now);
     }
@@ -243,12 +249,12 @@ impl Scanner {
         }
         // tmux was not asked: the panes' last output is unknown, so no kept screen is
         // trusted for them.
-        let touched: Vec<Resolved> = self
+        let touched: Vec<Arc<Resolved>> = self
             .touched_panes()
-            .cloned()
-            .map(|mut r| {
+            .map(|r| {
+                let mut r = Resolved::clone(r);
                 r.pane.activity = None;
-                r
+                Arc::new(r)
             })
             .collect();
         self.replace_reports(touched, tmux, now);
@@ -256,7 +262,7 @@ impl Scanner {
     }
 
     /// Reports `panes` afresh in place of their last reports.
-    fn replace_reports(&mut self, panes: Vec<Resolved>, tmux: &Tmux, now: Time) {
+    fn replace_reports(&mut self, panes: Vec<Arc<Resolved>>, tmux: &Tmux, now: Time) {
         if panes.is_empty() {
             return;
         }
@@ -282,7 +288,7 @@ impl Scanner {
 }
 
 /// Each file the transcripts of `resolved` are read from, with those transcripts.
-fn sources_of(resolved: &[Resolved]) -> HashMap<PathBuf, Vec<PathBuf>> {
+fn sources_of(resolved: &[Arc<Resolved>]) -> HashMap<PathBuf, Vec<PathBuf>> {
     let mut out: HashMap<PathBuf, Vec<PathBuf>> = HashMap::new();
     for t in resolved.iter().filter_map(|r| r.transcript.as_deref()) {
         for source in crate::agents::sources(t) {
@@ -336,7 +342,9 @@ mod tests {
         // The watcher's view of Claude Code 2.1.197 whose record said `waiting` (permission)
         // just before its first transcript was written: reusing that resolution kept the pane
         // `idle` in the watcher, unalerted, for up to a minute.
-        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
+        let mut r = Resolved::clone(
+            &crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved,
+        );
         assert!(!awaits_transcript(&r), "a transcript: reuse");
         r.transcript = None;
         assert!(awaits_transcript(&r), "no transcript yet: resolve again");
@@ -394,7 +402,9 @@ mod tests {
             "fixtures/real/codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl",
         );
         let last: Time = "2026-06-05T04:58:23.506Z".parse().unwrap();
-        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved;
+        let mut r = Resolved::clone(
+            &crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved,
+        );
         r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Codex;
         r.transcript = Some(log);
         let calls = Arc::new(Mutex::new(String::new()));
@@ -405,7 +415,7 @@ mod tests {
                 at: Some(Instant::now()),
                 ..Scanner::default()
             };
-            scanner.resolved = vec![r.clone()];
+            scanner.resolved = vec![Arc::new(r.clone())];
             scanner.probes = Probes::take(&[r.pane.clone()]);
             scanner.reports = reports_of(
                 scanner.resolved.clone(),

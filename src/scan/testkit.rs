@@ -25,7 +25,7 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
     status.turn_key = Some(format!("turn-{pane}-{at}"));
     status.turn_open = matches!(state, State::Working | State::Stalled | State::Waiting);
     PaneReport {
-        resolved: Resolved {
+        resolved: std::sync::Arc::new(Resolved {
             pane: Pane {
                 pane_id: format!("%{pane}"),
                 pane_pid: 1000 + pane,
@@ -57,7 +57,7 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
             session_id: None,
             steps: Vec::new(),
             record: None,
-        },
+        }),
         status,
         source: Source::Transcript,
     }
@@ -65,9 +65,10 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
 
 /// The same report with the pane focused by an attached client.
 pub fn focused(mut r: PaneReport) -> PaneReport {
-    r.resolved.pane.pane_active = true;
-    r.resolved.pane.window_active = true;
-    r.resolved.pane.session_attached = 1;
+    let pane = &mut std::sync::Arc::make_mut(&mut r.resolved).pane;
+    pane.pane_active = true;
+    pane.window_active = true;
+    pane.session_attached = 1;
     r
 }
 

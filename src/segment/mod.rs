@@ -4,7 +4,7 @@
 
 mod window;
 
-pub use window::{most_urgent, pane_detail, windows, PaneDetail, WindowSummary};
+pub use window::{most_urgent, pane_detail, window_tops, windows, PaneDetail, WindowSummary};
 
 use std::collections::HashMap;
 

@@ -1,6 +1,7 @@
 //! Per-window summaries (docs/design.md#merging): the most urgent agent state in each window, ties
 //! going to the newest evidence, and the per-pane detail behind it.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 
 use serde::Serialize;
@@ -81,24 +82,13 @@ fn rank(r: &PaneReport) -> (u8, Option<Time>) {
 
 /// One summary per window that holds at least one agent pane, in tmux order (session, index).
 pub fn windows(reports: &[PaneReport], icons: &Icons) -> Vec<WindowSummary> {
-    let mut ids: Vec<&str> = Vec::new();
-    for r in reports {
-        let id = r.resolved.pane.window_id.as_str();
-        if !ids.contains(&id) {
-            ids.push(id);
-        }
-    }
-    let mut out: Vec<WindowSummary> = ids
+    let mut out: Vec<WindowSummary> = by_window(reports)
         .into_iter()
-        .filter_map(|id| {
-            let members: Vec<&PaneReport> = reports
-                .iter()
-                .filter(|r| r.resolved.pane.window_id == id)
-                .collect();
+        .filter_map(|members| {
             let top = most_urgent(members.iter().copied())?;
             let pane = &top.resolved.pane;
             Some(WindowSummary {
-                window_id: id.to_string(),
+                window_id: pane.window_id.clone(),
                 target: pane.window_target(),
                 session: pane.session.clone(),
                 window_index: pane.window_index,
@@ -113,4 +103,30 @@ pub fn windows(reports: &[PaneReport], icons: &Icons) -> Vec<WindowSummary> {
         .collect();
     out.sort_by(|a, b| (&a.session, a.window_index).cmp(&(&b.session, b.window_index)));
     out
+}
+
+/// Each window's most urgent report, windows in the order their first pane is reported: what
+/// the per-window glyph shows, without the summaries' detail.
+pub fn window_tops(reports: &[PaneReport]) -> Vec<&PaneReport> {
+    by_window(reports)
+        .into_iter()
+        .filter_map(most_urgent)
+        .collect()
+}
+
+/// The reports grouped by window: windows in the order their first pane is reported, panes
+/// in report order.
+fn by_window(reports: &[PaneReport]) -> Vec<Vec<&PaneReport>> {
+    let mut at: HashMap<&str, usize> = HashMap::new();
+    let mut groups: Vec<Vec<&PaneReport>> = Vec::new();
+    for r in reports {
+        let i = *at
+            .entry(r.resolved.pane.window_id.as_str())
+            .or_insert_with(|| {
+                groups.push(Vec::new());
+                groups.len() - 1
+            });
+        groups[i].push(r);
+    }
+    groups
 }

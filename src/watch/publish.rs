@@ -50,11 +50,15 @@ pub fn desired_with_hosts<'a>(
     let extra = crate::remote::status_parts(hosts, icons, &mut counts, now);
     let line = segment::render_with(format, icons, &counts, &extra, now);
     out.insert((Scope::Global, STATUS.into()), line);
-    for w in segment::windows(reports, icons) {
-        if !w.glyph.is_empty() {
+    for top in segment::window_tops(reports) {
+        let glyph = icons.glyph(top.status.state, top.status.seen);
+        if !glyph.is_empty() {
             out.insert(
-                (Scope::Window(w.window_id.clone()), WINDOW_STATUS.into()),
-                w.glyph,
+                (
+                    Scope::Window(top.resolved.pane.window_id.clone()),
+                    WINDOW_STATUS.into(),
+                ),
+                glyph.to_string(),
             );
         }
     }

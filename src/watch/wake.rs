@@ -322,7 +322,7 @@ mod tests {
         std::fs::create_dir_all(&state).unwrap();
         std::fs::create_dir_all(&tdir).unwrap();
         let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Working, 0);
-        r.resolved.transcript = Some(tdir.join("x.jsonl"));
+        std::sync::Arc::make_mut(&mut r.resolved).transcript = Some(tdir.join("x.jsonl"));
         let f = folders(&[r], &state, &dir.path().join("sock"));
         assert!(f.contains(&state) && f.contains(&tdir) && f.contains(dir.path()));
     }
@@ -333,8 +333,8 @@ mod tests {
         let data = dir.path().join("data/opencode");
         std::fs::create_dir_all(&data).unwrap();
         let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0);
-        r.resolved.transcript = None;
-        r.resolved.agent = Some(crate::resolve::AgentProcess {
+        std::sync::Arc::make_mut(&mut r.resolved).transcript = None;
+        std::sync::Arc::make_mut(&mut r.resolved).agent = Some(crate::resolve::AgentProcess {
             kind: crate::events::AgentKind::Opencode,
             pid: 1,
             started: 0,
