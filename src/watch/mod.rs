@@ -29,7 +29,7 @@ use crate::state::Windows;
 use crate::tmux::{Tmux, TmuxError};
 use publish::Options;
 use sinks::{SinkConfig, Sinks};
-use snapshot::Snapshot;
+use snapshot::{Change, Snapshot};
 use wake::{FsWatch, Wake};
 
 /// Coalesce a burst of file events for this long before scanning.
@@ -110,6 +110,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         observed_saved: Instant::now(),
         published: Options::new(),
         snapshot: None,
+        snapshot_due: None,
         links,
         hosts: Vec::new(),
         last_reports: Vec::new(),
@@ -149,7 +150,10 @@ struct Watcher {
     observed_dirty: bool,
     observed_saved: Instant,
     published: Options,
-    snapshot: Option<Snapshot>,
+    /// The snapshot last written, and when.
+    snapshot: Option<(Snapshot, Instant)>,
+    /// A change to the panes' detail not written yet: written by then.
+    snapshot_due: Option<Instant>,
     /// The links to remote hosts, when hosts are configured.
     links: Option<Links>,
     /// The hosts' views as of the last scan.
@@ -206,6 +210,9 @@ impl Watcher {
             }
             // Sleep until news, the safety poll, a pending alert or the deadline.
             let mut timeout = next_poll.saturating_duration_since(last_scan);
+            if let Some(due) = self.snapshot_due {
+                timeout = timeout.min(due.saturating_duration_since(last_scan));
+            }
             if let Some(due) = self.engine.next_due() {
                 let until = (due - chrono::Utc::now())
                     .to_std()
@@ -469,6 +476,9 @@ impl Watcher {
         self.observed_saved = Instant::now();
     }
 
+    /// Writes the snapshot of `reports` when it changed: at once when what `status` counts
+    /// did, else once [`snapshot::DETAIL_GAP`] passed since the last write (the loop wakes
+    /// for it then).
     fn write_snapshot(&mut self, reports: &[PaneReport], now: Time) {
         let snap = Snapshot {
             pid: std::process::id(),
@@ -486,15 +496,31 @@ impl Watcher {
             alerts: self.engine.shown().cloned().collect(),
             hosts: self.hosts.clone(),
         };
-        if self
+        let change = self
             .snapshot
             .as_ref()
-            .is_some_and(|old| !old.differs(&snap))
-        {
-            return;
+            .map_or(Change::Counted, |(old, _)| old.change(&snap));
+        let now_i = Instant::now();
+        match change {
+            Change::None => {
+                self.snapshot_due = None;
+                return;
+            }
+            Change::Detail => {
+                let due = self
+                    .snapshot
+                    .as_ref()
+                    .map_or(now_i, |(_, at)| *at + snapshot::DETAIL_GAP);
+                if now_i < due {
+                    self.snapshot_due = Some(due);
+                    return;
+                }
+            }
+            Change::Counted => {}
         }
+        self.snapshot_due = None;
         match snap.write(&self.dir) {
-            Ok(()) => self.snapshot = Some(snap),
+            Ok(()) => self.snapshot = Some((snap, now_i)),
             Err(e) => log::line(&format!(
                 "cannot write {}: {e:#}",
                 Snapshot::path(&self.dir).display()
