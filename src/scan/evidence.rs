@@ -28,7 +28,7 @@ struct Gathered {
 /// answer: a pending tool call (a permission dialog may be up), a wait to confirm, or no
 /// transcript at all.
 pub fn with_evidence(report: PaneReport, tmux: &Tmux, state_dir: &Path, now: Time) -> PaneReport {
-    let g = gather(report, state_dir, now);
+    let g = gather(report, state_dir, now, None);
     let screen = g
         .wants_screen
         .then(|| capture(tmux, &g.report.resolved.pane.pane_id))
@@ -47,7 +47,7 @@ pub(super) fn evidence_all(
 ) -> Vec<PaneReport> {
     let gathered: Vec<Gathered> = reports
         .into_iter()
-        .map(|r| gather(r, state_dir, now))
+        .map(|r| gather(r, state_dir, now, screens.tool_look))
         .collect();
     let wanted: Vec<&Pane> = gathered
         .iter()
@@ -64,7 +64,35 @@ pub(super) fn evidence_all(
         .collect()
 }
 
-fn gather(report: PaneReport, state_dir: &Path, now: Time) -> Gathered {
+/// When the screen of `status`'s pending tool call is to be looked at, `look` after the
+/// call's last write: `Some` while that is still to come. A call answered sooner (most are:
+/// reads, searches, allowed commands) asked nobody, so a long-running caller looking at its
+/// screen only then captures no screen per tool call of a busy agent; a permission dialog
+/// stays up, and is seen then.
+pub(super) fn tool_look_due(
+    status: &crate::state::Status,
+    now: Time,
+    look: chrono::Duration,
+) -> Option<Time> {
+    let due = status.last_activity? + look;
+    (pending_tool(status) && now < due).then_some(due)
+}
+
+/// The turn is open on a tool call (a permission dialog may be up).
+pub(super) fn pending_tool(status: &crate::state::Status) -> bool {
+    status.turn_open
+        && status
+            .reason
+            .as_deref()
+            .is_some_and(|r| r.starts_with("tool"))
+}
+
+fn gather(
+    report: PaneReport,
+    state_dir: &Path,
+    now: Time,
+    tool_look: Option<chrono::Duration>,
+) -> Gathered {
     let resolved = &report.resolved;
     let status = &report.status;
     let hook = resolved
@@ -75,11 +103,8 @@ fn gather(report: PaneReport, state_dir: &Path, now: Time) -> Gathered {
         .record
         .as_ref()
         .and_then(RecordStatus::from_session_record);
-    let pending_tool = status.turn_open
-        && status
-            .reason
-            .as_deref()
-            .is_some_and(|r| r.starts_with("tool"));
+    let pending_tool = pending_tool(status)
+        && !tool_look.is_some_and(|look| tool_look_due(status, now, look).is_some());
     let waiting_elsewhere = hook
         .as_ref()
         .and_then(|h| h.latest_decisive())

@@ -53,6 +53,8 @@ pub struct Scanner {
     touched: HashSet<PathBuf>,
     reader: Reader,
     screens: Screens,
+    /// The panes whose pending tool call's screen is due a look, and when.
+    looks: Vec<(String, Time)>,
     counters: Counters,
     last_full: bool,
 }
@@ -71,6 +73,10 @@ pub struct Counters {
     /// Transcripts read from disk (log files, opencode sessions).
     pub reads: u64,
 }
+
+/// How long a tool call is pending before a long-running caller that defers tool screens
+/// looks at its screen ([`Scanner::defer_tool_screens`]).
+pub const TOOL_LOOK: chrono::Duration = chrono::Duration::milliseconds(500);
 
 /// A cached resolution is redone at least this often.
 pub const RESOLVE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -120,6 +126,18 @@ impl Scanner {
         }
     }
 
+    /// A pending tool call's screen is looked at only once the call has been pending for
+    /// [`TOOL_LOOK`], at the scan after [`Scanner::next_look`] (the caller wakes for it): a
+    /// busy agent's tool calls, answered within it, cost no capture each.
+    pub fn defer_tool_screens(&mut self) {
+        self.screens.tool_look = Some(TOOL_LOOK);
+    }
+
+    /// When a pending tool call's screen is due a look: the caller scans by then.
+    pub fn next_look(&self) -> Option<Time> {
+        self.looks.iter().map(|(_, due)| *due).min()
+    }
+
     /// What was done so far.
     pub fn counters(&self) -> Counters {
         Counters {
@@ -142,6 +160,12 @@ impl Scanner {
     /// [`scan`], doing only what changed since the last scan calls for.
     pub fn scan(&mut self, tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
         self.counters.scans += 1;
+        self.refresh(tmux, now)?;
+        self.look_at_tools(tmux, now);
+        Ok(self.reports.clone())
+    }
+
+    fn refresh(&mut self, tmux: &Tmux, now: Time) -> Result<(), TmuxError> {
         let young = self.at.is_some_and(|t| t.elapsed() < RESOLVE_MAX_AGE);
         let awaited = self.resolved.iter().any(|r| awaits_transcript(r));
         let titles = self.touched_panes().any(|r| {
@@ -159,6 +183,9 @@ impl Scanner {
                 quiet_poll = true;
             }
         }
+        // A log write of an agent read from its title too needs the panes' fresh titles,
+        // not every pane read again.
+        let titles_only = titles && !(self.list || self.stale || !young || awaited);
         self.last_full = self.list || self.stale || !young || awaited || titles;
         self.last_polled = self.last_full || quiet_poll;
         if !self.last_full {
@@ -167,7 +194,7 @@ impl Scanner {
                 self.reclassify_aging(tmux, now);
             }
             self.rescan_touched(tmux, now);
-            return Ok(self.reports.clone());
+            return Ok(());
         }
         let panes = tmux.list_panes()?;
         self.counters.lists += 1;
@@ -179,7 +206,9 @@ impl Scanner {
             .all(|a| Path::new(&format!("/proc/{}", a.pid)).exists());
         let same = panes.len() == self.panes.len()
             && panes.iter().zip(&self.panes).all(|(a, b)| a.same_pane(b));
-        if self.stale || !young || !alive || !same || awaited {
+        let mut retitled = HashSet::new();
+        let resolves = self.stale || !young || !alive || !same || awaited;
+        if resolves {
             self.resolved = resolve_with(&panes, None, now, &mut self.reader)
                 .into_iter()
                 .map(Arc::new)
@@ -192,12 +221,19 @@ impl Scanner {
             // Titles and activity change without deciding anything the resolution holds.
             for (r, p) in self.resolved.iter_mut().zip(&panes) {
                 if r.pane != *p {
+                    if r.pane.title != p.title {
+                        retitled.insert(p.pane_id.clone());
+                    }
                     Arc::make_mut(r).pane.clone_from(p);
                 }
             }
         }
         self.panes = panes;
         self.list = false;
+        if titles_only && !resolves {
+            self.retitle(retitled, tmux, now);
+            return Ok(());
+        }
         self.touched.clear();
         let live: HashSet<&Path> = self
             .resolved
@@ -213,7 +249,7 @@ impl Scanner {
             &mut self.screens,
             Depth::Window,
         );
-        Ok(self.reports.clone())
+        Ok(())
     }
 
     fn touched_panes(&self) -> impl Iterator<Item = &Arc<Resolved>> {
@@ -222,6 +258,73 @@ impl Scanner {
                 .as_ref()
                 .is_some_and(|t| self.touched.contains(t))
         })
+    }
+
+    /// After a listing for titles alone: the panes of the transcripts written since the last
+    /// scan and those whose title moved are read again; the other reports take their pane's
+    /// fresh listing (focus, activity) as it is.
+    fn retitle(&mut self, retitled: HashSet<String>, tmux: &Tmux, now: Time) {
+        let fresh: HashMap<&str, &Arc<Resolved>> = self
+            .resolved
+            .iter()
+            .map(|r| (r.pane.pane_id.as_str(), r))
+            .collect();
+        for report in &mut self.reports {
+            if let Some(r) = fresh.get(report.resolved.pane.pane_id.as_str()) {
+                report.resolved = Arc::clone(r);
+            }
+        }
+        let again: Vec<Arc<Resolved>> = self
+            .resolved
+            .iter()
+            .filter(|r| {
+                retitled.contains(&r.pane.pane_id)
+                    || r.transcript
+                        .as_ref()
+                        .is_some_and(|t| self.touched.contains(t))
+            })
+            .cloned()
+            .collect();
+        self.touched.clear();
+        self.replace_reports(again, tmux, now);
+    }
+
+    /// Reads again the panes whose pending tool call is due its screen, then works out when
+    /// the next is due.
+    fn look_at_tools(&mut self, tmux: &Tmux, now: Time) {
+        let Some(look) = self.screens.tool_look else {
+            return;
+        };
+        let due: HashSet<&str> = self
+            .looks
+            .iter()
+            .filter(|(_, at)| *at <= now)
+            .map(|(id, _)| id.as_str())
+            .collect();
+        if !due.is_empty() {
+            // Still the same pending call (no write since, or the log would have been read
+            // again and the call found answered or younger): its screen now.
+            let again: Vec<Arc<Resolved>> = self
+                .reports
+                .iter()
+                .filter(|r| due.contains(r.resolved.pane.pane_id.as_str()))
+                .filter(|r| super::evidence::pending_tool(&r.status))
+                .map(|r| {
+                    let mut r = Resolved::clone(&r.resolved);
+                    r.pane.activity = None;
+                    Arc::new(r)
+                })
+                .collect();
+            self.replace_reports(again, tmux, now);
+        }
+        self.looks = self
+            .reports
+            .iter()
+            .filter_map(|r| {
+                let due = super::evidence::tool_look_due(&r.status, now, look)?;
+                Some((r.resolved.pane.pane_id.clone(), due))
+            })
+            .collect();
     }
 
     /// At a quiet poll, classifies again the panes whose state can change with time alone:
@@ -449,6 +552,160 @@ mod tests {
         unhooked.poll();
         unhooked.scan(&tmux, later).unwrap();
         assert_eq!(unhooked.counters().lists, 1);
+    }
+
+    #[test]
+    fn a_title_read_agents_log_write_lists_tmux_and_reads_that_pane_alone() {
+        // Two Gemini CLI panes, one writing its chat log: the listing brings the fresh
+        // titles; the writer's pane is read again, the other only takes its fresh listing.
+        let dir = tempfile::tempdir().unwrap();
+        let fixture = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/real-clients/gemini-0.61.0/session.jsonl");
+        let logs = [dir.path().join("one.jsonl"), dir.path().join("two.jsonl")];
+        for l in &logs {
+            std::fs::copy(&fixture, l).unwrap();
+        }
+        let log = &logs[0];
+        let one = line("gemini");
+        let two = one.replacen("%1", "%2", 1);
+        let out = Arc::new(Mutex::new(format!("{one}{two}")));
+        let tmux = Tmux::with_runner(Box::new(Panes(Arc::clone(&out))));
+        let now = chrono::Utc::now();
+        let mut cache = Scanner::default();
+        cache.scan(&tmux, now).unwrap();
+        cache.resolved = cache
+            .panes
+            .iter()
+            .zip(&logs)
+            .map(|(p, log)| {
+                let mut r = Resolved::clone(
+                    &crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved,
+                );
+                r.pane = p.clone();
+                let agent = r.agent.as_mut().unwrap();
+                agent.kind = crate::events::AgentKind::Gemini;
+                agent.pid = std::process::id();
+                r.transcript = Some(log.clone());
+                Arc::new(r)
+            })
+            .collect();
+        cache.sources = sources_of(&cache.resolved);
+        cache.reports = cache
+            .resolved
+            .iter()
+            .map(|r| PaneReport {
+                resolved: Arc::clone(r),
+                status: crate::state::Status::idle(),
+                source: crate::state::Source::None,
+            })
+            .collect();
+        let sentinel = crate::state::State::Attention;
+        cache.reports[1].status.state = sentinel;
+        *out.lock().unwrap() = format!(
+            "{}{}",
+            one.replace("title", "✦  Working… (tmp)"),
+            two.replace("title", "moved")
+        );
+        cache.note(log);
+        let before = cache.counters();
+        let reports = cache.scan(&tmux, now).unwrap();
+        let after = cache.counters();
+        assert_eq!(after.lists, before.lists + 1, "titles come from tmux");
+        assert_eq!(after.resolves, before.resolves, "nothing to resolve again");
+        assert_ne!(reports[0].source, crate::state::Source::None, "read again");
+        assert_eq!(reports[0].resolved.pane.title, "✦  Working… (tmp)");
+        assert_ne!(
+            reports[1].status.state, sentinel,
+            "its title moved: read again"
+        );
+        // A write with no title moving reads the writer's pane alone.
+        cache.reports[1].status.state = sentinel;
+        cache.note(log);
+        let reports = cache.scan(&tmux, now).unwrap();
+        assert_eq!(reports[1].status.state, sentinel, "not read again");
+        assert_eq!(reports[1].resolved.pane.title, "moved", "its fresh listing");
+    }
+
+    /// A tmux that records every command it is asked to run and answers nothing.
+    struct Recording(Arc<Mutex<Vec<String>>>);
+
+    impl crate::tmux::Runner for Recording {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            self.0.lock().unwrap().push(args.join(" "));
+            Ok(Vec::new())
+        }
+    }
+
+    #[test]
+    fn a_pending_tool_calls_screen_is_looked_at_once_it_has_waited() {
+        // Claude Code's turn on a tool call (the log's last line is its tool use): a caller
+        // that defers tool screens captures none at once, then one when the look is due.
+        let dir = tempfile::tempdir().unwrap();
+        let log = dir.path().join("s.jsonl");
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/real/claude/marot-spotter/short.jsonl"),
+        )
+        .unwrap();
+        let prefix: Vec<&str> = fixture.lines().take(10).collect();
+        std::fs::write(&log, prefix.join("\n") + "\n").unwrap();
+        let written: Time = "2026-02-10T21:12:01.669Z".parse().unwrap();
+        let mut r = Resolved::clone(
+            &crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0).resolved,
+        );
+        r.transcript = Some(log);
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let tmux = Tmux::with_runner(Box::new(Recording(Arc::clone(&calls))));
+        let captures = || {
+            calls
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|c| c.starts_with("capture-pane"))
+                .count()
+        };
+        let mut cache = Scanner {
+            at: Some(Instant::now()),
+            ..Scanner::default()
+        };
+        cache.defer_tool_screens();
+        cache.resolved = vec![Arc::new(r)];
+        let soon = written + chrono::Duration::milliseconds(100);
+        cache.reports = reports_of(
+            cache.resolved.clone(),
+            &tmux,
+            soon,
+            &mut cache.reader,
+            &mut cache.screens,
+            Depth::Window,
+        );
+        assert!(cache.reports[0].status.turn_open, "{:?}", cache.reports[0]);
+        assert_eq!(captures(), 0, "a call just made: no screen yet");
+        cache.scan(&tmux, soon).unwrap();
+        let due = cache.next_look().expect("a look is due");
+        assert_eq!(due, written + TOOL_LOOK);
+        assert_eq!(captures(), 0);
+        cache.scan(&tmux, due).unwrap();
+        assert_eq!(captures(), 1, "the call waited: its screen");
+        assert_eq!(cache.next_look(), None);
+        cache
+            .scan(&tmux, due + chrono::Duration::seconds(1))
+            .unwrap();
+        assert_eq!(captures(), 1, "looked at once");
+        // A caller that does not defer looks at once.
+        let mut at_once = Scanner {
+            resolved: cache.resolved.clone(),
+            ..Scanner::default()
+        };
+        reports_of(
+            at_once.resolved.clone(),
+            &tmux,
+            soon,
+            &mut at_once.reader,
+            &mut at_once.screens,
+            Depth::Window,
+        );
+        assert_eq!(captures(), 2);
     }
 
     #[test]

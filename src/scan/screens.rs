@@ -12,6 +12,9 @@ use crate::tmux::{Pane, Tmux};
 #[derive(Debug, Default)]
 pub struct Screens {
     kept: HashMap<String, KeptScreen>,
+    /// A pending tool call's screen is wanted only once the call has been pending this long
+    /// (a long-running caller that looks again then); `None`: at once.
+    pub(super) tool_look: Option<chrono::Duration>,
 }
 
 #[derive(Debug)]
