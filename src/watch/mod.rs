@@ -117,7 +117,11 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
         across,
-        scanner: Scanner::default(),
+        scanner: {
+            let mut s = Scanner::default();
+            s.defer_tool_screens();
+            s
+        },
         wakes: Wakes::default(),
         report_due: false,
         watched_for: None,
@@ -213,7 +217,11 @@ impl Watcher {
             if let Some(due) = self.snapshot_due {
                 timeout = timeout.min(due.saturating_duration_since(last_scan));
             }
-            if let Some(due) = self.engine.next_due() {
+            // A pending alert, or a pending tool call's screen due a look.
+            for due in [self.engine.next_due(), self.scanner.next_look()]
+                .into_iter()
+                .flatten()
+            {
                 let until = (due - chrono::Utc::now())
                     .to_std()
                     .unwrap_or(Duration::ZERO);
