@@ -56,6 +56,23 @@ pub fn home_dir() -> PathBuf {
         .unwrap_or_else(|| PathBuf::from("/"))
 }
 
+/// Every `*.json` file in `dir` that reads as a `T`, in `order`. A file that cannot be read or
+/// decoded is skipped and left in place (a half-written one never shows: records are written
+/// with [`write_atomic`]). The queue, the outbox and the relay registrations are such folders.
+pub fn json_records<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    order: impl FnMut(&T, &T) -> std::cmp::Ordering,
+) -> std::io::Result<Vec<T>> {
+    let mut out: Vec<T> = fs::read_dir(dir)?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .filter_map(|p| serde_json::from_slice(&fs::read(p).ok()?).ok())
+        .collect();
+    out.sort_by(order);
+    Ok(out)
+}
+
 /// Creates `dir` (and parents) as 0700 and refuses a symlink at `dir` itself.
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
     match fs::symlink_metadata(dir) {

@@ -87,16 +87,10 @@ impl Outbox {
 
     /// Every readable message, oldest first.
     pub fn list(&self) -> Vec<Outgoing> {
-        let Ok(entries) = fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut out: Vec<Outgoing> = entries
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| serde_json::from_slice(&fs::read(e.path()).ok()?).ok())
-            .collect();
-        out.sort_by(|x, y| (x.created, &x.id).cmp(&(y.created, &y.id)));
-        out
+        paths::json_records(&self.dir, |x: &Outgoing, y| {
+            (x.created, &x.id).cmp(&(y.created, &y.id))
+        })
+        .unwrap_or_default()
     }
 
     /// Removes a message (sent, or dropped by the person); true when it was there.

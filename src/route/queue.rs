@@ -160,21 +160,8 @@ impl Store {
     /// Every queued message, oldest first. Unreadable files are skipped (and left in place).
     pub fn pending(&self) -> Result<Vec<Queued>> {
         let dir = self.queue_dir();
-        let mut out = Vec::new();
-        let entries =
-            fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let Ok(bytes) = fs::read(&path) else { continue };
-            if let Ok(msg) = serde_json::from_slice::<Queued>(&bytes) {
-                out.push(msg);
-            }
-        }
-        out.sort_by(|a, b| (a.created, &a.id).cmp(&(b.created, &b.id)));
-        Ok(out)
+        paths::json_records(&dir, oldest_first)
+            .with_context(|| format!("cannot read {}", dir.display()))
     }
 
     /// Removes a message from the queue (after delivery).
@@ -201,31 +188,23 @@ impl Store {
     /// (why it was held). Unreadable files are skipped.
     pub fn held(&self) -> Result<Vec<Held>> {
         let dir = self.held_dir();
-        let mut out = Vec::new();
-        let entries =
-            fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?;
+        let held = paths::json_records(&dir, oldest_first)
+            .with_context(|| format!("cannot read {}", dir.display()))?;
         let journal = self.journal()?;
-        for entry in entries.flatten() {
-            let path = entry.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("json") {
-                continue;
-            }
-            let Ok(bytes) = fs::read(&path) else { continue };
-            let Ok(msg) = serde_json::from_slice::<Queued>(&bytes) else {
-                continue;
-            };
-            let last = journal
-                .iter()
-                .rev()
-                .find(|e| e.id == msg.id && e.outcome != Outcome::Queued);
-            out.push(Held {
-                outcome: last.map(|e| e.outcome),
-                reason: last.and_then(|e| e.detail.clone()),
-                msg,
-            });
-        }
-        out.sort_by(|a, b| (a.msg.created, &a.msg.id).cmp(&(b.msg.created, &b.msg.id)));
-        Ok(out)
+        Ok(held
+            .into_iter()
+            .map(|msg| {
+                let last = journal
+                    .iter()
+                    .rev()
+                    .find(|e| e.id == msg.id && e.outcome != Outcome::Queued);
+                Held {
+                    outcome: last.map(|e| e.outcome),
+                    reason: last.and_then(|e| e.detail.clone()),
+                    msg,
+                }
+            })
+            .collect())
     }
 
     /// One message by id, queued or held (`true` when held).
@@ -352,6 +331,11 @@ pub fn new_id() -> String {
         std::process::id(),
         COUNTER.fetch_add(1, Ordering::Relaxed)
     )
+}
+
+/// Queued messages in the order they were queued.
+fn oldest_first(a: &Queued, b: &Queued) -> std::cmp::Ordering {
+    (a.created, &a.id).cmp(&(b.created, &b.id))
 }
 
 #[cfg(test)]

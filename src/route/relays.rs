@@ -419,16 +419,10 @@ impl Registry {
 
     /// Every readable registration, oldest first; unreadable files are skipped.
     pub fn list(&self) -> Vec<Registration> {
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return Vec::new();
-        };
-        let mut out: Vec<Registration> = entries
-            .flatten()
-            .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
-            .filter_map(|e| serde_json::from_slice(&std::fs::read(e.path()).ok()?).ok())
-            .collect();
-        out.sort_by(|x, y| (x.created, &x.id).cmp(&(y.created, &y.id)));
-        out
+        paths::json_records(&self.dir, |x: &Registration, y| {
+            (x.created, &x.id).cmp(&(y.created, &y.id))
+        })
+        .unwrap_or_default()
     }
 }
 
