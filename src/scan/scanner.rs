@@ -55,6 +55,11 @@ pub struct Scanner {
     screens: Screens,
     /// The panes whose pending tool call's screen is due a look, and when.
     looks: Vec<(String, Time)>,
+    /// When tmux was last listed (the titles are that fresh).
+    titles_listed: Option<Time>,
+    /// A title-read agent wrote its log within [`TITLE_GAP`] of the last listing: a listing
+    /// is owed when the gap ends.
+    titles_owed: bool,
     counters: Counters,
     last_full: bool,
 }
@@ -77,6 +82,9 @@ pub struct Counters {
 /// How long a tool call is pending before a long-running caller that defers tool screens
 /// looks at its screen ([`Scanner::defer_tool_screens`]).
 pub const TOOL_LOOK: chrono::Duration = chrono::Duration::milliseconds(500);
+
+/// A title-read agent's log writes list tmux for its title at most this often.
+pub const TITLE_GAP: chrono::Duration = chrono::Duration::seconds(1);
 
 /// A cached resolution is redone at least this often.
 pub const RESOLVE_MAX_AGE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -133,9 +141,14 @@ impl Scanner {
         self.screens.tool_look = Some(TOOL_LOOK);
     }
 
-    /// When a pending tool call's screen is due a look: the caller scans by then.
+    /// When the scanner has a look due (a pending tool call's screen, titles owed a
+    /// listing): the caller scans by then.
     pub fn next_look(&self) -> Option<Time> {
-        self.looks.iter().map(|(_, due)| *due).min()
+        let titles = self
+            .titles_owed
+            .then(|| self.titles_listed.map(|t| t + TITLE_GAP))
+            .flatten();
+        self.looks.iter().map(|(_, due)| *due).chain(titles).min()
     }
 
     /// What was done so far.
@@ -168,11 +181,17 @@ impl Scanner {
     fn refresh(&mut self, tmux: &Tmux, now: Time) -> Result<(), TmuxError> {
         let young = self.at.is_some_and(|t| t.elapsed() < RESOLVE_MAX_AGE);
         let awaited = self.resolved.iter().any(|r| awaits_transcript(r));
-        let titles = self.touched_panes().any(|r| {
+        // A log write of an agent read from its title too lists tmux for the fresh titles,
+        // at most once per TITLE_GAP: a write sooner is read with the last titles, and the
+        // listing is owed till the gap ends (the caller wakes for it, `next_look`).
+        let written = self.touched_panes().any(|r| {
             r.agent
                 .as_ref()
                 .is_some_and(|a| crate::agents::reads_title(a.kind))
         });
+        let gap_open = self.titles_listed.is_some_and(|t| now - t < TITLE_GAP);
+        self.titles_owed |= written && gap_open;
+        let titles = (written || self.titles_owed) && !gap_open;
         // The safety poll asks tmux only when the probes say it may have news, and always
         // when no hook tells of focus changes.
         let mut quiet_poll = false;
@@ -198,6 +217,8 @@ impl Scanner {
         }
         let panes = tmux.list_panes()?;
         self.counters.lists += 1;
+        self.titles_listed = Some(now);
+        self.titles_owed = false;
         self.probes = Probes::take(&panes);
         let alive = self
             .resolved
@@ -606,9 +627,10 @@ mod tests {
             one.replace("title", "✦  Working… (tmp)"),
             two.replace("title", "moved")
         );
+        let later = now + TITLE_GAP;
         cache.note(log);
         let before = cache.counters();
-        let reports = cache.scan(&tmux, now).unwrap();
+        let reports = cache.scan(&tmux, later).unwrap();
         let after = cache.counters();
         assert_eq!(after.lists, before.lists + 1, "titles come from tmux");
         assert_eq!(after.resolves, before.resolves, "nothing to resolve again");
@@ -619,9 +641,22 @@ mod tests {
             "its title moved: read again"
         );
         // A write with no title moving reads the writer's pane alone.
-        cache.reports[1].status.state = sentinel;
+        // A write within the gap reads the log with the last titles; the listing is owed
+        // till the gap ends.
         cache.note(log);
-        let reports = cache.scan(&tmux, now).unwrap();
+        let soon = later + chrono::Duration::milliseconds(300);
+        cache.scan(&tmux, soon).unwrap();
+        assert_eq!(
+            cache.counters().lists,
+            after.lists,
+            "within the gap: no listing"
+        );
+        assert_eq!(cache.next_look(), Some(later + TITLE_GAP));
+        // The owed listing, with no title moving, reads no pane again.
+        cache.reports[1].status.state = sentinel;
+        let reports = cache.scan(&tmux, later + TITLE_GAP).unwrap();
+        assert_eq!(cache.counters().lists, after.lists + 1, "the owed listing");
+        assert_eq!(cache.next_look(), None);
         assert_eq!(reports[1].status.state, sentinel, "not read again");
         assert_eq!(reports[1].resolved.pane.title, "moved", "its fresh listing");
     }
