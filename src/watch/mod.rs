@@ -126,7 +126,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         report_due: false,
         watched_for: None,
         folders_due: false,
-        folders_missing: false,
+        folders_missing: Vec::new(),
         hooks_checked: None,
         socket_path: PathBuf::from(&socket_path),
         tmux,
@@ -176,8 +176,9 @@ struct Watcher {
     watched_for: Option<u64>,
     /// Something changed in the state folder (a new channel): work the folders out again.
     folders_due: bool,
-    /// A folder an agent will write to did not exist when the folders were worked out.
-    folders_missing: bool,
+    /// The folders agents will write to that did not exist when the folders were worked
+    /// out: looked for at each safety poll that lists tmux.
+    folders_missing: Vec<PathBuf>,
     /// When tmux was last asked whether the plugin's hooks nudge this watcher.
     hooks_checked: Option<Instant>,
 }
@@ -367,8 +368,9 @@ impl Watcher {
         // out again when one of them changed, or at a safety poll while a folder an agent
         // will write to does not exist yet; not at every wake.
         let resolutions = self.scanner.counters().resolves;
-        let missing = self.folders_missing && self.scanner.last_scan_listed();
-        if self.folders_due || missing || self.watched_for != Some(resolutions) {
+        let appeared =
+            self.scanner.last_scan_listed() && self.folders_missing.iter().any(|d| d.is_dir());
+        if self.folders_due || appeared || self.watched_for != Some(resolutions) {
             let (folders, missing) = wake::wanted_folders(&reports, &self.dir, &self.socket_path);
             self.fs.update(folders);
             self.watched_for = Some(resolutions);

@@ -121,14 +121,16 @@ pub fn folders(reports: &[PaneReport], state_dir: &Path, socket_path: &Path) -> 
     wanted_folders(reports, state_dir, socket_path).0
 }
 
-/// [`folders`], and whether a folder an agent's next session or log will appear in does not
-/// exist yet (so the caller looks again at its next safety poll rather than only after the
-/// next resolution: nothing inside a folder that is not watched can wake it).
+/// [`folders`], and the folders an agent's next session or log will appear in that do not
+/// exist yet: nothing inside a folder that is not watched can wake the caller, so it looks
+/// whether one of them has appeared at its safety polls, and works the folders out again
+/// when one has (not at every poll: an agent that is not installed never makes its
+/// folder).
 pub fn wanted_folders(
     reports: &[PaneReport],
     state_dir: &Path,
     socket_path: &Path,
-) -> (BTreeSet<PathBuf>, bool) {
+) -> (BTreeSet<PathBuf>, Vec<PathBuf>) {
     let mut out = BTreeSet::new();
     out.insert(state_dir.to_path_buf());
     // A route queued for a busy pane: worth a look at once (its target may be free by now).
@@ -167,7 +169,7 @@ pub fn wanted_folders(
             ));
         }
     }
-    let missing = agents.iter().any(|d| !d.is_dir());
+    let missing = agents.iter().filter(|d| !d.is_dir()).cloned().collect();
     out.extend(agents);
     out.retain(|d| d.is_dir());
     (out, missing)
@@ -327,21 +329,44 @@ mod tests {
         assert!(f.contains(&state) && f.contains(&tdir) && f.contains(dir.path()));
     }
 
+    /// An idle pane of `kind` (its root `root`) that has no log yet.
+    fn without_a_log(kind: crate::events::AgentKind, root: &Path) -> PaneReport {
+        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0);
+        let resolved = std::sync::Arc::make_mut(&mut r.resolved);
+        resolved.transcript = None;
+        resolved.agent = Some(crate::resolve::AgentProcess {
+            kind,
+            pid: 1,
+            started: 0,
+            root: Some(root.to_path_buf()),
+            command: String::new(),
+        });
+        r
+    }
+
     #[test]
     fn an_opencode_pane_without_a_session_yet_watches_the_database_folder() {
         let dir = tempfile::tempdir().unwrap();
         let data = dir.path().join("data/opencode");
         std::fs::create_dir_all(&data).unwrap();
-        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Idle, 0);
-        std::sync::Arc::make_mut(&mut r.resolved).transcript = None;
-        std::sync::Arc::make_mut(&mut r.resolved).agent = Some(crate::resolve::AgentProcess {
-            kind: crate::events::AgentKind::Opencode,
-            pid: 1,
-            started: 0,
-            root: Some(data.clone()),
-            command: String::new(),
-        });
+        let r = without_a_log(crate::events::AgentKind::Opencode, &data);
         let f = folders(&[r], dir.path(), &dir.path().join("sock"));
         assert!(f.contains(&data), "{f:?}");
+    }
+
+    #[test]
+    fn a_folder_an_agent_has_not_made_yet_is_named_as_missing_until_it_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("copilot-home");
+        let reports = [without_a_log(crate::events::AgentKind::Copilot, &root)];
+        let sock = dir.path().join("sock");
+        let (watched, missing) = wanted_folders(&reports, dir.path(), &sock);
+        let sessions =
+            crate::agents::folders(crate::events::AgentKind::Copilot, Some(&root), "/").remove(0);
+        assert!(missing.contains(&sessions), "{missing:?}");
+        assert!(!watched.contains(&sessions));
+        std::fs::create_dir_all(&sessions).unwrap();
+        let (watched, missing) = wanted_folders(&reports, dir.path(), &sock);
+        assert!(watched.contains(&sessions) && !missing.contains(&sessions));
     }
 }
