@@ -2,9 +2,9 @@
 //! foreground `relay` and the watcher are each left ~3 s with nothing to do, and the CPU they
 //! (and the processes they spawned) used in that window must stay under 50 ms. A busy poll
 //! or a watch woken by its own reads uses that in well under a second. The watcher is also
-//! left 10 s beside ten idle panes of each agent kind agentpane knows, at its default
-//! safety poll, under the same 50 ms; and a write to one pane's log makes it read that log
-//! alone, without asking tmux. (The 60 s figures are in BENCHMARKS.md, from
+//! left 10 s beside ten idle panes of each agent kind agentpane knows, as the plugin runs
+//! it, under the same 50 ms; and a write to one pane's log makes it read that log alone,
+//! without asking tmux. (The 60 s figures are in BENCHMARKS.md, from
 //! scripts/wait-cost.sh and scripts/watcher-kinds.sh.)
 
 mod common;
@@ -233,8 +233,16 @@ fn idle_panes(server: &TmuxServer, kind: AgentKind) {
 /// its own reads of opencode's database (the `-wal` and `-shm` files) looking like news to
 /// its file watch; nothing measured waits with an opencode pane, so nothing caught it. Now
 /// every agent kind agentpane knows gets the measurement: ten idle panes of the kind, the
-/// watcher at its default safety poll, 10 s, under 50 ms of CPU (itself and the tmux
-/// clients it spawned). The kinds run side by side, one server and watcher each.
+/// watcher as the plugin runs it (default safety poll, the plugin's focus hook), 10 s,
+/// under 50 ms of CPU (itself and the tmux clients it spawned) and woken by nothing but its
+/// polls. The kinds run side by side, one server and watcher each.
+///
+/// The window is the 10 s after the watcher's once-a-minute resolution, the panes long quiet:
+/// the polls it holds are the ones an idle watcher makes all day. (A resolution, or a poll
+/// that lists tmux because a pane drew lately, costs this debug build 10–70 ms of CPU on a
+/// loaded machine; the release build's minute is in BENCHMARKS.md.) The CPU is what the
+/// watcher's counters say getrusage(2) says, to the microsecond: `/proc/PID/stat` counts
+/// 10 ms ticks and drops up to one in each of its four fields.
 #[test]
 fn the_idle_watcher_sleeps_beside_every_agent_kind() {
     const QUIET: Duration = Duration::from_secs(10);
@@ -242,6 +250,7 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
         .into_iter()
         .map(|kind| {
             let server = TmuxServer::start();
+            focus_hooks(&server);
             idle_panes(&server, kind);
             (kind, server)
         })
@@ -250,27 +259,42 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
         .iter()
         .map(|(kind, server)| (*kind, start_watcher(server, &[])))
         .collect();
-    for (_, w) in &watchers {
-        settle(w.0.id());
+    let count = |i: usize| counters(&servers[i].1, &watchers[i].1);
+    let started: Vec<Counters> = (0..watchers.len()).map(count).collect();
+    for (i, (kind, _)) in servers.iter().enumerate() {
+        wait_until(
+            Duration::from_secs(120),
+            &format!("{kind}: the watcher's once-a-minute resolution"),
+            || count(i).resolves > started[i].resolves,
+        );
     }
-    let before: Vec<u64> = watchers.iter().map(|(_, w)| cpu_ms(w.0.id())).collect();
+    let before: Vec<Counters> = (0..watchers.len()).map(count).collect();
     std::thread::sleep(QUIET);
-    let used: Vec<(AgentKind, u64)> = watchers
-        .iter()
-        .zip(before)
-        .map(|((kind, w), b)| (*kind, cpu_ms(w.0.id()) - b))
-        .collect();
+    let after: Vec<Counters> = (0..watchers.len()).map(count).collect();
     for (kind, w) in &mut watchers {
         assert!(
             w.0.try_wait().unwrap().is_none(),
             "the watcher beside {kind} ended"
         );
     }
-    let over: Vec<_> = used.iter().filter(|(_, ms)| *ms >= BUDGET_MS).collect();
+    // (kind, CPU ms, wakes, tmux listings)
+    let used: Vec<(AgentKind, u64, u64, u64)> = servers
+        .iter()
+        .zip(before.iter().zip(&after))
+        .map(|((kind, _), (b, a))| {
+            let ms = (a.cpu_us - b.cpu_us) / 1000;
+            (*kind, ms, a.wakes - b.wakes, a.lists - b.lists)
+        })
+        .collect();
+    // Two or three 5 s polls in 10 s; a watch woken by its own reads wakes many times.
+    let over: Vec<_> = used
+        .iter()
+        .filter(|(_, ms, wakes, _)| *ms >= BUDGET_MS || *wakes > 3)
+        .collect();
     assert!(
         over.is_empty(),
-        "the idle watcher used {over:?} ms of CPU in {QUIET:?} beside ten idle panes (budget \
-         {BUDGET_MS} ms; all: {used:?})"
+        "the idle watcher beside ten idle panes, (kind, CPU ms, wakes, listings) in {QUIET:?}: \
+         {over:?} (budget {BUDGET_MS} ms and three wakes; all: {used:?})"
     );
 }
 

@@ -183,6 +183,27 @@ struct Watcher {
     hooks_checked: Option<Instant>,
 }
 
+/// The CPU this process and the children it has reaped (tmux clients) have used, from
+/// getrusage(2): to the microsecond, where `/proc/PID/stat` counts 10 ms clock ticks, too
+/// coarse to tell a few safety polls apart.
+fn cpu_used() -> Duration {
+    let used = |who| {
+        // SAFETY: an all-zero rusage is a valid value of the plain C struct.
+        let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: getrusage only writes the struct it is given.
+        if unsafe { libc::getrusage(who, &mut ru) } != 0 {
+            return Duration::ZERO;
+        }
+        let time = |t: libc::timeval| {
+            let us = u64::try_from(t.tv_sec).unwrap_or(0) * 1_000_000
+                + u64::try_from(t.tv_usec).unwrap_or(0);
+            Duration::from_micros(us)
+        };
+        time(ru.ru_utime) + time(ru.ru_stime)
+    };
+    used(libc::RUSAGE_SELF) + used(libc::RUSAGE_CHILDREN)
+}
+
 /// Why the loop woke up, counted (logged on SIGUSR1 and at the end).
 #[derive(Debug, Default, Clone, Copy)]
 struct Wakes {
@@ -294,7 +315,7 @@ impl Watcher {
         let c = self.scanner.counters();
         log::line(&format!(
             "counters: wakes {} (files {}, timer {}, remote {}), scans {}, tmux list-panes {}, \
-             quiet polls {}, resolutions {}, transcript reads {}",
+             quiet polls {}, resolutions {}, transcript reads {}, cpu {} us",
             self.wakes.files + self.wakes.timer + self.wakes.remote,
             self.wakes.files,
             self.wakes.timer,
@@ -303,7 +324,8 @@ impl Watcher {
             c.lists,
             c.quiet_polls,
             c.resolves,
-            c.reads
+            c.reads,
+            cpu_used().as_micros()
         ));
     }
 

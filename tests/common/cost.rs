@@ -77,6 +77,11 @@ pub struct Counters {
     /// Safety polls answered without asking tmux.
     pub quiet_polls: u64,
     pub reads: u64,
+    /// Resolutions (at start, on news of a new session, at least once a minute).
+    pub resolves: u64,
+    /// The CPU the watcher and the tmux clients it reaped have used so far, in
+    /// microseconds (getrusage: exact, where [`cpu_ms`] counts 10 ms ticks).
+    pub cpu_us: u64,
 }
 
 /// Asks the watcher for its counters and reads them from its log.
@@ -116,5 +121,7 @@ pub fn counters(server: &TmuxServer, watcher: &Reap) -> Counters {
         lists: field("tmux list-panes"),
         quiet_polls: field("quiet polls"),
         reads: field("transcript reads"),
+        resolves: field("resolutions"),
+        cpu_us: field("cpu"),
     }
 }
