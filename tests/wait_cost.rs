@@ -299,9 +299,9 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
 }
 
 /// Work per wake follows what changed: with ten panes of a kind and one of them writing, each
-/// write makes the watcher read that pane's log again, not every pane's, and ask tmux for
-/// nothing (unless the agent is read from its title too: Gemini CLI). Every kind whose log
-/// agentpane reads.
+/// write makes the watcher read that pane's log again and report that pane again, not every
+/// pane, and ask tmux for nothing (unless the agent is read from its title too: Gemini CLI,
+/// Qwen Code). Every kind whose log agentpane reads.
 #[test]
 fn a_write_to_one_log_reads_that_log_alone() {
     const WRITES: u64 = 4;
@@ -338,10 +338,18 @@ fn a_write_to_one_log_reads_that_log_alone() {
         }
         let reads = last.reads - start.reads;
         let lists = last.lists - start.lists;
+        let reports = last.reports - start.reports;
         // A step may write nothing a state read looks at (opencode's session row).
         assert!(
             (1..=WRITES).contains(&reads),
             "{kind}: {WRITES} writes to one of eleven logs read {reads} logs"
+        );
+        // Sessions sharing a database (opencode, Kilo) are all touched by a write to it;
+        // only the one whose rows moved is reported again (each write reported all eleven).
+        assert!(
+            reports <= reads + lists,
+            "{kind}: {WRITES} writes to one of eleven logs reported {reports} panes again \
+             ({reads} logs read, {lists} listings)"
         );
         let title = agentpane::agents::reads_title(kind);
         assert!(

@@ -84,6 +84,13 @@ impl Stores {
         Ok(Some((kind_of(path, agent), events)))
     }
 
+    /// For the database session `path` names, a mark that moves each time its events are
+    /// read afresh ([`opencode::reader::Reader::read_mark`]); `None` for a log file or a
+    /// session not read yet.
+    pub fn read_mark(&self, path: &Path) -> Option<u64> {
+        self.opencode.read_mark(&SessionRef::parse(path)?)
+    }
+
     /// Forgets every session but those `live` names.
     pub fn retain(&mut self, live: &HashSet<&Path>) {
         self.opencode.retain(|s| {

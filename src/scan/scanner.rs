@@ -77,6 +77,8 @@ pub struct Counters {
     pub resolves: u64,
     /// Transcripts read from disk (log files, opencode sessions).
     pub reads: u64,
+    /// Panes reported afresh (their evidence gathered and settled again).
+    pub reports: u64,
 }
 
 /// How long a tool call is pending before a long-running caller that defers tool screens
@@ -262,6 +264,7 @@ impl Scanner {
             .filter_map(|r| r.transcript.as_deref())
             .collect();
         self.reader.retain(&live);
+        self.counters.reports += self.resolved.len() as u64;
         self.reports = reports_of(
             self.resolved.iter().cloned(),
             tmux,
@@ -381,7 +384,23 @@ impl Scanner {
                 Arc::new(r)
             })
             .collect();
-        self.replace_reports(touched, tmux, now);
+        // Sessions sharing a database are all touched by a write to it; the reader reads
+        // only those whose rows moved, and the others keep their reports.
+        let mark = |reader: &Reader, r: &Resolved| {
+            r.transcript.as_deref().and_then(|t| reader.read_mark(t))
+        };
+        let before: Vec<Option<u64>> = touched.iter().map(|r| mark(&self.reader, r)).collect();
+        self.reader.prepare(
+            touched.iter().filter_map(|r| r.transcript.as_deref()),
+            Depth::Newest,
+        );
+        let changed: Vec<Arc<Resolved>> = touched
+            .into_iter()
+            .zip(before)
+            .filter(|(r, before)| before.is_none() || mark(&self.reader, r) != *before)
+            .map(|(r, _)| r)
+            .collect();
+        self.replace_reports(changed, tmux, now);
         self.touched.clear();
     }
 
@@ -390,6 +409,7 @@ impl Scanner {
         if panes.is_empty() {
             return;
         }
+        self.counters.reports += panes.len() as u64;
         let fresh = reports_of(
             panes,
             tmux,

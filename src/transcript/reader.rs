@@ -70,6 +70,13 @@ impl Reader {
         &mut self.stores
     }
 
+    /// For a transcript kept in a store many sessions share (a database), a mark that moves
+    /// each time it is read afresh; `None` for a log file (a write to it touches it alone)
+    /// or a session not read yet.
+    pub fn read_mark(&self, transcript: &Path) -> Option<u64> {
+        self.stores.read_mark(transcript)
+    }
+
     /// Brings the database sessions among `transcripts` up to date in one pass per database,
     /// looking for changes to `depth` (log files are checked one by one as they are
     /// classified).

@@ -315,7 +315,7 @@ impl Watcher {
         let c = self.scanner.counters();
         log::line(&format!(
             "counters: wakes {} (files {}, timer {}, remote {}), scans {}, tmux list-panes {}, \
-             quiet polls {}, resolutions {}, transcript reads {}, cpu {} us",
+             quiet polls {}, resolutions {}, transcript reads {}, pane reports {}, cpu {} us",
             self.wakes.files + self.wakes.timer + self.wakes.remote,
             self.wakes.files,
             self.wakes.timer,
@@ -325,6 +325,7 @@ impl Watcher {
             c.quiet_polls,
             c.resolves,
             c.reads,
+            c.reports,
             cpu_used().as_micros()
         ));
     }

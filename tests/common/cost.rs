@@ -77,6 +77,8 @@ pub struct Counters {
     /// Safety polls answered without asking tmux.
     pub quiet_polls: u64,
     pub reads: u64,
+    /// Panes reported afresh (their evidence gathered again).
+    pub reports: u64,
     /// Resolutions (at start, on news of a new session, at least once a minute).
     pub resolves: u64,
     /// The CPU the watcher and the tmux clients it reaped have used so far, in
@@ -122,6 +124,7 @@ pub fn counters(server: &TmuxServer, watcher: &Reap) -> Counters {
         quiet_polls: field("quiet polls"),
         reads: field("transcript reads"),
         resolves: field("resolutions"),
+        reports: field("pane reports"),
         cpu_us: field("cpu"),
     }
 }

@@ -51,6 +51,8 @@ struct Seen {
     prints: [String; 2],
     /// The session's events, or why there are none (it was deleted, the read failed).
     events: Result<Vec<Event>, String>,
+    /// Which read this was ([`Reader::read_mark`]).
+    mark: u64,
 }
 
 /// The sessions' events as of the last [`Reader::refresh`], and the databases they are read
@@ -63,6 +65,8 @@ pub struct Reader {
     looked: HashMap<PathBuf, [Option<i64>; 2]>,
     /// Sessions whose rows were read (not taken from what was kept), for tests and counters.
     pub reads: u64,
+    /// Sessions whose events were set, read or failed: the last one's [`Reader::read_mark`].
+    marks: u64,
 }
 
 impl Reader {
@@ -85,11 +89,13 @@ impl Reader {
                 self.looked.remove(db.as_path());
                 let why = format!("{e:#}");
                 for r in refs {
+                    self.marks += 1;
                     self.seen.insert(
                         r.clone(),
                         Seen {
                             prints: Default::default(),
                             events: Err(why.clone()),
+                            mark: self.marks,
                         },
                     );
                 }
@@ -109,6 +115,7 @@ impl Reader {
         }
         let seen = &mut self.seen;
         let reads = &mut self.reads;
+        let marks = &mut self.marks;
         db.read(|tx, path| {
             let ids: Vec<&str> = refs.iter().map(|r| r.session.as_str()).collect();
             let prints = store::fingerprints(tx, path, &ids, depth.messages())?;
@@ -144,11 +151,13 @@ impl Reader {
                     }
                     None => Err(gone(r)),
                 };
+                *marks += 1;
                 seen.insert(
                     r.clone(),
                     Seen {
                         prints: [print(Depth::Newest), print(Depth::Window)],
                         events,
+                        mark: *marks,
                     },
                 );
             }
@@ -161,6 +170,14 @@ impl Reader {
             looked[Depth::Newest.index()] = Some(version);
         }
         Ok(())
+    }
+
+    /// A mark that moves each time the events of `session` are set afresh (read, or found
+    /// gone or unreadable); `None` before the first time. Many sessions share one database,
+    /// so a write to it says only that one of them may have changed: what was kept for a
+    /// session whose mark did not move across a refresh still holds.
+    pub fn read_mark(&self, session: &SessionRef) -> Option<u64> {
+        self.seen.get(session).map(|s| s.mark)
     }
 
     /// The events of `session` as of the last refresh that covered it; `None` when none did.
