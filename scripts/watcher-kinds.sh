@@ -24,11 +24,14 @@
 #   scripts/watcher-kinds.sh                              # everything (~35 min)
 #   STATUS_ONLY=1 scripts/watcher-kinds.sh                # the status columns alone (~6 min)
 #   KINDS="claude opencode" MIXED=0 IDLE_SECS=10 scripts/watcher-kinds.sh   # a quick look
+#   ROWS="opencode kilo" scripts/watcher-kinds.sh          # two kinds' rows, then the mixed ones
 #   BENCH_OLD=1 BENCH_BIN=/path/to/old/agentpane scripts/watcher-kinds.sh   # an older build
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 KINDS=${KINDS:-claude codex gemini opencode qwen copilot kilo pi amp aider}
+# The kinds that get rows of their own (the mixed rows take every one of KINDS).
+ROWS=${ROWS:-$KINDS}
 PANES=${PANES:-25}
 MIXED=${MIXED:-100}
 MIXED_WRITERS=${MIXED_WRITERS:-claude opencode}
@@ -268,7 +271,7 @@ fi
     echo "| panes | \`status --scan\`: median / CPU | \`status\`, watcher running: median / CPU | idle watcher, ${IDLE_SECS} s: own + children = % of a core | wakes | one pane writing every ${PACE_MS} ms, ${WRITE_SECS} s | wakes |"
     echo "|---|---:|---:|---:|---:|---:|---:|"
 } | tee "$OUT/watcher-kinds.md"
-for kind in $KINDS; do
+for kind in $ROWS; do
     echo "watcher-kinds: $PANES $kind panes" >&2
     measure "$PANES $kind" "$PANES" "$kind" "$kind" | tee -a "$OUT/watcher-kinds.md"
 done
