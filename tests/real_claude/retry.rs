@@ -58,6 +58,33 @@ fn retried_rate_limit(client: &Client) {
     rig.api.limiting(false);
     rig.wait_state(&a, "your-turn", None);
     let last = rig.agentpane(&["last", &a]);
-    assert_eq!(last.stdout.trim_end(), "Recovered.", "{label}: {last:?}");
+    assert_eq!(
+        last.stdout.trim_end(),
+        "Recovered.",
+        "{label}: {last:?}\n{}",
+        evidence(&rig, &a)
+    );
     assert!(rig.report(&a)["retry"].is_null(), "{label}");
+}
+
+/// What the pane's state was read from, for a failure: its row now, the tail of its
+/// transcript and the client's session records (once seen: `your-turn`, and `last` a moment
+/// later found no answer).
+fn evidence(rig: &Rig, pane: &str) -> String {
+    let row = rig.report(pane);
+    let tail = row["transcript"]
+        .as_str()
+        .and_then(|t| std::fs::read_to_string(t).ok())
+        .map(|t| {
+            let lines: Vec<&str> = t.lines().collect();
+            lines[lines.len().saturating_sub(3)..].join("\n")
+        })
+        .unwrap_or_default();
+    let records: Vec<String> = std::fs::read_dir(rig.tmux.claude_dir().join("sessions"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| std::fs::read_to_string(e.path()).ok())
+        .collect();
+    format!("the row now: {row}\ntranscript tail:\n{tail}\nsession records: {records:?}")
 }
