@@ -176,8 +176,23 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         wait_screen(&w.server, &pane, STEP, "the approval dialog", |s| {
             s.contains("Do you want to run this command?")
         });
-        let waiting = w.wait_state(&pane, "waiting", Some("permission: bash (touch hello.txt)"));
-        assert_eq!(waiting["source"], "transcript", "{label}: {waiting:#}");
+        // The dialog may be on screen before `permission.requested` is written: the screen
+        // reads waiting first, the log then says the same.
+        let reason = "permission: bash (touch hello.txt)";
+        w.wait_state(&pane, "waiting", Some(reason));
+        let waiting = wait_for(STEP, "the request read from the log", || {
+            let r = real::resolve(&w.server, &pane);
+            (r["source"] == "transcript" && r["state"] == "waiting").then_some(r)
+        });
+        assert_eq!(
+            (&waiting["state"], &waiting["reason"], &waiting["source"]),
+            (
+                &Value::from("waiting"),
+                &Value::from(reason),
+                &Value::from("transcript")
+            ),
+            "{label}: {waiting:#}"
+        );
         let alerts = wait_alerts(&watch, &pane, 2);
         assert_eq!(
             alerts[1],
