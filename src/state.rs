@@ -119,6 +119,10 @@ pub struct Status {
     /// (docs/design.md#deciding-from-anywhere).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<crate::read::request::Request>,
+    /// The open turn's deciding event is the model's text without a stop reason: the answer
+    /// is written, the turn closes once the log has been quiet for the settle window.
+    #[serde(skip)]
+    pub settling: bool,
 }
 
 /// Where an agent's retries of a failed API call stand.
@@ -146,6 +150,7 @@ impl Status {
             seen: false,
             retry: None,
             request: None,
+            settling: false,
         }
     }
 }
@@ -421,7 +426,9 @@ fn classify_turn(events: &[Event], now: Time, windows: &Windows, obs: Observatio
             if age(now, quiet_since) >= windows.settle {
                 closed(ev, ev.at, local, now, windows)
             } else {
-                open(ev, None, life, now, windows, obs)
+                let mut s = open(ev, None, life, now, windows, obs);
+                s.settling = true;
+                s
             }
         }
         Decision::Open { reason } => open(ev, reason, life, now, windows, obs),
@@ -470,6 +477,7 @@ fn base(ev: &Event, state: State) -> Status {
         seen: false,
         retry: None,
         request: None,
+        settling: false,
     }
 }
 

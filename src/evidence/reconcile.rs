@@ -7,8 +7,9 @@
 //!    the two, the newer wins; a tie goes to the hook (stronger source).
 //! 3. A close (Stop hook, record `idle`) never hides `attention`, confirms rather than
 //!    replaces a transcript that already reads `your-turn` (same turn key, same time: an
-//!    `idle_prompt` 60 s later is not a new completion — it is not decisive at all), and
-//!    never turns a completion that aged to `idle` back into `your-turn`.
+//!    `idle_prompt` 60 s later is not a new completion — it is not decisive at all),
+//!    never turns a completion that aged to `idle` back into `your-turn`, and waits the
+//!    settle window over a log that has no answer yet (the log may be behind the close).
 //! 4. The pane refines: a known approval dialog turns a pending tool call into `waiting`;
 //!    a pane showing no dialog ends a hook/record permission wait older than the settle window.
 
@@ -194,6 +195,15 @@ fn apply(
             {
                 return None;
             }
+            // The log is behind the close: Claude Code 2.1.197 can mark its record idle
+            // before the answer it just streamed reaches the transcript. Until the settle
+            // window passes, the transcript's own reading stands (a close there follows).
+            let behind = transcript.state == State::Working
+                && transcript.reason.is_none()
+                && !transcript.settling;
+            if behind && age(now, Some(at)) < windows.settle {
+                return None;
+            }
             s.state = if age(now, Some(at)) > windows.your_turn {
                 State::Idle
             } else {
@@ -364,6 +374,72 @@ mod tests {
         let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
         assert_eq!(s.state, State::YourTurn, "{s:?}");
         assert_eq!(s.reason.as_deref(), Some("interrupted"));
+    }
+
+    #[test]
+    fn a_record_close_ahead_of_the_answer_in_the_log_waits_for_the_log() {
+        // 2.1.197 under load: the record went idle before the streamed answer reached the
+        // transcript, which still ended at the prompt. Reading `your-turn` then would alert
+        // (and route) before there is an answer.
+        let full = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/claude-2.1.197/first-turn.jsonl"
+        ))
+        .unwrap();
+        let asked: String = full
+            .lines()
+            .take_while(|l| !l.contains(r#""type":"assistant""#))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let classify_at = |text: &str, now: Time| {
+            let path = dir.path().join("session.jsonl");
+            std::fs::write(&path, text).unwrap();
+            let tail = crate::transcript::tail_events(&path, None, crate::read::Budget::default())
+                .unwrap();
+            crate::state::classify(&tail.events, now, &Windows::default(), Default::default())
+        };
+        let prompt_at = "2026-12-01T22:56:06.219Z".parse::<Time>().unwrap();
+        let closed_at = prompt_at + chrono::Duration::milliseconds(700);
+        let record = idle_record(closed_at);
+        let windows = Windows::default();
+
+        let now = closed_at + chrono::Duration::milliseconds(200);
+        let transcript = classify_at(&asked, now);
+        assert_eq!(transcript.state, State::Working, "{transcript:?}");
+        let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
+        assert_eq!(s.state, State::Working, "{s:?}");
+
+        // The answer lands: the log closes the turn itself.
+        let (s, source) = reconcile(
+            &classify_at(&full, now),
+            None,
+            Some(&record),
+            None,
+            now,
+            &windows,
+        );
+        assert_eq!(
+            (s.state, source),
+            (State::YourTurn, Source::Transcript),
+            "{s:?}"
+        );
+
+        // A log that never catches up: the close stands once the settle window passed.
+        let later = closed_at + windows.settle + chrono::Duration::milliseconds(100);
+        let (s, source) = reconcile(
+            &classify_at(&asked, later),
+            None,
+            Some(&record),
+            None,
+            later,
+            &windows,
+        );
+        assert_eq!(
+            (s.state, source),
+            (State::YourTurn, Source::SessionRecord),
+            "{s:?}"
+        );
     }
 
     #[test]
