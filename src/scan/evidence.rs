@@ -194,9 +194,9 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
                 .as_ref()
                 .and_then(|a| crate::agents::retrying(a.kind, text));
             if let Some(retry) = retry {
-                // A retry loop (its footer says busy too): the failure is what matters.
-                status.state = crate::state::State::Attention;
-                status.reason = Some(retry.reason());
+                // A retry loop (its footer says busy too): the failure is what matters,
+                // with where the retries stand, as when a log is read.
+                retry.mark(&mut status, now);
                 status.turn_open = true;
             } else if busy_footer(text) {
                 status.state = crate::state::State::Working;
@@ -252,4 +252,42 @@ fn busy_footer(text: &str) -> bool {
             // opencode 1.18 writes "esc interrupt" (then "esc again to interrupt").
             l.contains("esc to interrupt") || l.contains("esc interrupt")
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::testkit;
+    use crate::state::{State, Status};
+
+    #[test]
+    fn a_retry_read_from_the_screen_alone_says_where_the_retries_stand() {
+        // Claude Code 2.1.197 retrying a prompt whose transcript is not written yet: the
+        // screen is all there is, and it holds the attempt, the limit and the countdown.
+        let screen = include_str!("../../fixtures/real-clients/claude-2.1.197/retry-screen.txt");
+        let mut report = testkit::report(1, 1, State::Idle, 0);
+        std::sync::Arc::make_mut(&mut report.resolved).transcript = None;
+        report.status = Status::idle();
+        report.source = Source::None;
+        let gathered = Gathered {
+            report,
+            hook: None,
+            record: None,
+            wants_screen: true,
+            quiet_turn: false,
+        };
+        // Never asked: the screen is given.
+        let tmux = Tmux::new(crate::tmux::Socket::Path("/nonexistent/agentpane".into()));
+        let now = testkit::t(0);
+        let r = settle(gathered, Some(screen.to_string()), &tmux, now);
+        assert_eq!((r.status.state, r.source), (State::Attention, Source::Pane));
+        assert!(r.status.turn_open);
+        let retry = r.status.retry.expect("where the retries stand");
+        assert_eq!((retry.attempt, retry.limit), (Some(6), Some(10)));
+        assert_eq!(
+            r.status.resets_at,
+            Some(now + chrono::Duration::seconds(16))
+        );
+        assert_eq!(retry.next_at, r.status.resets_at);
+    }
 }
