@@ -392,53 +392,37 @@ mod tests {
             .map(|l| format!("{l}\n"))
             .collect();
         let dir = tempfile::tempdir().unwrap();
-        let classify_at = |text: &str, now: Time| {
-            let path = dir.path().join("session.jsonl");
-            std::fs::write(&path, text).unwrap();
-            let tail = crate::transcript::tail_events(&path, None, crate::read::Budget::default())
-                .unwrap();
-            crate::state::classify(&tail.events, now, &Windows::default(), Default::default())
-        };
         let prompt_at = "2026-12-01T22:56:06.219Z".parse::<Time>().unwrap();
         let closed_at = prompt_at + chrono::Duration::milliseconds(700);
         let record = idle_record(closed_at);
         let windows = Windows::default();
+        // The log holding `text`, read at `now` beside the idle record.
+        let read_at = |text: &str, now: Time| {
+            let path = dir.path().join("session.jsonl");
+            std::fs::write(&path, text).unwrap();
+            let tail = crate::transcript::tail_events(&path, None, crate::read::Budget::default())
+                .unwrap();
+            let transcript =
+                crate::state::classify(&tail.events, now, &windows, Default::default());
+            let (s, source) = reconcile(&transcript, None, Some(&record), None, now, &windows);
+            (transcript.state, s.state, source)
+        };
 
         let now = closed_at + chrono::Duration::milliseconds(200);
-        let transcript = classify_at(&asked, now);
-        assert_eq!(transcript.state, State::Working, "{transcript:?}");
-        let (s, _) = reconcile(&transcript, None, Some(&record), None, now, &windows);
-        assert_eq!(s.state, State::Working, "{s:?}");
-
-        // The answer lands: the log closes the turn itself.
-        let (s, source) = reconcile(
-            &classify_at(&full, now),
-            None,
-            Some(&record),
-            None,
-            now,
-            &windows,
-        );
         assert_eq!(
-            (s.state, source),
-            (State::YourTurn, Source::Transcript),
-            "{s:?}"
+            read_at(&asked, now),
+            (State::Working, State::Working, Source::Transcript)
         );
-
+        // The answer lands: the log closes the turn itself.
+        assert_eq!(
+            read_at(&full, now),
+            (State::YourTurn, State::YourTurn, Source::Transcript)
+        );
         // A log that never catches up: the close stands once the settle window passed.
         let later = closed_at + windows.settle + chrono::Duration::milliseconds(100);
-        let (s, source) = reconcile(
-            &classify_at(&asked, later),
-            None,
-            Some(&record),
-            None,
-            later,
-            &windows,
-        );
         assert_eq!(
-            (s.state, source),
-            (State::YourTurn, Source::SessionRecord),
-            "{s:?}"
+            read_at(&asked, later),
+            (State::Working, State::YourTurn, Source::SessionRecord)
         );
     }
 
