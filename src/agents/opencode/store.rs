@@ -127,7 +127,8 @@ impl Db {
     /// "unchanged" too early.
     pub fn data_version(&self) -> Result<i64> {
         self.conn
-            .query_row("PRAGMA data_version", [], |r| r.get(0))
+            .prepare_cached("PRAGMA data_version")
+            .and_then(|mut q| q.query_row([], |r| r.get(0)))
             .with_context(|| format!("cannot read {}", self.path.display()))
     }
 
@@ -256,8 +257,8 @@ pub fn latest_in(
     limit: usize,
 ) -> Result<Option<Vec<MessageRow>>> {
     let exists = tx
-        .query_row("SELECT 1 FROM session WHERE id = ?1", [session], |_| Ok(()))
-        .optional()
+        .prepare_cached("SELECT 1 FROM session WHERE id = ?1")
+        .and_then(|mut q| q.query_row([session], |_| Ok(())).optional())
         .with_context(|| format!("{} is not an opencode database", db.display()))?;
     if exists.is_none() {
         return Ok(None);
