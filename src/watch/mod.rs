@@ -34,8 +34,10 @@ use wake::{FsWatch, Wake};
 
 /// Coalesce a burst of file events for this long before scanning.
 const DEBOUNCE: Duration = Duration::from_millis(25);
-/// Never scan more often than this, however busy the agents are.
-const MIN_SCAN_GAP: Duration = Duration::from_millis(100);
+/// Never scan more often than this, however busy the agents are: a streaming agent writes its
+/// log many times a second, and a status line that changes twice a second shows every state
+/// a person can act on (the first write after a quiet spell is still read at once).
+const MIN_SCAN_GAP: Duration = Duration::from_millis(500);
 /// Write the observation memory at most this often while it changes.
 const OBSERVED_SAVE_GAP: Duration = Duration::from_secs(10);
 
