@@ -245,7 +245,9 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         let ask = || -> String {
             type_prompt(&w.server, &pane, "RUNBASH please");
             w.wait_state(&pane, "waiting", |r| r == "permission: bash");
-            let req = real::pane_row(&w.server, &pane)["request"].clone();
+            // The dialog's first frame names the kind before the command: asked nothing yet.
+            let row = real::wait_row(&w.server, &pane, "the request", |r| !r["request"].is_null());
+            let req = row["request"].clone();
             assert_eq!(req["summary"], "$ echo hello", "{label}: {req:#}");
             req["fingerprint"].as_str().unwrap().to_string()
         };
