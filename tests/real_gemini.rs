@@ -288,7 +288,13 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
             "{label}: {:?}",
             watch.alerts()
         );
-        assert_eq!(alerts_for(&watch, &pane)[0].0, "attention", "{label}");
+        assert_eq!(
+            alerts_for(&watch, &pane)[0].0,
+            "attention",
+            "{label}: {:?}\nthe watcher's log:\n{}",
+            watch.alerts(),
+            std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default()
+        );
 
         // The fifth attempt is answered: your-turn, its answer, no retry left.
         let r = wait_state(&server, &pane, "your-turn", None);
