@@ -291,9 +291,10 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
         assert_eq!(
             alerts_for(&watch, &pane)[0].0,
             "attention",
-            "{label}: {:?}\nthe watcher's log:\n{}",
+            "{label}: {:?}\nthe watcher's log:\n{}\nits snapshot:\n{}",
             watch.alerts(),
-            std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default()
+            std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default(),
+            std::fs::read_to_string(server.state_dir().join("state.json")).unwrap_or_default()
         );
 
         // The fifth attempt is answered: your-turn, its answer, no retry left.
