@@ -223,8 +223,11 @@ fn focus_hooks(server: &TmuxServer) {
 
 /// Ten idle fakes of `kind`, each in its own folder (two opencode in one folder could not be
 /// told apart).
+/// How many idle panes [`idle_panes`] starts.
+const IDLE_PANES: u64 = 10;
+
 fn idle_panes(server: &TmuxServer, kind: AgentKind) {
-    for i in 0..10 {
+    for i in 0..IDLE_PANES {
         server.spawn(&FakeAgent::idle(kind).in_dir(&format!("{kind}-{i}")));
     }
 }
@@ -339,7 +342,7 @@ fn a_write_to_one_log_reads_that_log_alone() {
         let reads = last.reads - start.reads;
         let lists = last.lists - start.lists;
         let reports = last.reports - start.reports;
-        // The minute's resolution may fall in the writes (a slow run): it reports all eleven.
+        // The minute's resolution may fall in the writes (a slow run): it reports every pane.
         let resolves = last.resolves - start.resolves;
         assert!(resolves <= 1, "{kind}: {resolves} resolutions");
         // A step may write nothing a state read looks at (opencode's session row).
@@ -350,7 +353,7 @@ fn a_write_to_one_log_reads_that_log_alone() {
         // Sessions sharing a database (opencode, Kilo) are all touched by a write to it;
         // only the one whose rows moved is reported again (each write reported all eleven).
         assert!(
-            reports <= reads + lists + 11 * resolves,
+            reports <= reads + lists + (IDLE_PANES + 1) * resolves,
             "{kind}: {WRITES} writes to one of eleven logs reported {reports} panes again \
              ({reads} logs read, {lists} listings, {resolves} resolutions)"
         );
