@@ -60,6 +60,75 @@ fn alerts_for(watch: &Watch, pane: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
+/// `pane`'s row in the watcher's snapshot (`state.json`), or null.
+fn snapshot_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
+    std::fs::read(server.state_dir().join("state.json"))
+        .ok()
+        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+        .and_then(|s| {
+            s["panes"]
+                .as_array()?
+                .iter()
+                .find(|p| p["pane_id"] == pane)
+                .cloned()
+        })
+        .unwrap_or(serde_json::Value::Null)
+}
+
+/// What the watcher made of `pane`, for a failure message: its alerts, its snapshot's row, its
+/// log, and what `panes --json` and the screen say now.
+fn watcher_view(server: &TmuxServer, watch: &Watch, pane: &str) -> String {
+    format!(
+        "alerts: {:?}\nthe watcher's row: {:#}\npanes --json: {:#}\nthe watcher's log:\n{}\nscreen:\n{}",
+        alerts_for(watch, pane),
+        snapshot_row(server, pane),
+        row(server, pane),
+        std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default(),
+        real::screen(server, pane)
+    )
+}
+
+/// [`wait_for`], telling on a timeout what the watcher made of `pane`.
+fn wait_watched<T>(
+    server: &TmuxServer,
+    watch: &Watch,
+    pane: &str,
+    what: &str,
+    probe: impl FnMut() -> Option<T>,
+) -> T {
+    let found =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_for(STEP, what, probe)));
+    found.unwrap_or_else(|_| {
+        panic!(
+            "timed out after {STEP:?} waiting for {what}\n{}",
+            watcher_view(server, watch, pane)
+        )
+    })
+}
+
+/// How soon the watcher reads a new pane's log once it exists: a few safety polls, far short
+/// of the minute (`RESOLVE_MAX_AGE`) a resolution made before the log was kept for.
+const WATCHER_FINDS: Duration = Duration::from_secs(20);
+
+/// Waits until the watcher reads the log a fresh `pane` resolves to. Gemini CLI writes it a
+/// moment after its first screen; a watcher that resolved the pane in between read it `idle`,
+/// through its first answer, for a minute.
+fn watcher_reads_its_log(server: &TmuxServer, watch: &Watch, pane: &str) {
+    let log = resolve(server, pane)["transcript"].clone();
+    assert!(log.is_string(), "{pane} has no log yet");
+    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_for(WATCHER_FINDS, "the watcher to read the pane's log", || {
+            (snapshot_row(server, pane)["transcript"] == log).then_some(())
+        })
+    }));
+    if found.is_err() {
+        panic!(
+            "the watcher did not read {log} within {WATCHER_FINDS:?}\n{}",
+            watcher_view(server, watch, pane)
+        );
+    }
+}
+
 #[test]
 fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
     for client in real::clients("gemini") {
@@ -69,6 +138,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         let watch = Watch::start(&server, &[]);
         let pane = start::gemini(&server, &client, &home, &api, "proj");
         let label = client.label();
+        watcher_reads_its_log(&server, &watch, &pane);
 
         // Fresh: idle, its own session, no alert.
         let r = wait_state(&server, &pane, "idle", None);
@@ -83,14 +153,14 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
             last_text(&server, &pane).as_deref(),
             Some(answer_to("hello gemini").as_str())
         );
-        wait_for(STEP, "the your-turn alert", || {
+        wait_watched(&server, &watch, &pane, "the your-turn alert", || {
             (alerts_for(&watch, &pane) == [("your-turn".to_string(), None)]).then_some(())
         });
 
         // A command that needs approval: waiting on the tool, alerted, routing refused.
         start::gemini_submit(&server, &pane, "TOOL:mkdir newdir");
         wait_state(&server, &pane, "waiting", Some("permission: Shell"));
-        wait_for(STEP, "the waiting alert", || {
+        wait_watched(&server, &watch, &pane, "the waiting alert", || {
             alerts_for(&watch, &pane)
                 .iter()
                 .any(|(s, _)| s == "waiting")
@@ -116,7 +186,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         press(&server, &pane, "Enter"); // Allow once
         wait_state(&server, &pane, "your-turn", None);
         assert_eq!(last_text(&server, &pane).as_deref(), Some(TOOL_DONE));
-        wait_for(STEP, "the second your-turn alert", || {
+        wait_watched(&server, &watch, &pane, "the second your-turn alert", || {
             (alerts_for(&watch, &pane)
                 .iter()
                 .filter(|(s, _)| s == "your-turn")
@@ -154,7 +224,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
             !real::screen(&server, &src).contains(TOOL_DONE),
             "{label}: an earlier answer was routed"
         );
-        wait_for(STEP, "the attention alert", || {
+        wait_watched(&server, &watch, &pane, "the attention alert", || {
             alerts_for(&watch, &pane)
                 .iter()
                 .any(|(s, _)| s == "attention")
@@ -199,7 +269,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
             "quota exceeded: Usage limit reached for gemini-2.5-flash (Keep trying or Stop?)";
         let r = wait_state(&server, &pane, "attention", Some(asking));
         assert_eq!(r["source"], "pane", "{label}: {r:#}");
-        wait_for(STEP, "the quota alert", || {
+        wait_watched(&server, &watch, &pane, "the quota alert", || {
             (per_state("attention") == 2).then_some(())
         });
         let out = server.agentpane(&["route", &pane, &sink]);
@@ -211,7 +281,7 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         assert_eq!(r["source"], "transcript", "{label}: {r:#}");
         let last = server.agentpane(&["last", &pane]);
         assert_eq!(last.code, 1, "{label}: {last:?}");
-        wait_for(STEP, "the failed turn's alert", || {
+        wait_watched(&server, &watch, &pane, "the failed turn's alert", || {
             (per_state("attention") == 3).then_some(())
         });
         std::thread::sleep(Duration::from_secs(2));
@@ -246,6 +316,7 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
         let watch = Watch::start(&server, &[]);
         let pane = start::gemini(&server, &client, &home, &api, "proj");
         let label = client.label();
+        watcher_reads_its_log(&server, &watch, &pane);
         wait_state(&server, &pane, "idle", None);
         let started = std::time::Instant::now();
 
@@ -253,7 +324,8 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
         let prompt = "RATE429x4 please";
         start::gemini_submit(&server, &pane, prompt);
         wait_state(&server, &pane, "working", None);
-        let r = wait_for(STEP, &format!("{label}: attention while retrying"), || {
+        let attention = format!("{label}: attention while retrying");
+        let r = wait_watched(&server, &watch, &pane, &attention, || {
             let r = row(&server, &pane);
             (r["state"] == "attention").then_some(r)
         });
@@ -278,7 +350,7 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
         assert_eq!(out.code, 1, "{label}: no answer yet: {out:?}");
 
         // One alert for the turn, however many scans and attempts follow.
-        wait_for(STEP, "the retry alert", || {
+        wait_watched(&server, &watch, &pane, "the retry alert", || {
             (!alerts_for(&watch, &pane).is_empty()).then_some(())
         });
         std::thread::sleep(Duration::from_secs(6));

@@ -448,10 +448,10 @@ fn sources_of(resolved: &[Arc<Resolved>]) -> HashMap<PathBuf, Vec<PathBuf>> {
 /// Codex's daemon writes a new session's first rollout in a dated folder under `sessions/`
 /// that nothing watched. No later file event would tell the cache, which would then miss the
 /// first turn until [`RESOLVE_MAX_AGE`] (a minute, seen with Codex 0.171). Such a pane is
-/// resolved afresh at every scan until its transcript appears. Gemini CLI writes its chat log
-/// at start (and is read from its title before that); opencode's sessions live in the
-/// database the watcher already watches; agents whose logs agentpane does not read never get
-/// one.
+/// resolved afresh at every scan until its transcript appears. Gemini CLI 0.61 writes its chat
+/// log about 2 s after it starts, in a project folder it registers just before, so a pane
+/// resolved sooner kept no log (and read `idle` through its first answer) for that minute too. opencode's sessions live in the database the watcher already watches; agents
+/// whose logs agentpane does not read never get one.
 fn awaits_transcript(r: &Resolved) -> bool {
     r.transcript.is_none()
         && r.agent
@@ -498,7 +498,10 @@ mod tests {
             "Codex writes its first rollout at the first prompt"
         );
         r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Gemini;
-        assert!(!awaits_transcript(&r), "Gemini CLI is read from its title");
+        assert!(
+            awaits_transcript(&r),
+            "Gemini CLI writes its first log a moment after it starts"
+        );
         r.agent.as_mut().unwrap().kind = crate::events::AgentKind::Aider;
         assert!(
             !awaits_transcript(&r),

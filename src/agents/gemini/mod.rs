@@ -273,6 +273,13 @@ impl crate::agents::Agent for Gemini {
         locate::locate(t, cx.table, steps)
     }
 
+    fn awaits_transcript(&self) -> bool {
+        // The log appears about 2 s after the process starts, under the project folder that
+        // `projects.json` names only from then on: a pane resolved before has no folder to
+        // watch for it.
+        true
+    }
+
     fn folders(&self, root: &Path, cwd: &str) -> Vec<std::path::PathBuf> {
         // No session records: the first log appears in the project's `chats/`.
         locate::project_dir(root, cwd)
