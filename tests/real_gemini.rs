@@ -60,28 +60,13 @@ fn alerts_for(watch: &Watch, pane: &str) -> Vec<(String, Option<String>)> {
         .collect()
 }
 
-/// `pane`'s row in the watcher's snapshot (`state.json`), or null.
-fn snapshot_row(server: &TmuxServer, pane: &str) -> serde_json::Value {
-    std::fs::read(server.state_dir().join("state.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-        .and_then(|s| {
-            s["panes"]
-                .as_array()?
-                .iter()
-                .find(|p| p["pane_id"] == pane)
-                .cloned()
-        })
-        .unwrap_or(serde_json::Value::Null)
-}
-
 /// What the watcher made of `pane`, for a failure message: its alerts, its snapshot's row, its
 /// log, and what `panes --json` and the screen say now.
 fn watcher_view(server: &TmuxServer, watch: &Watch, pane: &str) -> String {
     format!(
         "alerts: {:?}\nthe watcher's row: {:#}\npanes --json: {:#}\nthe watcher's log:\n{}\nscreen:\n{}",
         alerts_for(watch, pane),
-        snapshot_row(server, pane),
+        server.snapshot_row(pane),
         row(server, pane),
         std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default(),
         real::screen(server, pane)
@@ -118,7 +103,7 @@ fn watcher_reads_its_log(server: &TmuxServer, watch: &Watch, pane: &str) {
     assert!(log.is_string(), "{pane} has no log yet");
     let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         wait_for(WATCHER_FINDS, "the watcher to read the pane's log", || {
-            (snapshot_row(server, pane)["transcript"] == log).then_some(())
+            (server.snapshot_row(pane)["transcript"] == log).then_some(())
         })
     }));
     if found.is_err() {

@@ -23,6 +23,9 @@
 //! - stdin commands, one per line: `step [N]` (next N steps, default 1), `all`, `line TEXT`
 //!   (write this step), `quit`.
 //!
+//! - `AGENTPANE_FAKE_LATE=1`: a first line on the screen, and the files only once `begin` is
+//!   typed: a client that draws before it writes anything (Gemini CLI 0.61 writes its log
+//!   about 2 s after it starts), with the test deciding when;
 //! - `AGENTPANE_FAKE_SCREEN=FILE`: printed to the terminal after the start steps, so the pane
 //!   shows what the real agent would (a permission dialog, a busy footer).
 //! - `AGENTPANE_FAKE_INBOX=FILE`: every other stdin line (what reached the agent's input box,
@@ -128,6 +131,19 @@ fn run_inner(kind: AgentKind) -> Result<()> {
     };
     let hold = std::env::var("AGENTPANE_FAKE_HOLD").is_ok_and(|v| v == "1");
     let repeat = std::env::var(REPEAT_ENV).is_ok_and(|v| v == "1");
+    if std::env::var("AGENTPANE_FAKE_LATE").is_ok_and(|v| v == "1") {
+        println!(
+            "fake {kind} pid {} starting: type begin",
+            std::process::id()
+        );
+        let mut line = String::new();
+        while line.trim() != "begin" {
+            line.clear();
+            if std::io::stdin().read_line(&mut line)? == 0 {
+                return Ok(()); // stdin closed before it began
+            }
+        }
+    }
     let mut sink = create_sink(kind, &lines, hold)?;
     let mut steps = Steps::new(lines, sink.consumed(), repeat);
     let mut write_next = |sink: &mut Box<dyn Sink>, n: usize| -> Result<()> {

@@ -136,6 +136,13 @@ impl Scanner {
         }
     }
 
+    /// The next scan resolves every pane afresh: a folder an agent had not made when the panes
+    /// were resolved has appeared, and what it already holds (a new database, a first log)
+    /// never sent a file event.
+    pub fn resolve_afresh(&mut self) {
+        self.stale = true;
+    }
+
     /// A pending tool call's screen is looked at only once the call has been pending for
     /// [`TOOL_LOOK`], at the scan after [`Scanner::next_look`] (the caller wakes for it): a
     /// busy agent's tool calls, answered within it, cost no capture each.

@@ -395,6 +395,11 @@ impl Watcher {
         let resolutions = self.scanner.counters().resolves;
         let appeared =
             self.scanner.last_scan_listed() && self.folders_missing.iter().any(|d| d.is_dir());
+        if appeared {
+            // Its first files were written before it was watched: the next scan (the next
+            // safety poll at the latest) resolves the panes with them.
+            self.scanner.resolve_afresh();
+        }
         if self.folders_due || appeared || self.watched_for != Some(resolutions) {
             let (folders, missing) = wake::wanted_folders(&reports, &self.dir, &self.socket_path);
             self.fs.update(folders);

@@ -292,6 +292,21 @@ impl TmuxServer {
     pub fn state_dir(&self) -> PathBuf {
         self.path().join("state")
     }
+
+    /// `pane`'s row in the watcher's snapshot (`state.json`), or null.
+    pub fn snapshot_row(&self, pane: &str) -> serde_json::Value {
+        std::fs::read(self.state_dir().join("state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|s| {
+                s["panes"]
+                    .as_array()?
+                    .iter()
+                    .find(|p| p["pane_id"] == pane)
+                    .cloned()
+            })
+            .unwrap_or(serde_json::Value::Null)
+    }
     pub fn claude_dir(&self) -> PathBuf {
         self.path().join("claude")
     }
@@ -372,16 +387,21 @@ impl TmuxServer {
     /// Starts a fake agent in a new window and waits until it has written its files; its
     /// pane id.
     pub fn spawn(&self, agent: &FakeAgent) -> String {
-        let exe = self.bin().join(agent.name);
-        let pane = self.new_window(exe.to_str().unwrap(), &self.work(&agent.dir), &agent.env);
+        let pane = self.spawn_drawn(agent);
         self.wait_for_agent(&pane);
         pane
     }
 
-    /// Waits until the fake agent in `pane` has written its start lines (it says so on its
-    /// screen) and is resolvable (its session files exist; for an agent whose log agentpane
-    /// does not read, its process).
-    pub fn wait_for_agent(&self, pane: &str) {
+    /// Starts `agent` in a new window and waits for its first line on the screen only (a fake
+    /// with `AGENTPANE_FAKE_LATE` has written no file yet).
+    pub fn spawn_drawn(&self, agent: &FakeAgent) -> String {
+        let exe = self.bin().join(agent.name);
+        let pane = self.new_window(exe.to_str().unwrap(), &self.work(&agent.dir), &agent.env);
+        self.wait_drawn(&pane);
+        pane
+    }
+
+    fn wait_drawn(&self, pane: &str) {
         wait_until(
             DEADLINE,
             &format!("the fake agent in {pane} to start"),
@@ -392,6 +412,13 @@ impl TmuxServer {
                     .any(|w| w == b"fake ")
             },
         );
+    }
+
+    /// Waits until the fake agent in `pane` has written its start lines (it says so on its
+    /// screen) and is resolvable (its session files exist; for an agent whose log agentpane
+    /// does not read, its process).
+    pub fn wait_for_agent(&self, pane: &str) {
+        self.wait_drawn(pane);
         wait_until(DEADLINE, &format!("an agent transcript in {pane}"), || {
             let run = self.agentpane(&["resolve", pane, "--json"]);
             if run.code != 0 {
