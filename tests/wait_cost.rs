@@ -237,11 +237,13 @@ fn idle_panes(server: &TmuxServer, kind: AgentKind) {
 /// its file watch; nothing measured waits with an opencode pane, so nothing caught it. Now
 /// every agent kind agentpane knows gets the measurement: ten idle panes of the kind, the
 /// watcher as the plugin runs it (default safety poll, the plugin's focus hook), 10 s,
-/// under 50 ms of CPU (itself and the tmux clients it spawned) and woken by nothing but its
-/// polls. The kinds run side by side, one server and watcher each.
+/// under 50 ms of CPU (itself and the tmux clients it spawned), woken by nothing but its
+/// polls, which ask tmux nothing. Beside them, a session opened and never used (no log yet):
+/// it once made every poll list tmux and resolve every pane. The kinds run side by side, one
+/// server and watcher each.
 ///
-/// The window is the 10 s after the watcher's once-a-minute resolution, the panes long quiet:
-/// the polls it holds are the ones an idle watcher makes all day. (A resolution, or a poll
+/// The window is the 10 s after a resolution and two quiet polls, the panes quiet: the polls
+/// it holds are the ones an idle watcher makes all day. (A resolution, or a poll
 /// that lists tmux because a pane drew lately, costs this debug build 10–70 ms of CPU on a
 /// loaded machine; the release build's minute is in BENCHMARKS.md.) The CPU is what the
 /// watcher's counters say getrusage(2) says, to the microsecond: `/proc/PID/stat` counts
@@ -255,6 +257,15 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
             let server = TmuxServer::start();
             focus_hooks(&server);
             idle_panes(&server, kind);
+            if agentpane::agents::reads_log(kind) {
+                // A session opened and never used: no log yet, so the watcher looks for it
+                // again, but only while the pane draws.
+                server.spawn_drawn(
+                    &FakeAgent::idle(kind)
+                        .in_dir(&format!("{kind}-unused"))
+                        .env("AGENTPANE_FAKE_LATE", "1"),
+                );
+            }
             (kind, server)
         })
         .collect();
@@ -267,9 +278,42 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
     for (i, (kind, _)) in servers.iter().enumerate() {
         wait_until(
             Duration::from_secs(120),
-            &format!("{kind}: the watcher's once-a-minute resolution"),
+            &format!("{kind}: a resolution after the watcher's first"),
             || count(i).resolves > started[i].resolves,
         );
+    }
+    // Then, for every kind, two safety polls in a row that asked tmux nothing: every pane
+    // quiet (the unused one no longer looked at again), the minute's resolution at least 50 s
+    // away.
+    let mut last: Vec<Counters> = (0..watchers.len()).map(count).collect();
+    let mut quiet = vec![0; watchers.len()];
+    let went_quiet = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until(
+            Duration::from_secs(120),
+            "two quiet polls in a row beside every kind",
+            || {
+                for (i, q) in quiet.iter_mut().enumerate().filter(|(_, q)| **q < 2) {
+                    let now = count(i);
+                    if now.lists > last[i].lists || now.resolves > last[i].resolves {
+                        *q = 0;
+                    } else {
+                        *q += now.quiet_polls - last[i].quiet_polls;
+                    }
+                    last[i] = now;
+                }
+                quiet.iter().all(|q| *q >= 2)
+            },
+        )
+    }));
+    if went_quiet.is_err() {
+        let busy: Vec<_> = servers
+            .iter()
+            .zip(&quiet)
+            .zip(&last)
+            .filter(|((_, q), _)| **q < 2)
+            .map(|(((kind, _), _), c)| format!("{kind}: {c:?}"))
+            .collect();
+        panic!("the watcher never went quiet in 120 s beside {busy:?}");
     }
     let before: Vec<Counters> = (0..watchers.len()).map(count).collect();
     std::thread::sleep(QUIET);
@@ -289,15 +333,17 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
             (*kind, ms, a.wakes - b.wakes, a.lists - b.lists)
         })
         .collect();
-    // Two or three 5 s polls in 10 s; a watch woken by its own reads wakes many times.
+    // Two or three 5 s polls in 10 s; a watch woken by its own reads wakes many times; a
+    // quiet poll asks tmux nothing.
     let over: Vec<_> = used
         .iter()
-        .filter(|(_, ms, wakes, _)| *ms >= BUDGET_MS || *wakes > 3)
+        .filter(|(_, ms, wakes, lists)| *ms >= BUDGET_MS || *wakes > 3 || *lists > 0)
         .collect();
     assert!(
         over.is_empty(),
-        "the idle watcher beside ten idle panes, (kind, CPU ms, wakes, listings) in {QUIET:?}: \
-         {over:?} (budget {BUDGET_MS} ms and three wakes; all: {used:?})"
+        "the idle watcher beside ten idle panes and one unused, (kind, CPU ms, wakes, \
+         listings) in {QUIET:?}: {over:?} (budget {BUDGET_MS} ms, three wakes, no listing; \
+         all: {used:?})"
     );
 }
 

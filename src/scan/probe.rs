@@ -56,6 +56,12 @@ fn last_output(tty: &str) -> Option<i64> {
     rustix::fs::stat(tty).ok().map(|st| st.st_mtime)
 }
 
+/// True when `tty` is known to have had no output for [`QUIET_SECS`] before `now` (seconds
+/// since the epoch): the agent in it draws nothing, so it writes nothing either.
+pub fn quiet(tty: &str, now: i64) -> bool {
+    last_output(tty).is_some_and(|at| now - at >= QUIET_SECS)
+}
+
 /// The panes' fronts as of the last `list-panes`, in its order.
 #[derive(Debug, Default)]
 pub struct Probes {
@@ -119,6 +125,21 @@ mod tests {
         assert_eq!(Front::parse(line), front("my (odd) sh", 5150));
         assert_eq!(Front::parse("garbage"), None);
         assert_eq!(Front::parse("1 (x"), None);
+    }
+
+    #[test]
+    fn a_terminal_is_quiet_once_its_last_output_is_old_enough() {
+        let dir = tempfile::tempdir().unwrap();
+        let tty = dir.path().join("pts");
+        let file = std::fs::File::create(&tty).unwrap();
+        let at = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+        file.set_modified(at).unwrap();
+        let tty = tty.to_str().unwrap();
+        assert!(!quiet(tty, 1_000_000 + QUIET_SECS - 1));
+        assert!(quiet(tty, 1_000_000 + QUIET_SECS));
+        // Unknown: not known to be quiet.
+        assert!(!quiet("", 2_000_000));
+        assert!(!quiet("/nonexistent/pts/9", 2_000_000));
     }
 
     #[test]

@@ -189,7 +189,13 @@ impl Scanner {
 
     fn refresh(&mut self, tmux: &Tmux, now: Time) -> Result<(), TmuxError> {
         let young = self.at.is_some_and(|t| t.elapsed() < RESOLVE_MAX_AGE);
-        let awaited = self.resolved.iter().any(|r| awaits_transcript(r));
+        // A pane waiting for its first log is resolved afresh while its terminal shows life:
+        // an agent writes as it draws (its start, a prompt typed). Left quiet (a session
+        // opened and never used), it costs nothing until it draws or the minute is up.
+        let awaited = self
+            .resolved
+            .iter()
+            .any(|r| awaits_transcript(r) && !super::probe::quiet(&r.pane.tty, now.timestamp()));
         // A log write of an agent read from its title too lists tmux for the fresh titles,
         // at most once per TITLE_GAP: a write sooner is read with the last titles, and the
         // listing is owed till the gap ends (the caller wakes for it, `next_look`).
@@ -454,11 +460,13 @@ fn sources_of(resolved: &[Arc<Resolved>]) -> HashMap<PathBuf, Vec<PathBuf>> {
 /// yet), and 2.1.197 can set its record to `waiting` for a permission prompt just before that;
 /// Codex's daemon writes a new session's first rollout in a dated folder under `sessions/`
 /// that nothing watched. No later file event would tell the cache, which would then miss the
-/// first turn until [`RESOLVE_MAX_AGE`] (a minute, seen with Codex 0.171). Such a pane is
-/// resolved afresh at every scan until its transcript appears. Gemini CLI 0.61 writes its chat
-/// log about 2 s after it starts, in a project folder it registers just before, so a pane
-/// resolved sooner kept no log (and read `idle` through its first answer) for that minute too. opencode's sessions live in the database the watcher already watches; agents
-/// whose logs agentpane does not read never get one.
+/// first turn until [`RESOLVE_MAX_AGE`] (a minute, seen with Codex 0.171). Gemini CLI 0.61
+/// writes its chat log about 2 s after it starts, in a project folder it registers just
+/// before, so a pane resolved sooner kept no log (and read `idle` through its first answer)
+/// for that minute too. Such a pane is resolved afresh at every scan until its transcript
+/// appears, while its terminal shows life (the scan checks that). opencode's sessions live in
+/// the database the watcher already watches; agents whose logs agentpane does not read never
+/// get one.
 fn awaits_transcript(r: &Resolved) -> bool {
     r.transcript.is_none()
         && r.agent
