@@ -162,7 +162,8 @@ impl Sshd {
                  PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                  PubkeyAuthentication yes\nUsePAM no\nPermitRootLogin yes\n\
-                 AcceptEnv AGENTPANE_TEST_HOSTILE\nForceCommand {d}/remote.sh\nLogLevel ERROR\n",
+                 AcceptEnv AGENTPANE_TEST_HOSTILE\nForceCommand {d}/remote.sh\nLogLevel ERROR\n\
+                 SetEnv SHLVL=1\n",
                 d = d.display(),
                 extra_ports = extra
                     .iter()
@@ -192,6 +193,10 @@ impl Sshd {
             ),
         )
         .expect("ssh_config");
+        // `SetEnv SHLVL=1`: sshd runs the forced command with the user's login shell, and
+        // bash then sources the user's ~/.bashrc unless it is a nested shell. This machine's
+        // bashrc runs `pyenv init`, whose rehash lock, left behind by a session `kill` ended,
+        // made every later session wait a minute; a test host's shell rc is not the test's.
         // The privilege separation folder sshd insists on (the package's service makes it).
         let _ = std::fs::create_dir_all("/run/sshd");
         let mut sshd = Sshd {
