@@ -16,6 +16,10 @@
 #   4. the same three over MIXED (100) panes of every kind in turn, the writer a Claude Code
 #      and then an opencode pane.
 #
+# UNUSED=1 adds to each idle world one more pane of the (first) kind, a session opened and
+# never used: it writes no log, so the watcher keeps looking for one (not for amp or aider,
+# whose logs agentpane does not read).
+#
 # The watcher runs as the plugin starts it (default 5 s safety poll), without desktop side
 # effects. Its wakes are read from the counters it logs on SIGUSR1; for a build older than
 # that (BENCH_OLD=1), the watcher is started again with a `tmux` on its PATH that counts the
@@ -26,6 +30,7 @@
 #   KINDS="claude opencode" MIXED=0 IDLE_SECS=10 scripts/watcher-kinds.sh   # a quick look
 #   ROWS="opencode kilo" scripts/watcher-kinds.sh          # two kinds' rows, then the mixed ones
 #   BENCH_OLD=1 BENCH_BIN=/path/to/old/agentpane scripts/watcher-kinds.sh   # an older build
+#   UNUSED=1 KINDS="claude gemini" MIXED=0 scripts/watcher-kinds.sh   # beside an unused session
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -76,6 +81,8 @@ add_pane() {
     env=(-e "AGENTPANE_FAKE_AGENT=$(fixture "$kind")")
     if [[ ${2:-} == writer ]]; then
         env+=(-e AGENTPANE_FAKE_PACE_MS="$PACE_MS" -e AGENTPANE_FAKE_REPEAT=1)
+    elif [[ ${2:-} == unused ]]; then
+        env=(-e AGENTPANE_FAKE_AGENT=none -e AGENTPANE_FAKE_LATE=1)
     fi
     "${T[@]}" new-window -d -t main: -c "$dir" "${env[@]}" "$WORK/bin/$kind"
     BENCH_AGENTS=$((BENCH_AGENTS + 1))
@@ -223,6 +230,9 @@ measure() {
         bench_world
         for ((i = 0; i < count; i++)); do add_pane "${kinds[i % ${#kinds[@]}]}"; done
         wait_agents "$count"
+        if ((${UNUSED:-0})) && [[ ${kinds[0]} != amp && ${kinds[0]} != aider ]]; then
+            add_pane "${kinds[0]}" unused
+        fi
         # An older build has no --scan (and always scanned).
         echo "$(status_ms "$( ((OLD)) || echo --scan)") $(watch_cost "$IDLE_SECS" idle)" >"$OUT/row-idle"
     )
@@ -273,7 +283,9 @@ fi
 } | tee "$OUT/watcher-kinds.md"
 for kind in $ROWS; do
     echo "watcher-kinds: $PANES $kind panes" >&2
-    measure "$PANES $kind" "$PANES" "$kind" "$kind" | tee -a "$OUT/watcher-kinds.md"
+    label="$PANES $kind"
+    ((${UNUSED:-0})) && [[ $kind != amp && $kind != aider ]] && label+=" + 1 unused"
+    measure "$label" "$PANES" "$kind" "$kind" | tee -a "$OUT/watcher-kinds.md"
 done
 if ((MIXED)); then
     for writer in $MIXED_WRITERS; do
