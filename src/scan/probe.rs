@@ -59,7 +59,12 @@ fn last_output(tty: &str) -> Option<i64> {
 /// True when `tty` is known to have had no output for [`QUIET_SECS`] before `now` (seconds
 /// since the epoch): the agent in it draws nothing, so it writes nothing either.
 pub fn quiet(tty: &str, now: i64) -> bool {
-    last_output(tty).is_some_and(|at| now - at >= QUIET_SECS)
+    last_output(tty).is_some_and(|at| !lately(at, now))
+}
+
+/// Whether an output at `at` is within [`QUIET_SECS`] of `now` (seconds since the epoch).
+fn lately(at: i64, now: i64) -> bool {
+    now - at < QUIET_SECS
 }
 
 /// The panes' fronts as of the last `list-panes`, in its order.
@@ -103,7 +108,7 @@ fn pane_news(
     now: i64,
     front: impl FnOnce() -> Option<Front>,
 ) -> bool {
-    let recent = output.map(|at| now - at < QUIET_SECS);
+    let recent = output.map(|at| lately(at, now));
     (agent && recent == Some(true)) || (recent != Some(false) && &front() != then)
 }
 

@@ -455,18 +455,13 @@ fn sources_of(resolved: &[Arc<Resolved>]) -> HashMap<PathBuf, Vec<PathBuf>> {
     out
 }
 
-/// A pane resolved before its agent's transcript existed. Claude Code writes the transcript
-/// at the first prompt, in a project folder the watcher did not watch (it may not even exist
-/// yet), and 2.1.197 can set its record to `waiting` for a permission prompt just before that;
-/// Codex's daemon writes a new session's first rollout in a dated folder under `sessions/`
-/// that nothing watched. No later file event would tell the cache, which would then miss the
-/// first turn until [`RESOLVE_MAX_AGE`] (a minute, seen with Codex 0.171). Gemini CLI 0.61
-/// writes its chat log about 2 s after it starts, in a project folder it registers just
-/// before, so a pane resolved sooner kept no log (and read `idle` through its first answer)
-/// for that minute too. Such a pane is resolved afresh at every scan until its transcript
-/// appears, while its terminal shows life (the scan checks that). opencode's sessions live in
-/// the database the watcher already watches; agents whose logs agentpane does not read never
-/// get one.
+/// A pane resolved before its agent's transcript existed, where no file event may tell the
+/// cache that it appeared (each agent says why in `Agent::awaits_transcript`: a log written
+/// at the first prompt in a folder nobody watched, or under a project folder registered only
+/// at start). Reusing that resolution missed the first turn until [`RESOLVE_MAX_AGE`], a
+/// minute; such a pane is resolved afresh at every scan until its transcript appears, while
+/// its terminal shows life (the scan checks that). Agents whose sessions live where the
+/// watcher already watches, or whose logs agentpane does not read, do not await one.
 fn awaits_transcript(r: &Resolved) -> bool {
     r.transcript.is_none()
         && r.agent
