@@ -7,7 +7,7 @@ mod real;
 
 use std::time::Duration;
 
-use common::{TmuxServer, Watch};
+use common::{wait_until_else, TmuxServer, Watch, WATCHER_FINDS};
 use real::gemini::{self, answer_to, TOOL_DONE};
 use real::{press, start, wait_for, STEP};
 
@@ -91,27 +91,18 @@ fn wait_watched<T>(
     })
 }
 
-/// How soon the watcher reads a new pane's log once it exists: a few safety polls, far short
-/// of the minute (`RESOLVE_MAX_AGE`) a resolution made before the log was kept for.
-const WATCHER_FINDS: Duration = Duration::from_secs(20);
-
 /// Waits until the watcher reads the log a fresh `pane` resolves to. Gemini CLI writes it a
 /// moment after its first screen; a watcher that resolved the pane in between read it `idle`,
 /// through its first answer, for a minute.
 fn watcher_reads_its_log(server: &TmuxServer, watch: &Watch, pane: &str) {
     let log = resolve(server, pane)["transcript"].clone();
     assert!(log.is_string(), "{pane} has no log yet");
-    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_for(WATCHER_FINDS, "the watcher to read the pane's log", || {
-            (server.snapshot_row(pane)["transcript"] == log).then_some(())
-        })
-    }));
-    if found.is_err() {
-        panic!(
-            "the watcher did not read {log} within {WATCHER_FINDS:?}\n{}",
-            watcher_view(server, watch, pane)
-        );
-    }
+    wait_until_else(
+        WATCHER_FINDS,
+        &format!("the watcher to read {log}"),
+        || server.snapshot_row(pane)["transcript"] == log,
+        || watcher_view(server, watch, pane),
+    );
 }
 
 #[test]

@@ -221,11 +221,11 @@ fn focus_hooks(server: &TmuxServer) {
     server.tmux(&["set-hook", "-g", "session-window-changed[4242]", &nudge]);
 }
 
-/// Ten idle fakes of `kind`, each in its own folder (two opencode in one folder could not be
-/// told apart).
 /// How many idle panes [`idle_panes`] starts.
 const IDLE_PANES: u64 = 10;
 
+/// Ten idle fakes of `kind`, each in its own folder (two opencode in one folder could not be
+/// told apart).
 fn idle_panes(server: &TmuxServer, kind: AgentKind) {
     for i in 0..IDLE_PANES {
         server.spawn(&FakeAgent::idle(kind).in_dir(&format!("{kind}-{i}")));

@@ -11,14 +11,8 @@
 
 mod common;
 
-use std::time::Duration;
-
 use agentpane::events::AgentKind;
-use common::{wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
-
-/// How soon the watcher reads a log that appeared after it resolved the pane: a few safety
-/// polls, far short of the minute (`RESOLVE_MAX_AGE`) a resolution is otherwise kept for.
-const FINDS: Duration = Duration::from_secs(20);
+use common::{wait_until, wait_until_else, FakeAgent, TmuxServer, Watch, DEADLINE, WATCHER_FINDS};
 
 fn first_log_is_read(kind: AgentKind) {
     let server = TmuxServer::start();
@@ -37,25 +31,24 @@ fn first_log_is_read(kind: AgentKind) {
             row["agent"] == kind.name() && row["transcript"].is_null()
         },
     );
-    server.tmux(&["send-keys", "-t", &pane, "begin", "Enter"]);
+    server.send_line(&pane, "begin");
     let mut log = serde_json::Value::Null;
     wait_until(DEADLINE, &format!("{kind}: its log"), || {
         log = server.agentpane(&["resolve", &pane, "--json"]).json()["transcript"].clone();
         log.is_string()
     });
-    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until(FINDS, "the watcher to read the log", || {
-            server.snapshot_row(&pane)["transcript"] == log
-        })
-    }));
-    if found.is_err() {
-        panic!(
-            "{kind}: the watcher did not read {log} within {FINDS:?} of its appearing; its row: \
-             {:#}\nits log:\n{}",
-            server.snapshot_row(&pane),
-            std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default()
-        );
-    }
+    wait_until_else(
+        WATCHER_FINDS,
+        &format!("{kind}: the watcher to read {log}"),
+        || server.snapshot_row(&pane)["transcript"] == log,
+        || {
+            format!(
+                "its row: {:#}\nits log:\n{}",
+                server.snapshot_row(&pane),
+                std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default()
+            )
+        },
+    );
     drop(watch);
 }
 

@@ -42,14 +42,26 @@ pub fn real_client_fixture(rel: &str) -> PathBuf {
 }
 
 /// Polls `cond` every 50 ms until it holds; panics naming `what` after `deadline`.
-pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool) {
+pub fn wait_until(deadline: Duration, what: &str, cond: impl FnMut() -> bool) {
+    wait_until_else(deadline, what, cond, String::new);
+}
+
+/// [`wait_until`], the panic also telling what `tell` says (what the failure looked like).
+pub fn wait_until_else(
+    deadline: Duration,
+    what: &str,
+    mut cond: impl FnMut() -> bool,
+    tell: impl FnOnce() -> String,
+) {
     let end = Instant::now() + deadline;
     loop {
         if cond() {
             return;
         }
         if Instant::now() > end {
-            panic!("timed out after {deadline:?} waiting for {what}");
+            let told = tell();
+            let sep = if told.is_empty() { "" } else { "\n" };
+            panic!("timed out after {deadline:?} waiting for {what}{sep}{told}");
         }
         std::thread::sleep(Duration::from_millis(50));
     }
@@ -58,6 +70,10 @@ pub fn wait_until(deadline: Duration, what: &str, mut cond: impl FnMut() -> bool
 /// A real Claude Code transcript that ends with a plain answer.
 pub const CLAUDE_ANSWER: &str =
     "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
+
+/// How soon a watcher reads a pane's log that appeared after it resolved the pane: a few
+/// safety polls, far short of the minute (`RESOLVE_MAX_AGE`) a resolution is otherwise kept.
+pub const WATCHER_FINDS: Duration = Duration::from_secs(20);
 
 /// A generous default deadline for a loaded 2-core machine.
 pub const DEADLINE: Duration = Duration::from_secs(20);
@@ -307,6 +323,7 @@ impl TmuxServer {
             })
             .unwrap_or(serde_json::Value::Null)
     }
+
     pub fn claude_dir(&self) -> PathBuf {
         self.path().join("claude")
     }
