@@ -1,5 +1,7 @@
 //! Small text helpers shared by every stage: bounding untrusted or long text for events,
-//! alerts, tables and menus.
+//! alerts, tables and menus, and making it safe to print to a person's terminal.
+
+use std::borrow::Cow;
 
 /// Cuts `text` to at most `max` bytes on a character boundary, marking the cut with `…` (the
 /// mark included in the bound).
@@ -56,10 +58,146 @@ pub fn join_blocks<'a>(blocks: impl Iterator<Item = &'a str>) -> String {
         .join("\n\n")
 }
 
+/// `text` as it may reach a person's terminal (docs/design.md#terminal-safe-output): escape
+/// sequences (CSI, OSC, DCS, SOS, PM, APC, 7- or 8-bit) removed whole, every other control
+/// character ([`is_control`]) dropped, `\r\n` and a lone `\r` made `\n`; `\n` and `\t` kept.
+/// Borrowed when there was nothing to clean.
+pub fn terminal_safe(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(|c| c == '\r' || is_control(c)) {
+        return Cow::Borrowed(text);
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i = match c {
+            '\x1b' => after_escape(&chars, i + 1),
+            '\u{9b}' => after_csi(&chars, i + 1),
+            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => after_string(&chars, i + 1),
+            '\r' => {
+                out.push('\n');
+                i + 1 + usize::from(chars.get(i + 1) == Some(&'\n'))
+            }
+            c if is_control(c) => i + 1,
+            c => {
+                out.push(c);
+                i + 1
+            }
+        };
+    }
+    Cow::Owned(out)
+}
+
+/// [`terminal_safe`] for one cell or line of a table: newlines and tabs become spaces.
+pub fn terminal_line(text: &str) -> String {
+    terminal_safe(text).replace(['\n', '\t'], " ")
+}
+
+/// True for a character no untrusted text may carry to a terminal or an input box: the C0
+/// controls but `\n` and `\t`, DEL, the C1 controls (0x9b is a one-byte CSI), and the
+/// bidirectional embeddings, overrides and isolates (they reorder what a person reads).
+pub fn is_control(c: char) -> bool {
+    let u = c as u32;
+    (u < 0x20 && c != '\n' && c != '\t')
+        || u == 0x7f
+        || (0x80..=0x9f).contains(&u)
+        || (0x202a..=0x202e).contains(&u)
+        || (0x2066..=0x2069).contains(&u)
+}
+
+/// Where the text resumes after an ESC whose next character is at `i`.
+fn after_escape(chars: &[char], i: usize) -> usize {
+    match chars.get(i).copied() {
+        Some('[') => after_csi(chars, i + 1),
+        Some(']' | 'P' | 'X' | '^' | '_') => after_string(chars, i + 1),
+        // `ESC ( B` and the like: intermediates, then one final character.
+        Some(c) if in_range(c, 0x20, 0x2f) => {
+            let j = skip(chars, i, 0x20, 0x2f);
+            j + usize::from(chars.get(j).is_some_and(|&c| in_range(c, 0x30, 0x7e)))
+        }
+        Some(c) if in_range(c, 0x30, 0x7e) => i + 1,
+        _ => i,
+    }
+}
+
+/// Where the text resumes after a CSI whose parameters start at `i`: parameters,
+/// intermediates, and the final character when there is one.
+fn after_csi(chars: &[char], i: usize) -> usize {
+    let j = skip(chars, skip(chars, i, 0x30, 0x3f), 0x20, 0x2f);
+    j + usize::from(chars.get(j).is_some_and(|&c| in_range(c, 0x40, 0x7e)))
+}
+
+/// Where the text resumes after a control string (OSC, DCS, …) whose body starts at `i`: after
+/// its BEL or string terminator. Another ESC ends it too, as in a terminal. Without any end the
+/// introducer alone goes and the rest is kept as text: it can no longer command anything.
+fn after_string(chars: &[char], i: usize) -> usize {
+    for j in i..chars.len() {
+        match chars[j] {
+            '\x07' | '\u{9c}' => return j + 1,
+            '\x1b' if chars.get(j + 1) == Some(&'\\') => return j + 2,
+            '\x1b' => return j,
+            _ => {}
+        }
+    }
+    i
+}
+
+fn skip(chars: &[char], mut i: usize, lo: u32, hi: u32) -> usize {
+    while chars.get(i).is_some_and(|&c| in_range(c, lo, hi)) {
+        i += 1;
+    }
+    i
+}
+
+fn in_range(c: char, lo: u32, hi: u32) -> bool {
+    (lo..=hi).contains(&(c as u32))
+}
+
+/// Model text that tries each way to command a terminal — a clipboard write (OSC 52), a title
+/// change, a screen clear, a bell and an 8-bit CSI — between the letters `a` to `f`.
+#[cfg(test)]
+pub(crate) const HOSTILE: &str = "a\x1b]52;c;ZXZpbA==\x07b\x1b]0;x\x07c\x1b[2Jd\x07e\u{9b}31mf";
+
+/// Panics when `out` carries anything a terminal acts on.
+#[cfg(test)]
+pub(crate) fn assert_terminal_safe(out: &str) {
+    assert!(
+        !out.chars().any(|c| c == '\r' || is_control(c)),
+        "control characters reach the terminal: {out:?}"
+    );
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use chrono::{TimeZone, Utc};
+
+    #[test]
+    fn terminal_safe_removes_sequences_whole() {
+        assert_eq!(terminal_safe(HOSTILE), "abcdef");
+        // OSC ended by ST, DCS, a charset switch, 8-bit OSC, DEL, NUL, bidi override.
+        let more = "1\x1b]8;;http://x\x1b\\2\x1bPq#0\x1b\\3\x1b(B4\u{9d}0;t\u{9c}5\x7f\0\u{202e}6";
+        assert_eq!(terminal_safe(more), "123456");
+    }
+
+    #[test]
+    fn terminal_safe_keeps_text_newlines_and_tabs() {
+        let plain = "검토 完成 ⏺\n\tcode [2J] ]0;x";
+        assert!(matches!(terminal_safe(plain), Cow::Borrowed(_)));
+        assert_eq!(terminal_safe("a\r\nb\rc"), "a\nb\nc");
+        assert_eq!(terminal_line("a\nb\tc\x1b[1md"), "a b cd");
+    }
+
+    #[test]
+    fn broken_sequences_lose_their_control_and_keep_the_text() {
+        // Unterminated OSC: the text after it stays, without the ESC.
+        assert_eq!(terminal_safe("a\x1b]0;title and more"), "a0;title and more");
+        // CSI cut by a non-final character, ESC at the end, ESC before a non-ASCII letter.
+        assert_eq!(terminal_safe("x\x1b[12\ny\x1b"), "x\ny");
+        assert_eq!(terminal_safe("\x1bé"), "é");
+        assert_eq!(terminal_safe("\x1b]0;a\x1b[31mb"), "b");
+    }
 
     #[test]
     fn bounded_cuts_on_char_boundaries_within_the_bound() {

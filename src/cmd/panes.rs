@@ -15,7 +15,7 @@ use crate::resolve::{Resolved, Via};
 use crate::scan::{self, PaneReport};
 use crate::state::Source;
 use crate::state::State;
-use crate::text::age;
+use crate::text::{age, terminal_line, terminal_safe};
 
 /// One `resolve --json` object.
 #[derive(Serialize)]
@@ -175,7 +175,8 @@ pub fn resolve(args: ResolveArgs, ctx: &Context) -> Result<i32> {
     Ok(exit::OK)
 }
 
-/// The chain as text: one line per link, the link where it broke marked.
+/// The chain as text: one line per link, the link where it broke marked; terminal-safe (a
+/// path, a command line or a reason may carry escape sequences).
 fn chain_text(report: &PaneReport, now: Time) -> String {
     let r = &report.resolved;
     let mut out = String::new();
@@ -208,7 +209,7 @@ fn chain_text(report: &PaneReport, now: Time) -> String {
             report.source.as_str()
         ));
     }
-    out
+    terminal_safe(&out).into_owned()
 }
 
 pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
@@ -249,10 +250,7 @@ fn reason_cell(status: &crate::state::Status) -> String {
     match &status.request {
         Some(r) if !r.summary.is_empty() => format!(
             "{reason} · {}",
-            crate::text::chars(
-                &crate::route::sanitize::sanitize(&r.summary).replace(['\n', '\t'], " "),
-                50
-            )
+            crate::text::chars(&terminal_line(&r.summary), 50)
         ),
         _ => reason,
     }
@@ -270,7 +268,7 @@ enum Row<'a> {
 }
 
 /// The `panes` table: target, agent, state, reason, age, cwd, last answer head; remote panes
-/// after the local ones, their target `HOST:TARGET`.
+/// after the local ones, their target `HOST:TARGET`. Every cell is terminal-safe, one line.
 fn table(
     reports: &[PaneReport],
     remote: &[(&str, &crate::remote::doc::RemotePane)],
@@ -322,6 +320,10 @@ fn table(
             "-".into(),
         ]);
     }
+    let rows: Vec<[String; 7]> = rows
+        .into_iter()
+        .map(|row| row.map(|cell| terminal_line(&cell)))
+        .collect();
     let mut widths = [0usize; 7];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
@@ -344,4 +346,48 @@ fn table(
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::testkit::{report, t};
+    use crate::text::{assert_terminal_safe, HOSTILE};
+
+    /// A waiting pane whose cwd, command, reason and request all carry escape sequences.
+    fn hostile() -> PaneReport {
+        let mut r = report(1, 1, State::Waiting, 0);
+        r.status.reason = Some(format!("permission {HOSTILE}"));
+        r.status.request = Some(crate::read::request::Request::new(
+            crate::read::request::PromptKind::Permission,
+            "Bash",
+            HOSTILE,
+            HOSTILE,
+            None,
+            crate::read::request::RequestSource::Log,
+        ));
+        let resolved = std::sync::Arc::make_mut(&mut r.resolved);
+        resolved.pane.cwd = format!("/src/{HOSTILE}");
+        resolved.steps = vec![
+            format!("pane: %1 in /src/{HOSTILE}"),
+            format!("agent: claude {HOSTILE}"),
+        ];
+        r
+    }
+
+    #[test]
+    fn the_panes_table_is_terminal_safe() {
+        let out = table(&[hostile()], &[], t(5), Path::new("/home/u"));
+        assert_terminal_safe(&out);
+        assert!(out.contains("permission abcdef · abcdef"), "{out}");
+        assert!(out.contains("/src/abcdef"), "{out}");
+    }
+
+    #[test]
+    fn the_resolve_chain_is_terminal_safe() {
+        let out = chain_text(&hostile(), t(5));
+        assert_terminal_safe(&out);
+        assert!(out.contains("claude abcdef"), "{out}");
+        assert!(out.contains("(permission abcdef)"), "{out}");
+    }
 }

@@ -17,22 +17,11 @@ pub fn sanitize(text: &str) -> String {
                 out.push('\n');
             }
             '\n' | '\t' => out.push(c),
-            c if is_dropped(c) => {}
+            c if crate::text::is_control(c) => {}
             c => out.push(c),
         }
     }
     out
-}
-
-/// True for characters a routed text must never carry.
-fn is_dropped(c: char) -> bool {
-    let u = c as u32;
-    u < 0x20
-        || u == 0x7f
-        || (0x80..=0x9f).contains(&u)
-        // Bidirectional embeddings, overrides and isolates: they reorder what a human reviews.
-        || (0x202a..=0x202e).contains(&u)
-        || (0x2066..=0x2069).contains(&u)
 }
 
 /// Sanitises raw bytes that may not be UTF-8 (a capture, a command's stdout).

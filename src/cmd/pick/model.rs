@@ -5,10 +5,10 @@
 use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 
 use crate::events::Time;
-use crate::route::sanitize::sanitize;
 use crate::scan::PaneReport;
 use crate::segment::Icons;
 use crate::state::{urgency, State};
+use crate::text::{terminal_line, terminal_safe};
 
 /// One agent pane as the picker lists it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -240,8 +240,8 @@ impl Picker {
     /// Shows an answer (sanitised: it is untrusted text) from its first line.
     pub fn show_answer(&mut self, title: String, text: &str) {
         self.mode = Mode::Answer {
-            title: clean_cell(&title),
-            text: sanitize(text).replace('\t', "    "),
+            title: terminal_line(&title),
+            text: terminal_safe(text).replace('\t', "    "),
             top: 0,
         };
     }
@@ -337,8 +337,8 @@ impl Picker {
                 );
                 self.mode = Mode::Decide {
                     pane: row.pane_id.clone(),
-                    title: clean_cell(&title),
-                    text: sanitize(&r.text).replace('\t', "    "),
+                    title: terminal_line(&title),
+                    text: terminal_safe(&r.text).replace('\t', "    "),
                     fingerprint: r.fingerprint.clone(),
                 };
             }
@@ -432,7 +432,7 @@ impl Picker {
             None => " ↑↓/jk move · ⏎ jump · p answer · y/n decide · q quit".to_string(),
         };
         let footer = match &self.message {
-            Some(m) => format!(" {}", clean_cell(m)),
+            Some(m) => format!(" {}", terminal_line(m)),
             None => help,
         };
         lines.push(Line {
@@ -491,7 +491,7 @@ impl Widths {
         };
         Widths {
             glyph: max(&|r| r.glyph.width(), 1),
-            target: max(&|r| clean_cell(&r.target).width(), "TARGET".len()),
+            target: max(&|r| terminal_line(&r.target).width(), "TARGET".len()),
             agent: max(&|r| r.agent.width(), "AGENT".len()),
             reason: max(&|r| reason(r).width().min(MAX_REASON), "STATE".len()),
         }
@@ -521,13 +521,13 @@ impl Widths {
         };
         // A waiting row shows what it asks instead of its last answer.
         let head = match &r.request {
-            Some(q) => format!("▸ {}", clean_cell(&q.summary)),
-            None => r.head.as_deref().map(clean_cell).unwrap_or_default(),
+            Some(q) => format!("▸ {}", terminal_line(&q.summary)),
+            None => r.head.as_deref().map(terminal_line).unwrap_or_default(),
         };
         let line = format!(
             " {} {}  {}  {}  {:>4}  {}  {head}",
             pad(&r.glyph, self.glyph),
-            pad(&clean_cell(&r.target), self.target),
+            pad(&terminal_line(&r.target), self.target),
             pad(&r.agent, self.agent),
             pad(&fit(&reason(r), MAX_REASON), self.reason),
             age,
@@ -540,17 +540,12 @@ impl Widths {
 /// The reason, else the state's name (`your-turn (seen)` once looked at).
 fn reason(r: &Row) -> String {
     if let Some(reason) = r.reason.as_deref().filter(|s| !s.is_empty()) {
-        return clean_cell(reason);
+        return terminal_line(reason);
     }
     match r.state {
         State::YourTurn if r.seen => "your-turn (seen)".into(),
         s => s.as_str().into(),
     }
-}
-
-/// Untrusted text for one cell: no control characters, one line.
-pub fn clean_cell(text: &str) -> String {
-    sanitize(text).replace(['\n', '\t'], " ")
 }
 
 /// `text` padded with spaces to `width` cells.
@@ -826,7 +821,7 @@ mod tests {
     fn rows_are_aligned_cut_to_the_width_and_free_of_controls() {
         let mut a = row("%1", State::Waiting, 0);
         a.reason = Some("permission: Bash".into());
-        a.head = Some("Done.\x1b[2J all \u{9b}good".into());
+        a.head = Some("Done.\x1b[2J all \u{9b}1mgood".into());
         a.unread = 2;
         let mut b = row("%12", State::Working, -125);
         b.agent = "codex".into();
@@ -842,7 +837,7 @@ mod tests {
         );
         assert_eq!(
             text[2],
-            " ⏸  main:1.0  claude  permission: Bash    0s  ✉2    Done.[2J all good"
+            " ⏸  main:1.0  claude  permission: Bash    0s  ✉2    Done. all good"
         );
         assert_eq!(text[3], " ⚡ work:3.1  codex   working             2m");
         assert!(screen[2].reverse && !screen[3].reverse);
