@@ -213,6 +213,10 @@ pub struct LastArgs {
     /// Print one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// Print the answer byte-exact even to a terminal (escape sequences included); into a pipe
+    /// or a file it always is.
+    #[arg(long, conflicts_with = "json")]
+    pub raw: bool,
 }
 
 #[derive(Debug, Args)]

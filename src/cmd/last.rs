@@ -1,4 +1,9 @@
-//! `agentpane last PANE | --transcript FILE`: the clean last answer (docs/design.md#extraction).
+//! `agentpane last PANE | --transcript FILE`: the clean last answer (docs/design.md#extraction),
+//! byte-exact into a pipe or a file or with `--raw`, terminal-safe on a terminal
+//! (docs/design.md#terminal-safe-output).
+
+use std::borrow::Cow;
+use std::io::IsTerminal;
 
 use anyhow::{bail, Result};
 use serde::Serialize;
@@ -22,29 +27,60 @@ struct Output<'a> {
     key: Option<&'a str>,
 }
 
+/// How `last` prints an answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Form {
+    /// One JSON object (JSON escapes control characters itself).
+    Json,
+    /// The text byte-exact: into a pipe or a file, or with `--raw`.
+    Exact,
+    /// The text without escape sequences: on a terminal.
+    TerminalSafe,
+}
+
+impl Form {
+    /// The form for these flags, stdout being a `terminal` or not.
+    pub(super) fn of(json: bool, raw: bool, terminal: bool) -> Form {
+        match (json, raw || !terminal) {
+            (true, _) => Form::Json,
+            (false, true) => Form::Exact,
+            (false, false) => Form::TerminalSafe,
+        }
+    }
+
+    /// `text` as this form prints it (JSON aside).
+    pub(super) fn text(self, text: &str) -> Cow<'_, str> {
+        match self {
+            Form::TerminalSafe => crate::text::terminal_safe(text),
+            Form::Json | Form::Exact => Cow::Borrowed(text),
+        }
+    }
+}
+
 pub fn run(args: LastArgs, ctx: &Context) -> Result<i32> {
+    let form = Form::of(args.json, args.raw, std::io::stdout().is_terminal());
     let Some(path) = args.transcript.as_deref() else {
-        return run_pane(&args, ctx);
+        return run_pane(&args, form, ctx);
     };
     let answer = extract::last_answer_from_transcript(path, args.agent)?;
     print_answer(
         answer.as_ref(),
         "transcript",
         Some(path),
-        args.json,
+        form,
         &path.display().to_string(),
     )
 }
 
 /// `last PANE`: the transcript of the pane's agent when one resolves, else the screen.
-fn run_pane(args: &LastArgs, ctx: &Context) -> Result<i32> {
+fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
     let Some(target) = args.pane.as_deref() else {
         bail!("give a pane (`last %3`) or `--transcript FILE`")
     };
     if let crate::remote::Target::Remote(host, pane) =
         crate::remote::split_target(target, &ctx.remote_hosts()?)
     {
-        return super::remote::last(&host, pane, args.json);
+        return super::remote::last(&host, pane, form);
     }
     let tmux = ctx.tmux();
     let pane = tmux.pane_id(target)?;
@@ -55,13 +91,13 @@ fn run_pane(args: &LastArgs, ctx: &Context) -> Result<i32> {
         match report_of(&reports, &pane).map(|r| &r.status) {
             Some(s) if s.state == State::Attention => eprintln!(
                 "agentpane: pane {pane}'s last turn failed ({}): it has no answer",
-                s.reason.as_deref().unwrap_or("error")
+                crate::text::terminal_line(s.reason.as_deref().unwrap_or("error"))
             ),
             _ => eprintln!("agentpane: no answer in pane {pane} yet"),
         }
         return Ok(crate::exit::NOTHING);
     };
-    if args.json {
+    if form == Form::Json {
         let out = Output {
             text: &found.text,
             agent: found.agent,
@@ -72,9 +108,12 @@ fn run_pane(args: &LastArgs, ctx: &Context) -> Result<i32> {
         };
         println!("{}", serde_json::to_string(&out)?);
     } else {
-        println!("{}", found.text);
+        println!("{}", form.text(&found.text));
         match &found.transcript {
-            Some(t) => eprintln!("(source: transcript {})", t.display()),
+            Some(t) => eprintln!(
+                "(source: transcript {})",
+                crate::text::terminal_line(&t.display().to_string())
+            ),
             None => eprintln!("(source: pane {pane}, screen capture: no transcript)"),
         }
     }
@@ -86,14 +125,17 @@ fn print_answer(
     answer: Option<&Answer>,
     source: &'static str,
     transcript: Option<&std::path::Path>,
-    json: bool,
+    form: Form,
     what: &str,
 ) -> Result<i32> {
     let Some(answer) = answer else {
-        eprintln!("agentpane: no assistant answer in {what} yet");
+        eprintln!(
+            "agentpane: no assistant answer in {} yet",
+            crate::text::terminal_line(what)
+        );
         return Ok(crate::exit::NOTHING);
     };
-    if json {
+    if form == Form::Json {
         let out = Output {
             text: &answer.text,
             agent: Some(answer.agent),
@@ -104,7 +146,30 @@ fn print_answer(
         };
         println!("{}", serde_json::to_string(&out)?);
     } else {
-        println!("{}", answer.text);
+        println!("{}", form.text(&answer.text));
     }
     Ok(crate::exit::OK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{assert_terminal_safe, HOSTILE};
+
+    #[test]
+    fn on_a_terminal_last_prints_no_escape_sequence() {
+        let form = Form::of(false, false, true);
+        assert_eq!(form, Form::TerminalSafe);
+        assert_terminal_safe(&form.text(HOSTILE));
+        assert_eq!(form.text(HOSTILE), "abcdef");
+    }
+
+    #[test]
+    fn into_a_pipe_or_with_raw_last_is_byte_exact() {
+        for form in [Form::of(false, false, false), Form::of(false, true, true)] {
+            assert_eq!(form, Form::Exact);
+            assert_eq!(form.text(HOSTILE), HOSTILE);
+        }
+        assert_eq!(Form::of(true, false, true), Form::Json);
+    }
 }

@@ -99,14 +99,14 @@ fn ask(ssh: &Ssh, host: &Host) -> HostView {
 
 pub use crate::remote::this_host;
 
-/// `last HOST:PANE`: the remote's answer printed here.
-pub fn last(host: &Host, pane: &str, json: bool) -> Result<i32> {
+/// `last HOST:PANE`: the remote's answer printed here in `form`.
+pub fn last(host: &Host, pane: &str, form: super::last::Form) -> Result<i32> {
     let ssh = Ssh::from_env();
     let Some(a) = fetch_answer(&ssh, host, pane)? else {
         eprintln!("agentpane: no answer in {host}:{pane} yet");
         return Ok(exit::NOTHING);
     };
-    if json {
+    if form == super::last::Form::Json {
         #[derive(serde::Serialize)]
         struct Out<'a> {
             text: &'a str,
@@ -122,8 +122,8 @@ pub fn last(host: &Host, pane: &str, json: bool) -> Result<i32> {
         };
         println!("{}", serde_json::to_string(&out)?);
     } else {
-        println!("{}", a.text);
-        eprintln!("(source: {host}:{pane})");
+        println!("{}", form.text(&a.text));
+        eprintln!("(source: {host}:{})", crate::text::terminal_line(pane));
     }
     Ok(exit::OK)
 }

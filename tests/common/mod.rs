@@ -512,23 +512,27 @@ impl TmuxServer {
     /// that lets the answer execute anywhere creates the marker.
     pub fn hostile_claude(&self, name: &str) -> (String, PathBuf) {
         let marker = self.path().join(format!("{name}-ran"));
+        let answer = format!("Run this:\ntouch {}\necho done", marker.display());
+        (self.claude_answering(name, &answer), marker)
+    }
+
+    /// A fake Claude Code in `work/<name>` whose last answer is `answer`; its pane.
+    pub fn claude_answering(&self, name: &str, answer: &str) -> String {
         let text = std::fs::read_to_string(fixture(CLAUDE_ANSWER)).expect("fixture");
         let mut lines: Vec<serde_json::Value> = text
             .lines()
             .map(|l| serde_json::from_str(l).expect("fixture line"))
             .collect();
         let last = lines.last_mut().expect("an answer");
-        last["message"]["content"][0]["text"] =
-            format!("Run this:\ntouch {}\necho done", marker.display()).into();
+        last["message"]["content"][0]["text"] = answer.into();
         let fixture_file = self.path().join(format!("{name}.jsonl"));
         let body: String = lines.iter().map(|l| format!("{l}\n")).collect();
-        std::fs::write(&fixture_file, body).expect("write the hostile fixture");
-        let pane = self.spawn(
+        std::fs::write(&fixture_file, body).expect("write the fixture");
+        self.spawn(
             &FakeAgent::claude()
                 .in_dir(name)
                 .env("AGENTPANE_FAKE_AGENT", fixture_file.to_str().unwrap()),
-        );
-        (pane, marker)
+        )
     }
 
     /// The recipient a route to `pane` records now: the agent process `resolve` finds there.
