@@ -45,17 +45,19 @@ pub struct Alert {
 }
 
 impl Alert {
-    /// One human line, e.g. `claude in work:1.0: your turn`.
+    /// One human line, e.g. `claude in work:1.0: your turn`; terminal-safe (the reason may
+    /// quote the agent, the target is a name anyone in tmux can set).
     pub fn message(&self) -> String {
         let agent = self.agent.map(|a| a.name()).unwrap_or("agent");
         let what = match self.state {
             State::YourTurn => "your turn".to_string(),
             other => other.as_str().to_string(),
         };
-        match &self.reason {
+        let line = match &self.reason {
             Some(r) => format!("{agent} in {}: {what} ({r})", self.target),
             None => format!("{agent} in {}: {what}", self.target),
-        }
+        };
+        crate::text::terminal_line(&line)
     }
 }
 

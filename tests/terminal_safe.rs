@@ -72,3 +72,31 @@ fn last_on_a_terminal_prints_no_escape_sequence_and_is_exact_into_a_pipe_or_with
     let piped = server.agentpane(&["last", &pane]);
     assert_eq!(piped.stdout, format!("{HOSTILE}\n"), "{piped:?}");
 }
+
+#[test]
+fn route_queue_lists_and_shows_a_message_without_its_escape_sequences() {
+    let server = TmuxServer::unstarted(&[]);
+    // A queue file written by something else than agentpane's route (which sanitises).
+    let queue = server.state_dir().join("queue");
+    std::fs::create_dir_all(&queue).unwrap();
+    let msg = serde_json::json!({
+        "id": "evil1",
+        "created": "2026-01-01T00:00:00Z",
+        "server": "/tmp/none",
+        "src": format!("%1{HOSTILE}"),
+        "dst": "%2",
+        "text": HOSTILE,
+        "submit": true,
+    });
+    std::fs::write(queue.join("evil1.json"), msg.to_string()).unwrap();
+    let list = server.agentpane(&["route-queue"]);
+    assert_eq!(list.code, 0, "{list:?}");
+    assert_safe(&list.stdout);
+    assert!(list.stdout.contains("%1Done ok → %2"), "{list:?}");
+    let shown = server.agentpane(&["route-queue", "--show", "evil1"]);
+    assert_eq!(shown.stdout, format!("{SHOWN}\n"), "{shown:?}");
+    let json = server
+        .agentpane(&["route-queue", "--show", "evil1", "--json"])
+        .json();
+    assert_eq!(json["text"], HOSTILE);
+}

@@ -219,6 +219,18 @@ fn alert_json_has_the_documented_fields() {
 }
 
 #[test]
+fn the_alert_line_is_terminal_safe_and_its_json_exact() {
+    let mut r = report(1, 1, State::Attention, 5);
+    r.status.reason = Some(format!("api error: {}", crate::text::HOSTILE));
+    std::sync::Arc::make_mut(&mut r.resolved).pane.session = "s\x1b]0;x\x07".into();
+    let a = alert_of(&r, "k".into(), t(9));
+    let line = a.message();
+    crate::text::assert_terminal_safe(&line);
+    assert_eq!(line, "claude in s:1.1: attention (api error: abcdef)");
+    assert_eq!(a.reason.as_deref(), r.status.reason.as_deref());
+}
+
+#[test]
 fn machine_driven_sessions_alert_only_when_asked() {
     let machine = |r: PaneReport| {
         let mut r = r;

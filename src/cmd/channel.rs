@@ -145,9 +145,10 @@ fn clean(m: &Message) -> Message {
     }
 }
 
+/// Warnings quote what they skipped (a file name, a bad header line): terminal-safe.
 fn warn_all(warnings: &[String]) {
     for w in warnings {
-        eprintln!("agentpane: warning: {w}");
+        eprintln!("agentpane: warning: {}", crate::text::terminal_line(w));
     }
 }
 
@@ -203,7 +204,16 @@ fn print_for_agent(id: &str, me: &str, messages: &[Message]) -> Result<()> {
 
 fn print_list(info: &channel::ChannelInfo, messages: &[Message]) -> Result<()> {
     let mut out = std::io::stdout().lock();
-    writeln!(
+    out.write_all(list_text(info, messages).as_bytes())?;
+    Ok(())
+}
+
+/// The channel and its messages for a person, terminal-safe: `channel.json` and the message
+/// files may have been written by something else than agentpane.
+fn list_text(info: &channel::ChannelInfo, messages: &[Message]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
         out,
         "channel {} (owner {}; members {}/{}: {})",
         info.id,
@@ -211,19 +221,19 @@ fn print_list(info: &channel::ChannelInfo, messages: &[Message]) -> Result<()> {
         info.members.len(),
         channel::MAX_MEMBERS,
         info.members.join(", ")
-    )?;
+    );
     for m in messages {
         let h = &m.header;
-        writeln!(
+        let _ = writeln!(
             out,
             "{}  {} round {}  {} -> {}  thread {}",
             h.id, h.kind, h.round, h.from, h.to, h.thread
-        )?;
+        );
         for line in m.body.lines() {
-            writeln!(out, "    {line}")?;
+            let _ = writeln!(out, "    {line}");
         }
     }
-    Ok(())
+    crate::text::terminal_safe(&out).into_owned()
 }
 
 /// Writes SKILL.md to `<dir>/agentpane-channel/SKILL.md`; the default dir is the Claude Code
@@ -242,4 +252,38 @@ fn install_skill(dir: Option<PathBuf>) -> Result<PathBuf> {
     let path = folder.join("SKILL.md");
     paths::write_atomic(&path, SKILL.as_bytes())?;
     Ok(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{assert_terminal_safe, HOSTILE};
+
+    #[test]
+    fn channel_list_is_terminal_safe() {
+        let info = channel::ChannelInfo {
+            id: "abcd".into(),
+            owner: format!("x{HOSTILE}"),
+            members: vec![format!("x{HOSTILE}"), "bob".into()],
+            max_members: channel::MAX_MEMBERS,
+            created: Utc::now(),
+            panes: Default::default(),
+        };
+        let message = Message {
+            header: message::Header {
+                id: "20260612-211504-321-bob".into(),
+                thread: "20260612-211504-321-bob".into(),
+                kind: Kind::Info,
+                from: "bob".into(),
+                to: Recipient::All,
+                round: 0,
+                created: Utc::now(),
+            },
+            body: format!("{HOSTILE}\n"),
+        };
+        let out = list_text(&info, &[message]);
+        assert_terminal_safe(&out);
+        assert!(out.contains("(owner xabcdef; members 2/"), "{out}");
+        assert!(out.contains("\n    abcdef\n"), "{out}");
+    }
 }

@@ -27,7 +27,8 @@ pub fn run(args: DoctorArgs, ctx: &Context) -> Result<i32> {
     Ok(if good { exit::OK } else { exit::NOTHING })
 }
 
-/// One line per finding, its fix indented below it, and a last line counting the fixes.
+/// One line per finding, its fix indented below it, and a last line counting the fixes;
+/// terminal-safe (a finding quotes paths, pane commands, a remote's error).
 fn text(findings: &[Finding]) -> String {
     let mut out = String::new();
     for f in findings {
@@ -45,5 +46,27 @@ fn text(findings: &[Finding]) -> String {
         1 => out.push_str("1 thing to fix\n"),
         n => out.push_str(&format!("{n} things to fix\n")),
     }
-    out
+    crate::text::terminal_safe(&out).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{assert_terminal_safe, HOSTILE};
+
+    #[test]
+    fn doctor_prints_findings_terminal_safe() {
+        let finding = Finding {
+            topic: doctor::Topic::Host,
+            level: doctor::Level::Fix,
+            text: format!("host devbox is unreachable: {HOSTILE}"),
+            fix: Some(format!("run {HOSTILE}")),
+        };
+        let out = text(&[finding]);
+        assert_terminal_safe(&out);
+        assert!(
+            out.contains("unreachable: abcdef\n    fix: run abcdef\n"),
+            "{out}"
+        );
+    }
 }

@@ -28,6 +28,7 @@ use crate::route::template::{self, Template, Vars};
 use crate::route::transform::{self, AiCommand};
 use crate::scan::{self, PaneReport};
 use crate::state::State;
+use crate::text::{terminal_line, terminal_safe};
 use crate::tmux::{escape_format, Pane, Tmux, MAX_CAPTURE_LINES};
 
 #[derive(Debug, Serialize)]
@@ -840,7 +841,7 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
             if args.json {
                 println!("{}", serde_json::to_string(d)?);
             } else {
-                println!(
+                let line = format!(
                     "{} {} → {}: {}{}",
                     d.id,
                     d.src,
@@ -851,6 +852,7 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
                         .map(|x| format!(" ({x})"))
                         .unwrap_or_default()
                 );
+                println!("{}", terminal_line(&line));
             }
         }
         let failed = done.iter().any(|d| d.outcome != Outcome::Delivered);
@@ -864,8 +866,9 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&msg)?);
         } else {
-            print!("{}", msg.text);
-            if !msg.text.ends_with('\n') {
+            let text = terminal_safe(&msg.text);
+            print!("{text}");
+            if !text.ends_with('\n') {
                 println!();
             }
         }
@@ -924,7 +927,7 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
         if args.json {
             println!("{}", serde_json::to_string(&line)?);
         } else {
-            println!(
+            let text = format!(
                 "{} {} {} → {} {} bytes{}{}",
                 line.status,
                 line.id,
@@ -940,6 +943,7 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
                     .map(|r| format!(" — {r}"))
                     .unwrap_or_default()
             );
+            println!("{}", terminal_line(&text));
         }
     }
     Ok(exit::OK)
