@@ -52,24 +52,33 @@ pub fn run(args: AnswerArgs, ctx: &Context) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(code);
     }
+    match told(&a) {
+        Ok(line) => println!("{line}"),
+        Err(lines) => lines.iter().for_each(|l| eprintln!("agentpane: {l}")),
+    }
+    Ok(code)
+}
+
+/// What a person is told: the line saying what was answered, or (`Err`) what is asked and
+/// why nothing was typed. Terminal-safe: the request quotes the agent.
+fn told(a: &Answered) -> Result<String, Vec<String>> {
     let asked = a
         .request
         .as_ref()
         .map(|r| format!("{} asks {}", a.target, answer::decide::words(r)));
+    let safe = |l: String| crate::text::terminal_line(&l);
     match &a.refused {
-        Some(why) => {
-            if let Some(asked) = asked {
-                eprintln!("agentpane: {asked}");
-            }
-            eprintln!("agentpane: refused, nothing typed: {why}");
-        }
-        None => println!(
+        Some(why) => Err(asked
+            .into_iter()
+            .chain([format!("refused, nothing typed: {why}")])
+            .map(safe)
+            .collect()),
+        None => Ok(safe(format!(
             "{}: {}",
             asked.unwrap_or_else(|| a.target.clone()),
-            done_words(&a)
-        ),
+            done_words(a)
+        ))),
     }
-    Ok(code)
 }
 
 /// What an answer did, in words: `allowed once`, `denied (the dialog is still on screen)`.
@@ -85,4 +94,46 @@ pub fn done_words(a: &Answered) -> String {
         " (the dialog is still on screen)"
     };
     format!("{what}{closed}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::read::request::{PromptKind, Request, RequestSource};
+    use crate::text::{assert_terminal_safe, HOSTILE};
+
+    #[test]
+    fn what_answer_tells_is_terminal_safe() {
+        let request = Request::new(
+            PromptKind::Permission,
+            "Bash",
+            HOSTILE,
+            HOSTILE,
+            None,
+            RequestSource::Log,
+        );
+        let mut a = Answered {
+            pane: "%1".into(),
+            target: "main:1.0".into(),
+            choice: answer::Choice::Allow,
+            always: false,
+            request: Some(request.clone()),
+            keys: vec!["1".into()],
+            refused: None,
+            closed: true,
+        };
+        let done = told(&a).expect("answered");
+        assert_terminal_safe(&done);
+        assert_eq!(done, "main:1.0 asks Bash: abcdef: allowed once");
+        a.refused = Some(answer::decide::Refused::Changed {
+            pane: "%1".into(),
+            now: answer::decide::words(&request),
+        });
+        let refused = told(&a).expect_err("refused");
+        refused.iter().for_each(|l| assert_terminal_safe(l));
+        assert_eq!(
+            refused[1],
+            "refused, nothing typed: the dialog changed: %1 now asks Bash: abcdef"
+        );
+    }
 }
