@@ -42,16 +42,22 @@ pub fn run(args: ClassifyArgs) -> Result<i32> {
         };
         println!("{}", serde_json::to_string(&out)?);
     } else {
-        let mut line = format!("{}\t{}", status.state, agent);
-        if let Some(reason) = &status.reason {
-            line.push_str(&format!("\t{reason}"));
-        }
-        if let Some(at) = status.at {
-            line.push_str(&format!("\t{} ago", crate::text::age(now, at)));
-        }
-        println!("{line}");
+        println!("{}", line(agent, &status, now));
     }
     Ok(crate::exit::OK)
+}
+
+/// `state TAB agent [TAB reason] [TAB age ago]`; the reason (it may quote the model, e.g. a
+/// background agent's description) terminal-safe and without tabs.
+fn line(agent: AgentKind, status: &crate::state::Status, now: Time) -> String {
+    let mut line = format!("{}\t{}", status.state, agent);
+    if let Some(reason) = &status.reason {
+        line.push_str(&format!("\t{}", crate::text::terminal_line(reason)));
+    }
+    if let Some(at) = status.at {
+        line.push_str(&format!("\t{} ago", crate::text::age(now, at)));
+    }
+    line
 }
 
 /// `--now` or the real clock.
@@ -63,5 +69,21 @@ pub fn parse_now(now: Option<&str>) -> Result<Time> {
             .with_context(|| {
                 format!("--now {s:?} is not an RFC 3339 time (e.g. 2026-02-10T21:12:00Z)")
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::text::{assert_terminal_safe, HOSTILE};
+
+    #[test]
+    fn the_classify_line_is_terminal_safe() {
+        let mut status = crate::state::Status::idle();
+        status.state = State::Working;
+        status.reason = Some(format!("background agent: {HOSTILE}\tx"));
+        let out = line(AgentKind::Claude, &status, chrono::Utc::now());
+        assert_terminal_safe(&out);
+        assert_eq!(out, "working\tclaude\tbackground agent: abcdef x");
     }
 }
