@@ -387,15 +387,16 @@ fn a_torn_journal_line_hides_no_later_record_from_the_next_watcher() {
         .state_dir()
         .join(format!("queue/held/{}.json", started.id));
     let queued = server.state_dir().join(format!("queue/{}.json", done.id));
+    let log = server.state_dir().join("watch.log");
+    // The watcher logs the damage once its pass is over, after the files moved.
     wait_for(
-        "the started paste held, the delivered one dropped",
+        "the started paste held, the delivered one dropped, the damage logged",
         DEADLINE,
-        || held.exists() && !queued.exists(),
-    );
-    let log = read(&server.state_dir().join("watch.log"));
-    assert!(
-        log.contains("journal.jsonl line 3 is not valid UTF-8"),
-        "{log}"
+        || {
+            held.exists()
+                && !queued.exists()
+                && read(&log).contains("journal.jsonl line 3 is not valid UTF-8")
+        },
     );
     assert_eq!(watch.stop(), 0);
     assert_eq!(read(&file), "", "nothing pasted a second time");

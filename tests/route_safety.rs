@@ -482,18 +482,27 @@ fn a_watcher_relay_escalates_when_a_side_exits() {
 /// The last answer of `CLAUDE_ANSWER`, which a fresh agent replaying it gives first.
 const FIRST_ANSWER: &str = "I've created a basic CLAUDE.md file for this empty repository.";
 
+/// A fresh Claude Code whose first step is its first turn: `CLAUDE_ANSWER`'s question and
+/// final answer alone (no answer in between that a scan mid-write could take for the end).
+fn fresh_claude(server: &TmuxServer, name: &str) -> FakeAgent {
+    let text = read(&common::fixture(CLAUDE_ANSWER));
+    let lines: Vec<&str> = text.lines().collect();
+    let turn = server.path().join(format!("{name}-first-turn.jsonl"));
+    let (first, last) = (lines[0], lines[lines.len() - 1]);
+    std::fs::write(&turn, format!("{first}\n{last}\n")).unwrap();
+    FakeAgent::claude()
+        .in_dir(name)
+        .env("AGENTPANE_FAKE_AGENT", turn.to_str().unwrap())
+        .fresh()
+}
+
 /// Two Claude Codes asked nothing yet (a session record, no transcript), a relay between
 /// them, then the first is asked: its first turn writes `<session id>.jsonl`, the session the
 /// relay recorded, so its answer goes to the other side instead of the relay stopping.
 #[test]
 fn a_relay_between_fresh_agents_relays_the_first_answer() {
     let server = TmuxServer::start();
-    let a = server.spawn_fresh(
-        &FakeAgent::claude()
-            .fixture(CLAUDE_ANSWER)
-            .in_dir("a")
-            .fresh(),
-    );
+    let a = server.spawn_fresh(&fresh_claude(&server, "a"));
     let inbox = server.path().join("b-inbox.txt");
     let b = server.spawn_fresh(
         &FakeAgent::claude()
@@ -526,10 +535,7 @@ fn a_route_queued_before_the_first_turn_is_delivered_after_it() {
     let server = TmuxServer::start();
     let inbox = server.path().join("b-inbox.txt");
     let b = server.spawn_fresh(
-        &FakeAgent::claude()
-            .fixture(CLAUDE_ANSWER)
-            .fresh()
-            .env("AGENTPANE_FAKE_INBOX", inbox.to_str().unwrap()),
+        &fresh_claude(&server, "b").env("AGENTPANE_FAKE_INBOX", inbox.to_str().unwrap()),
     );
     let session = server.agentpane(&["resolve", &b, "--json"]).json()["session_id"]
         .as_str()
