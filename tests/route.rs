@@ -284,23 +284,28 @@ fn busy_agent_is_refused_then_queued_and_delivered_when_free() {
     assert_eq!(outcomes(&server), ["queued", "pasting", "delivered"]);
 }
 
-#[test]
-fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
-    let server = TmuxServer::start();
-    let (dst, file) = sink(&server);
+/// A message queued now for the agent in `dst`, as `route --queue` would queue it.
+fn queued_for(server: &TmuxServer, dst: &str, text: &str) -> Queued {
     let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
-    // One process queues (here: the test, as a process that then "crashes"), …
-    let store = Store::open(&server.state_dir()).unwrap();
-    let msg = Queued {
+    Queued {
         id: new_id(),
         created: chrono::Utc::now(),
         server: socket.trim().to_string(),
         src: "%0".into(),
-        dst: dst.clone(),
-        text: "queued hello".into(),
+        dst: dst.to_string(),
+        text: text.into(),
         submit: true,
-        recipient: Some(server.recipient(&dst)),
-    };
+        recipient: Some(server.recipient(dst)),
+    }
+}
+
+#[test]
+fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
+    let server = TmuxServer::start();
+    let (dst, file) = sink(&server);
+    // One process queues (here: the test, as a process that then "crashes"), …
+    let store = Store::open(&server.state_dir()).unwrap();
+    let msg = queued_for(&server, &dst, "queued hello");
     store.enqueue(&msg).unwrap();
     // … and a paste that was started before a crash is never repeated.
     let started = Queued {
@@ -348,6 +353,64 @@ fn queued_message_survives_a_restart_and_is_delivered_exactly_once() {
         .filter(|e| e.id == msg.id && e.outcome == Outcome::Delivered)
         .count();
     assert_eq!(delivered, 1);
+}
+
+/// The watcher was killed mid-paste and a torn append left a line that is not UTF-8 in the
+/// journal. The watcher started again still reads every record after it: the message
+/// delivered before the crash is not pasted again, the one whose paste had started is held,
+/// and the damaged line is named in `watch.log` and by `route-queue`.
+#[test]
+fn a_torn_journal_line_hides_no_later_record_from_the_next_watcher() {
+    let server = TmuxServer::start();
+    let (dst, file) = sink(&server);
+    let store = Store::open(&server.state_dir()).unwrap();
+    let done = queued_for(&server, &dst, "delivered before the crash");
+    let started = Queued {
+        id: new_id(),
+        text: "its paste had started".into(),
+        ..done.clone()
+    };
+    store.enqueue(&done).unwrap();
+    store.enqueue(&started).unwrap();
+    let mut journal = std::fs::OpenOptions::new()
+        .append(true)
+        .open(store.journal_path())
+        .unwrap();
+    std::io::Write::write_all(&mut journal, b"{\"id\":\"2026\xff\xfe\xc3\n").unwrap();
+    store.record(&done, Outcome::Pasting, None).unwrap();
+    store.record(&done, Outcome::Delivered, None).unwrap();
+    store.record(&started, Outcome::Pasting, None).unwrap();
+    drop(store);
+
+    let watch = common::Watch::start(&server, &[]);
+    let held = server
+        .state_dir()
+        .join(format!("queue/held/{}.json", started.id));
+    let queued = server.state_dir().join(format!("queue/{}.json", done.id));
+    let log = server.state_dir().join("watch.log");
+    // The watcher logs the damage once its pass is over, after the files moved.
+    wait_for(
+        "the started paste held, the delivered one dropped, the damage logged",
+        DEADLINE,
+        || {
+            held.exists()
+                && !queued.exists()
+                && read(&log).contains("journal.jsonl line 3 is not valid UTF-8")
+        },
+    );
+    assert_eq!(watch.stop(), 0);
+    assert_eq!(read(&file), "", "nothing pasted a second time");
+    let list = server.agentpane(&["route-queue"]);
+    assert!(
+        list.stdout.contains(&format!("held {} ", started.id)),
+        "{list:?}"
+    );
+    assert!(!list.stdout.contains(&done.id), "{list:?}");
+    assert!(
+        list.stderr
+            .contains("journal.jsonl line 3 is not valid UTF-8"),
+        "{list:?}"
+    );
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use agentpane::proctree::procfs;
-use common::{wait_until, Run, TmuxServer, Watch, DEADLINE};
+use common::{wait_until, FakeAgent, Run, TmuxServer, Watch, CLAUDE_ANSWER, DEADLINE};
 
 const CODEX_MID_TURN: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
 const CODEX_TURN_ENDS: &str = r#"line {"timestamp":"2026-01-01T00:00:00Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"t1","last_agent_message":"ok"}}"#;
@@ -477,6 +477,92 @@ fn a_watcher_relay_escalates_when_a_side_exits() {
                 .unwrap_or(false)
     });
     assert_eq!(watch.stop(), 0);
+}
+
+/// The last answer of `CLAUDE_ANSWER`, which a fresh agent replaying it gives first.
+const FIRST_ANSWER: &str = "I've created a basic CLAUDE.md file for this empty repository.";
+
+/// A fresh Claude Code whose first step is its first turn: `CLAUDE_ANSWER`'s question and
+/// final answer alone (no answer in between that a scan mid-write could take for the end).
+fn fresh_claude(server: &TmuxServer, name: &str) -> FakeAgent {
+    let text = read(&common::fixture(CLAUDE_ANSWER));
+    let lines: Vec<&str> = text.lines().collect();
+    let turn = server.path().join(format!("{name}-first-turn.jsonl"));
+    let (first, last) = (lines[0], lines[lines.len() - 1]);
+    std::fs::write(&turn, format!("{first}\n{last}\n")).unwrap();
+    FakeAgent::claude()
+        .in_dir(name)
+        .env("AGENTPANE_FAKE_AGENT", turn.to_str().unwrap())
+        .fresh()
+}
+
+/// Two Claude Codes asked nothing yet (a session record, no transcript), a relay between
+/// them, then the first is asked: its first turn writes `<session id>.jsonl`, the session the
+/// relay recorded, so its answer goes to the other side instead of the relay stopping.
+#[test]
+fn a_relay_between_fresh_agents_relays_the_first_answer() {
+    let server = TmuxServer::start();
+    let a = server.spawn_fresh(&fresh_claude(&server, "a"));
+    let inbox = server.path().join("b-inbox.txt");
+    let b = server.spawn_fresh(
+        &FakeAgent::claude()
+            .in_dir("b")
+            .fresh()
+            .env("AGENTPANE_FAKE_INBOX", inbox.to_str().unwrap()),
+    );
+    let watch = Watch::start(&server, &[]);
+    let started = server.agentpane(&["relay", &a, &b, "--rounds", "2"]);
+    assert_eq!(started.code, 0, "{started:?}");
+    // A's first turn (the human's question, its answer) appears in a new transcript.
+    server.send_line(&a, "all");
+    wait_until(DEADLINE, "A's first answer relayed to B", || {
+        read(&inbox).contains(FIRST_ANSWER)
+            || journal(&server).iter().any(|e| e["outcome"] == "escalated")
+    });
+    let journal = journal(&server);
+    assert!(
+        !journal.iter().any(|e| e["outcome"] == "escalated"),
+        "{journal:?}"
+    );
+    assert!(read(&inbox).contains(FIRST_ANSWER));
+    assert_eq!(watch.stop(), 0);
+}
+
+/// A route queued for an agent asked nothing yet records its session by id; the agent's
+/// first turn writes that session's transcript, and the route is delivered to it.
+#[test]
+fn a_route_queued_before_the_first_turn_is_delivered_after_it() {
+    let server = TmuxServer::start();
+    let inbox = server.path().join("b-inbox.txt");
+    let b = server.spawn_fresh(
+        &fresh_claude(&server, "b").env("AGENTPANE_FAKE_INBOX", inbox.to_str().unwrap()),
+    );
+    let session = server.agentpane(&["resolve", &b, "--json"]).json()["session_id"]
+        .as_str()
+        .expect("a session id")
+        .to_string();
+    let store = agentpane::route::Store::open(&server.state_dir()).unwrap();
+    let msg = agentpane::route::Queued {
+        id: agentpane::route::queue::new_id(),
+        created: chrono::Utc::now(),
+        server: server.tmux(&["display-message", "-p", "#{socket_path}"]),
+        src: "%0".into(),
+        dst: b.clone(),
+        text: "NOTE-FOR-B".into(),
+        submit: true,
+        recipient: Some(agentpane::route::Recipient {
+            session: Some(session),
+            ..server.recipient(&b)
+        }),
+    };
+    store.enqueue(&msg).unwrap();
+    server.send_line(&b, "all");
+    wait_state(&server, &b, "your-turn");
+    let run = server.agentpane(&["route-queue", "--deliver", "--json"]);
+    assert_eq!(run.json()["outcome"], "delivered", "{run:?}");
+    wait_until(DEADLINE, "the note in B", || {
+        read(&inbox).contains("NOTE-FOR-B")
+    });
 }
 
 #[test]

@@ -19,7 +19,7 @@ use crate::remote::ssh::Ssh;
 use crate::remote::{split_target, Host, Target};
 use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
 use crate::route::outbox;
-use crate::route::queue::{new_id, Outcome, Queued, Store};
+use crate::route::queue::{new_id, Damaged, Outcome, Queued, Store};
 use crate::route::recipient::{self, Recipient, Refusal as Unsafe};
 use crate::route::relays::outcome_name;
 use crate::route::sanitize::sanitize;
@@ -836,7 +836,9 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
     if args.deliver {
         let tmux = ctx.tmux();
         let reports = scan::scan(&tmux, Utc::now())?;
-        let done = deliver::deliver_queued_in(&store, &tmux, &reports);
+        let pass = deliver::deliver_pass(&store, &tmux, &reports);
+        tell_damage(&pass.damaged);
+        let done = pass.delivered;
         for d in &done {
             if args.json {
                 println!("{}", serde_json::to_string(d)?);
@@ -896,6 +898,7 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
     }
     let queued = store.pending()?;
     let held = store.held()?;
+    tell_damage(&store.read_journal()?.damaged);
     let outgoing = outbox::Outbox::open_default()
         .map(|o| o.list())
         .unwrap_or_default();
@@ -947,6 +950,13 @@ pub fn queue(args: RouteQueueArgs, ctx: &Context) -> Result<i32> {
         }
     }
     Ok(exit::OK)
+}
+
+/// Journal lines that were skipped, on stderr.
+fn tell_damage(damaged: &[Damaged]) {
+    for d in damaged {
+        eprintln!("agentpane: {d}");
+    }
 }
 
 /// `route-queue --requeue ID [--to PANE]`: the person decided to send a held message again,

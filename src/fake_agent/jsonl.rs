@@ -40,6 +40,10 @@ use crate::agents::claude::locate::encode_cwd;
 use crate::events::AgentKind;
 use crate::paths;
 
+/// Set to `1`: a fake Claude Code asked nothing yet, whose transcript appears with its first
+/// step (its session record is there from the start, as the released client's is).
+pub const FRESH_ENV: &str = "AGENTPANE_FAKE_FRESH";
+
 /// A JSONL log being written by a fake agent.
 pub struct JsonlLog {
     kind: AgentKind,
@@ -158,7 +162,14 @@ impl JsonlLog {
         std::fs::create_dir_all(&project)
             .with_context(|| format!("cannot create {}", project.display()))?;
         self.transcript = project.join(format!("{}.jsonl", self.session_id));
-        let file = open_append(&self.transcript)?;
+        // The released client writes its transcript at the first prompt; a fresh fake
+        // (`AGENTPANE_FAKE_FRESH=1`) does too, with its first step.
+        let fresh = std::env::var(FRESH_ENV).is_ok_and(|v| v == "1");
+        let file = if fresh && !hold {
+            None
+        } else {
+            Some(open_append(&self.transcript)?)
+        };
         let sessions = root.join("sessions");
         std::fs::create_dir_all(&sessions)
             .with_context(|| format!("cannot create {}", sessions.display()))?;
@@ -182,7 +193,7 @@ impl JsonlLog {
         });
         paths::write_atomic(&record_path, record.to_string().as_bytes())?;
         self.cleanup.push(record_path);
-        self.held = hold.then_some(file);
+        self.held = file.filter(|_| hold);
         Ok(())
     }
 

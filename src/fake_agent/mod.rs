@@ -32,6 +32,9 @@
 //!   e.g. a routed message) is appended to FILE, so tests see exactly what the agent got.
 //! - `AGENTPANE_FAKE_VERSION=V`: the client version a fake Claude Code's session record
 //!   claims (default `0.0.0-agentpane-fake`, a version never verified).
+//! - `AGENTPANE_FAKE_FRESH=1`: a fake Claude Code asked nothing yet: its session record at
+//!   start, its transcript only with its first step (as the released client writes it at the
+//!   first prompt).
 //!
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use chrono::Utc;
 use serde::Serialize;
 
-use super::queue::{disposition, Disposition, Outcome, Queued, Store};
+use super::queue::{disposition, Damaged, Disposition, Outcome, Queued, Store};
 use super::recipient::{self, Recipient, Refusal};
 use crate::events::AgentKind;
 use crate::scan::PaneReport;
@@ -361,39 +361,66 @@ pub struct Delivered {
     pub detail: Option<String>,
 }
 
-/// The watcher's step: delivers queued messages whose destination is free in `reports` (at
-/// most one per destination per call), using the default state dir. Errors are reported as
-/// `Failed` entries, never raised: a watcher keeps going.
-pub fn deliver_queued(tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
-    match Store::open_default() {
-        Ok(store) => deliver_queued_in(&store, tmux, reports),
-        Err(e) => vec![failure(format!("{e:#}"))],
+/// One pass over the queue.
+#[derive(Debug, Default)]
+pub struct Pass {
+    pub delivered: Vec<Delivered>,
+    /// Journal lines that could not be read, when the pass read the journal (skipped).
+    pub damaged: Vec<Damaged>,
+}
+
+impl Pass {
+    fn failed(detail: String) -> Pass {
+        Pass {
+            delivered: vec![failure(detail)],
+            damaged: Vec::new(),
+        }
     }
 }
 
-/// [`deliver_queued`] on an explicit store.
+/// The watcher's step: delivers queued messages whose destination is free in `reports` (at
+/// most one per destination per call), using the default state dir. Errors are reported as
+/// `Failed` entries, never raised: a watcher keeps going.
+pub fn deliver_queued(tmux: &Tmux, reports: &[PaneReport]) -> Pass {
+    match Store::open_default() {
+        Ok(store) => deliver_pass(&store, tmux, reports),
+        Err(e) => Pass::failed(format!("{e:#}")),
+    }
+}
+
+/// [`deliver_queued`] on an explicit store, what was delivered.
 pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> Vec<Delivered> {
+    deliver_pass(store, tmux, reports).delivered
+}
+
+/// [`deliver_queued`] on an explicit store.
+pub fn deliver_pass(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> Pass {
     // One deliverer at a time: a message another process is pasting right now must not look
     // like a crash mid-delivery, nor be pasted twice.
     let _deliverer = match store.deliverer_lock() {
         Ok(Some(lock)) => lock,
-        Ok(None) => return Vec::new(),
-        Err(e) => return vec![failure(format!("{e:#}"))],
+        Ok(None) => return Pass::default(),
+        Err(e) => return Pass::failed(format!("{e:#}")),
     };
     let pending = match store.pending() {
-        Ok(p) if p.is_empty() => return Vec::new(),
+        Ok(p) if p.is_empty() => return Pass::default(),
         Ok(p) => p,
-        Err(e) => return vec![failure(format!("{e:#}"))],
+        Err(e) => return Pass::failed(format!("{e:#}")),
     };
     let server = match tmux.socket_path() {
         Ok(s) => s,
-        Err(e) => return vec![failure(e.to_string())],
+        Err(e) => return Pass::failed(e.to_string()),
     };
     let alive: HashSet<String> = match tmux.list_panes() {
         Ok(panes) => panes.into_iter().map(|p| p.pane_id).collect(),
-        Err(e) => return vec![failure(e.to_string())],
+        Err(e) => return Pass::failed(e.to_string()),
     };
-    let outcomes = store.last_outcomes().unwrap_or_default();
+    // An unreadable journal could hide a finished or started paste: nothing is sent.
+    let journal = match store.read_journal() {
+        Ok(j) => j,
+        Err(e) => return Pass::failed(format!("{e:#}")),
+    };
+    let outcomes = journal.last_outcomes();
     let mut served: HashSet<String> = HashSet::new();
     let mut out = Vec::new();
     for msg in pending.iter().filter(|m| m.server == server) {
@@ -452,7 +479,10 @@ pub fn deliver_queued_in(store: &Store, tmux: &Tmux, reports: &[PaneReport]) -> 
         served.insert(msg.dst.clone());
         out.push(deliver_one(store, tmux, msg, reports));
     }
-    out
+    Pass {
+        delivered: out,
+        damaged: journal.damaged,
+    }
 }
 
 /// Why a queued message without a recorded recipient is held.

@@ -16,7 +16,7 @@ pub mod template;
 pub mod transform;
 
 pub use ack::is_acknowledgement;
-pub use deliver::{deliver_queued, is_free, Delivered};
+pub use deliver::{deliver_queued, is_free, Delivered, Pass};
 pub use queue::{Outcome, Queued, Store};
 pub use recipient::{Recipient, Refusal};
 pub use relay::{Action, RelayState, Turn};

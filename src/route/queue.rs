@@ -6,7 +6,7 @@
 
 use std::collections::HashMap;
 use std::fs::{self, OpenOptions};
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -243,7 +243,9 @@ impl Store {
         self.record_entry(&entry)
     }
 
-    /// Appends `entry` to the journal and fsyncs it.
+    /// Appends `entry` to the journal and fsyncs it. After a torn append (a crash, a full
+    /// disk) the journal does not end in a newline: one goes first, so the torn line stays
+    /// alone and this record stays readable.
     pub fn record_entry(&self, entry: &JournalEntry) -> Result<()> {
         let path = self.journal_path();
         let mut line = serde_json::to_vec(entry)?;
@@ -251,39 +253,134 @@ impl Store {
         let mut f = OpenOptions::new()
             .create(true)
             .append(true)
+            .read(true)
             .mode(0o600)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
+        if !ends_in_newline(&mut f) {
+            line.insert(0, b'\n');
+        }
         f.write_all(&line)
             .and_then(|_| f.sync_all())
             .with_context(|| format!("cannot write {}", path.display()))
     }
 
-    /// The journal, line by line; damaged lines (a crash mid-append) are skipped.
+    /// The journal's records; damaged lines are skipped ([`Store::read_journal`] names them).
     pub fn journal(&self) -> Result<Vec<JournalEntry>> {
+        Ok(self.read_journal()?.entries)
+    }
+
+    /// The journal, line by line: every readable record, and the lines that are not one.
+    pub fn read_journal(&self) -> Result<Journal> {
         let path = self.journal_path();
-        let f = match fs::File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        Ok(BufReader::new(f)
-            .lines()
-            .map_while(|l| l.ok())
-            .filter_map(|l| serde_json::from_str(&l).ok())
-            .collect())
+        match fs::File::open(&path) {
+            Ok(f) => read_journal(BufReader::new(f))
+                .with_context(|| format!("cannot read {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Journal::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
     }
 
     /// The latest delivery-relevant outcome per id (queued entries do not count).
     pub fn last_outcomes(&self) -> Result<HashMap<String, Outcome>> {
+        Ok(self.read_journal()?.last_outcomes())
+    }
+}
+
+/// Whether the file is empty or ends in `\n` (unreadable: assumed so).
+fn ends_in_newline(f: &mut fs::File) -> bool {
+    let mut last = [0u8; 1];
+    match f.seek(SeekFrom::End(-1)) {
+        Ok(_) => f.read_exact(&mut last).map_or(true, |_| last[0] == b'\n'),
+        Err(_) => true,
+    }
+}
+
+/// The journal as read: its records in order, and its damaged lines.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Journal {
+    pub entries: Vec<JournalEntry>,
+    pub damaged: Vec<Damaged>,
+}
+
+impl Journal {
+    /// The latest delivery-relevant outcome per id (queued entries do not count).
+    pub fn last_outcomes(&self) -> HashMap<String, Outcome> {
         let mut map = HashMap::new();
-        for e in self.journal()? {
+        for e in &self.entries {
             if e.outcome != Outcome::Queued {
-                map.insert(e.id, e.outcome);
+                map.insert(e.id.clone(), e.outcome);
             }
         }
-        Ok(map)
+        map
     }
+}
+
+/// A journal line that is not a record (a torn append after a crash or a full disk).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Damaged {
+    /// 1-based line number.
+    pub line: usize,
+    pub why: &'static str,
+}
+
+impl std::fmt::Display for Damaged {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "journal.jsonl line {} is {} (a torn write?); skipped, the lines after it are read",
+            self.line, self.why
+        )
+    }
+}
+
+/// Reads journal lines as bytes: a line that is not UTF-8 or not a record is skipped and
+/// named, never the end of the journal. A record written after a torn line with no newline
+/// between them (an older agentpane) is still found at the end of that line. The last line
+/// without its newline may be an append in progress: skipped, not named.
+pub fn read_journal(mut input: impl BufRead) -> std::io::Result<Journal> {
+    let mut journal = Journal::default();
+    let mut buf = Vec::new();
+    let mut number = 0;
+    loop {
+        buf.clear();
+        if input.read_until(b'\n', &mut buf)? == 0 {
+            return Ok(journal);
+        }
+        number += 1;
+        let complete = buf.last() == Some(&b'\n');
+        let line = buf.strip_suffix(b"\n").unwrap_or(&buf);
+        if line.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        if let Ok(entry) = serde_json::from_slice::<JournalEntry>(line) {
+            journal.entries.push(entry);
+            continue;
+        }
+        if !complete {
+            return Ok(journal);
+        }
+        journal.damaged.push(Damaged {
+            line: number,
+            why: if std::str::from_utf8(line).is_ok() {
+                "not a journal record"
+            } else {
+                "not valid UTF-8"
+            },
+        });
+        if let Some(entry) = record_after_tear(line) {
+            journal.entries.push(entry);
+        }
+    }
+}
+
+/// The record at the end of a damaged line: the last `{"id":` from which the rest parses.
+fn record_after_tear(line: &[u8]) -> Option<JournalEntry> {
+    const START: &[u8] = b"{\"id\":";
+    (1..line.len())
+        .rev()
+        .filter(|&i| line[i..].starts_with(START))
+        .find_map(|i| serde_json::from_slice(&line[i..]).ok())
 }
 
 /// A message held for the human, with why.
@@ -390,6 +487,75 @@ mod tests {
         f.write_all(b"{\"id\":\"half").unwrap();
         assert_eq!(store.pending().unwrap().len(), 1);
         assert_eq!(store.journal().unwrap().len(), 1);
+    }
+
+    /// Appends raw bytes to the journal, as a torn write leaves them.
+    fn tear(store: &Store, bytes: &[u8]) {
+        let mut f = OpenOptions::new()
+            .append(true)
+            .create(true)
+            .open(store.journal_path())
+            .unwrap();
+        f.write_all(bytes).unwrap();
+    }
+
+    #[test]
+    fn a_torn_line_in_the_middle_hides_no_later_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let (done, started) = (msg("done"), msg("started"));
+        store.enqueue(&done).unwrap();
+        store.enqueue(&started).unwrap();
+        // A torn append: a record cut short, then bytes that are not UTF-8.
+        tear(&store, b"{\"id\":\"do\xff\xfe\x00\xc3\n");
+        store.record(&done, Outcome::Pasting, None).unwrap();
+        store.record(&done, Outcome::Delivered, None).unwrap();
+        store.record(&started, Outcome::Pasting, None).unwrap();
+        let journal = store.read_journal().unwrap();
+        assert_eq!(journal.entries.len(), 5);
+        assert_eq!(
+            journal.damaged,
+            vec![Damaged {
+                line: 3,
+                why: "not valid UTF-8"
+            }]
+        );
+        assert!(journal.damaged[0].to_string().contains("line 3"));
+        let last = store.last_outcomes().unwrap();
+        assert_eq!(
+            disposition(last.get("done").copied()),
+            Disposition::AlreadyDone
+        );
+        assert_eq!(
+            disposition(last.get("started").copied()),
+            Disposition::Uncertain
+        );
+    }
+
+    #[test]
+    fn a_record_after_a_torn_line_without_its_newline_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(dir.path()).unwrap();
+        let m = msg("m");
+        // Torn with no newline: the next append starts a line of its own.
+        tear(&store, b"{\"id\":\"half");
+        store.record(&m, Outcome::Delivered, None).unwrap();
+        let journal = store.read_journal().unwrap();
+        assert_eq!(journal.entries.len(), 1);
+        assert_eq!(journal.damaged.len(), 1, "{journal:?}");
+        assert_eq!(journal.damaged[0].why, "not a journal record");
+        // An older agentpane appended straight onto the torn bytes: the record at the end
+        // of that line is read all the same.
+        let good = serde_json::to_vec(&journal.entries[0]).unwrap();
+        let mut glued = b"{\"id\":\"x\xff".to_vec();
+        glued.extend_from_slice(&good);
+        glued.push(b'\n');
+        let read = read_journal(&glued[..]).unwrap();
+        assert_eq!(read.entries, journal.entries);
+        assert_eq!(read.damaged.len(), 1);
+        // Blank lines say nothing; a last line still being appended is not damage.
+        let read = read_journal(&b"\n  \n{\"id\":\"in prog"[..]).unwrap();
+        assert_eq!(read, Journal::default());
     }
 
     #[test]

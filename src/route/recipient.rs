@@ -22,8 +22,9 @@ pub struct Recipient {
     pub pid: u32,
     /// Clock ticks since boot (`/proc/PID/stat` field 22): with the pid, one process.
     pub start_ticks: u64,
-    /// The agent's session (transcript, else session id) when it had one: a new session
-    /// of the same agent in that pane never asked for the text.
+    /// The agent's session (its session id, else its transcript) when it had one: a new
+    /// session of the same agent in that pane never asked for the text. Compared with
+    /// [`same_session`], so the id of a session not yet written matches its transcript later.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
 }
@@ -59,15 +60,81 @@ impl Refusal {
     }
 }
 
-/// The session a report's agent is in: its transcript (a new conversation in the same
-/// process, like Claude Code's `/clear`, starts a new one), else its session id.
+/// The session a report's agent is in, to record: its session id (known from the start for
+/// agents that keep a session record, before any transcript exists), else its transcript.
 fn session_of(report: &PaneReport) -> Option<String> {
+    report
+        .resolved
+        .session_id
+        .clone()
+        .or_else(|| transcript_of(report))
+}
+
+fn transcript_of(report: &PaneReport) -> Option<String> {
     report
         .resolved
         .transcript
         .as_ref()
         .map(|p| p.to_string_lossy().into_owned())
-        .or_else(|| report.resolved.session_id.clone())
+}
+
+/// What a scan knows of the session a pane's agent is in now.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SessionNow {
+    pub id: Option<String>,
+    pub transcript: Option<String>,
+}
+
+impl SessionNow {
+    fn of(report: &PaneReport) -> SessionNow {
+        SessionNow {
+            id: report.resolved.session_id.clone(),
+            transcript: transcript_of(report),
+        }
+    }
+
+    fn is_known(&self) -> bool {
+        self.id.is_some() || self.transcript.is_some()
+    }
+
+    /// In words, for a refusal: the id, else the transcript's file name.
+    fn name(&self) -> &str {
+        self.id
+            .as_deref()
+            .or(self.transcript.as_deref().map(short))
+            .unwrap_or("unknown")
+    }
+}
+
+/// Whether a recorded session (an id, or a transcript recorded by an older agentpane) is the
+/// session the agent is in now: one session has one id and one transcript, and a transcript
+/// named `<id>.jsonl` is that id's. A fresh agent whose first turn wrote its transcript is
+/// still in the session recorded before it; `/clear` (a new id) is not. `None` when nothing
+/// is known of the session now.
+pub fn same_session(was: &str, now: &SessionNow) -> Option<bool> {
+    if !now.is_known() {
+        return None;
+    }
+    let names_was = [Some(was), stem(was)];
+    let names_now = [
+        now.id.as_deref(),
+        now.transcript.as_deref(),
+        now.transcript.as_deref().and_then(stem),
+    ];
+    Some(
+        names_was
+            .iter()
+            .flatten()
+            .any(|w| names_now.iter().flatten().any(|n| n == w)),
+    )
+}
+
+/// A transcript's file name without its extension (`/p/abc.jsonl` → `abc`); `None` for a
+/// bare id.
+fn stem(session: &str) -> Option<&str> {
+    let name = short(session);
+    let (stem, _) = name.rsplit_once('.')?;
+    (name != session && !stem.is_empty()).then_some(stem)
 }
 
 /// The report of `pane` in a scan, when an agent runs there.
@@ -151,16 +218,25 @@ pub fn check(
         stat: procfs::stat(expected.pid),
         pane_tty: procfs::tty_device(Path::new(&now.tty)),
         pane_dead: now.dead,
-        session: report_of(reports, pane).and_then(session_of),
+        session: report_of(reports, pane)
+            .map(SessionNow::of)
+            .unwrap_or_default(),
     };
-    judge(pane, expected, &seen).map_err(|r| match r {
-        Refusal::Away(why) => Refusal::Away(format!("{why}{}", foreground_name(&now))),
-        // A suspended agent's refusal already says what to do.
-        Refusal::Gone(why) if seen.stat.is_some_and(|s| s.stopped()) => Refusal::Gone(why),
-        Refusal::Gone(why) => Refusal::Gone(format!("{why}{}", foreground_name(&now))),
-        other => other,
-    })?;
+    judge(pane, expected, &seen).map_err(|r| in_words(r, expected, &seen, &now))?;
     Ok(now)
+}
+
+/// A refusal from [`judge`], completed with what has the pane instead of the agent, when
+/// something has: tmux names the terminal's foreground group leader, which is not the agent
+/// while the agent still has its terminal (it may be the shell that started it).
+fn in_words(r: Refusal, expected: &Recipient, seen: &Seen, now: &PaneNow) -> Refusal {
+    match r {
+        // A suspended agent's refusal already says what to do.
+        Refusal::Gone(why) if seen.agent_in_front(expected) || seen.stopped() => Refusal::Gone(why),
+        Refusal::Away(why) => Refusal::Away(format!("{why}{}", foreground_name(now))),
+        Refusal::Gone(why) => Refusal::Gone(format!("{why}{}", foreground_name(now))),
+        other => other,
+    }
 }
 
 fn gone_pane(pane: &str, e: &TmuxError) -> Refusal {
@@ -185,7 +261,25 @@ pub struct Seen {
     pub pane_tty: Option<u64>,
     pub pane_dead: bool,
     /// The session the pane's agent is in per the latest scan.
-    pub session: Option<String>,
+    pub session: SessionNow,
+}
+
+impl Seen {
+    /// The recorded process is alive, on the pane's terminal and in its foreground.
+    fn agent_in_front(&self, expected: &Recipient) -> bool {
+        !self.pane_dead
+            && self.stat.is_some_and(|s| {
+                s.start_ticks == expected.start_ticks
+                    && !matches!(s.state, 'Z' | 'X')
+                    && !s.stopped()
+                    && s.in_foreground()
+                    && self.pane_tty == Some(s.tty_nr)
+            })
+    }
+
+    fn stopped(&self) -> bool {
+        self.stat.is_some_and(|s| s.stopped())
+    }
 }
 
 /// The rule, on observed values: text may go in only while the recorded process (same pid,
@@ -222,12 +316,12 @@ pub fn judge(pane: &str, expected: &Recipient, seen: &Seen) -> Result<(), Refusa
             "the {who} in {pane} is not in the foreground of its terminal"
         )));
     }
-    if let (Some(was), Some(is)) = (&expected.session, &seen.session) {
-        if was != is {
+    if let Some(was) = &expected.session {
+        if same_session(was, &seen.session) == Some(false) {
             return Err(Refusal::Gone(format!(
                 "the {who} in {pane} is in another session now (it was {}, it is {}): the new session never asked for this",
                 short(was),
-                short(is)
+                seen.session.name()
             )));
         }
     }
@@ -267,7 +361,14 @@ mod tests {
             stat,
             pane_tty: Some(34816),
             pane_dead: false,
-            session: Some("s-1".into()),
+            session: now(Some("s-1"), None),
+        }
+    }
+
+    fn now(id: Option<&str>, transcript: Option<&str>) -> SessionNow {
+        SessionNow {
+            id: id.map(str::to_string),
+            transcript: transcript.map(str::to_string),
         }
     }
 
@@ -281,7 +382,7 @@ mod tests {
         assert_eq!(verdict(&seen(Some(stat('R', 100, 100)))), Ok(()));
         // A session not known at the time of the route (none yet) or now does not refuse.
         let unknown = Seen {
-            session: None,
+            session: SessionNow::default(),
             ..seen(Some(stat('S', 100, 100)))
         };
         assert_eq!(verdict(&unknown), Ok(()));
@@ -332,11 +433,91 @@ mod tests {
         };
         assert!(verdict(&no_tty).unwrap_err().is_final());
         let cleared = Seen {
-            session: Some("/x/s-2.jsonl".into()),
+            session: now(None, Some("/x/s-2.jsonl")),
             ..seen(Some(stat('S', 100, 100)))
         };
         let r = verdict(&cleared).unwrap_err();
         assert!(r.is_final() && r.to_string().contains("s-2.jsonl"), "{r}");
+    }
+
+    #[test]
+    fn a_session_id_recorded_before_the_first_turn_is_the_session_of_its_transcript() {
+        let front = seen(Some(stat('S', 100, 100)));
+        // Recorded as `s-1` while no transcript existed; the first turn wrote `s-1.jsonl`.
+        for session in [
+            now(Some("s-1"), Some("/r/projects/-w/s-1.jsonl")),
+            now(None, Some("/r/projects/-w/s-1.jsonl")),
+        ] {
+            let s = Seen {
+                session,
+                ..front.clone()
+            };
+            assert_eq!(verdict(&s), Ok(()), "{s:?}");
+        }
+        // A recipient recorded with its transcript (an older agentpane) is the same session
+        // as that transcript's id.
+        let older = Recipient {
+            session: Some("/r/projects/-w/s-1.jsonl".into()),
+            ..claude()
+        };
+        assert_eq!(judge("%5", &older, &front), Ok(()));
+    }
+
+    #[test]
+    fn a_new_session_after_the_recorded_one_is_refused_before_and_after_its_first_turn() {
+        let front = seen(Some(stat('S', 100, 100)));
+        for session in [
+            now(Some("s-2"), None),
+            now(Some("s-2"), Some("/r/projects/-w/s-2.jsonl")),
+            now(None, Some("/r/projects/-w/s-2.jsonl")),
+        ] {
+            let s = Seen {
+                session,
+                ..front.clone()
+            };
+            let r = verdict(&s).unwrap_err();
+            assert!(r.is_final() && r.to_string().contains("it is s-2"), "{r}");
+            assert!(r.to_string().contains("it was s-1"), "{r}");
+        }
+        let older = Recipient {
+            session: Some("/r/projects/-w/s-1.jsonl".into()),
+            ..claude()
+        };
+        let cleared = Seen {
+            session: now(Some("s-2"), None),
+            ..front
+        };
+        assert!(judge("%5", &older, &cleared).unwrap_err().is_final());
+    }
+
+    #[test]
+    fn a_refusal_names_what_has_the_pane_only_when_the_agent_does_not() {
+        let pane = PaneNow {
+            pane_pid: 7,
+            tty: "/dev/pts/3".into(),
+            dead: false,
+            // The group leader tmux names: the shell that started the agent.
+            command: "bash".into(),
+        };
+        let cleared = Seen {
+            session: now(Some("s-2"), None),
+            ..seen(Some(stat('S', 100, 100)))
+        };
+        let r = verdict(&cleared).unwrap_err();
+        let said = in_words(r, &claude(), &cleared, &pane).to_string();
+        assert!(!said.contains("bash"), "{said}");
+        assert!(said.contains("another session"), "{said}");
+        let exited = seen(None);
+        let r = verdict(&exited).unwrap_err();
+        let said = in_words(r, &claude(), &exited, &pane).to_string();
+        assert!(
+            said.ends_with("has exited; bash has the pane now"),
+            "{said}"
+        );
+        let away = seen(Some(stat('S', 100, 200)));
+        let r = verdict(&away).unwrap_err();
+        let said = in_words(r, &claude(), &away, &pane).to_string();
+        assert!(said.ends_with("; bash has the pane now"), "{said}");
     }
 
     #[test]

@@ -118,6 +118,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         last_reports: Vec::new(),
         mail: mail::Mail::default(),
         relays: relays::Relays::default(),
+        journal_damage_told: 0,
         across,
         scanner: {
             let mut s = Scanner::default();
@@ -168,6 +169,8 @@ struct Watcher {
     last_reports: Vec<PaneReport>,
     mail: mail::Mail,
     relays: relays::Relays,
+    /// The last damaged journal line logged (lines are only ever added to the journal).
+    journal_damage_told: usize,
     /// The relays with a side on another host (their own thread), when hosts are configured.
     across: Option<relays::Across>,
     scanner: Scanner,
@@ -444,7 +447,14 @@ impl Watcher {
         if let Some(across) = &self.across {
             across.send(reports, &self.hosts);
         }
-        for d in crate::route::deliver_queued(&self.tmux, reports) {
+        let pass = crate::route::deliver_queued(&self.tmux, reports);
+        for damaged in pass.damaged {
+            if damaged.line > self.journal_damage_told {
+                self.journal_damage_told = damaged.line;
+                log::line(&damaged.to_string());
+            }
+        }
+        for d in pass.delivered {
             log::line(&format!(
                 "queued route {} {} → {}: {:?}{}",
                 d.id,

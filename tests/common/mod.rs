@@ -185,6 +185,13 @@ impl FakeAgent {
         self.env("AGENTPANE_FAKE_START", &n.to_string())
     }
 
+    /// A Claude Code asked nothing yet (`AGENTPANE_FAKE_FRESH=1`, nothing written at start):
+    /// its session record only, its transcript with its first step. Start it with
+    /// [`TmuxServer::spawn_fresh`].
+    pub fn fresh(self) -> FakeAgent {
+        self.env("AGENTPANE_FAKE_FRESH", "1").start_lines(0)
+    }
+
     /// Keep the Claude transcript open (`AGENTPANE_FAKE_HOLD=1`).
     pub fn hold(self) -> FakeAgent {
         self.env("AGENTPANE_FAKE_HOLD", "1")
@@ -406,6 +413,18 @@ impl TmuxServer {
     pub fn spawn(&self, agent: &FakeAgent) -> String {
         let pane = self.spawn_drawn(agent);
         self.wait_for_agent(&pane);
+        pane
+    }
+
+    /// Starts a [`FakeAgent::fresh`] agent in a new window and waits until it is resolved by
+    /// its session id alone (no transcript yet); its pane id.
+    pub fn spawn_fresh(&self, agent: &FakeAgent) -> String {
+        let pane = self.spawn_drawn(agent);
+        wait_until(DEADLINE, &format!("a fresh session in {pane}"), || {
+            let run = self.agentpane(&["resolve", &pane, "--json"]);
+            let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
+            doc["session_id"].is_string() && doc["transcript"].is_null()
+        });
         pane
     }
 
