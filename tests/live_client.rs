@@ -172,9 +172,12 @@ fn route_menu_taller_than_the_client_opens_the_picker_and_says_so() {
         live.server.agentpane(&["last", &claude]).code == 0
     });
     live.press("R");
-    let screen = live.wait_screen("the picker, and why", |s| {
+    // Told first, then the picker opens (and stays until closed).
+    live.wait_screen("why the picker opens", |s| {
+        status_line(s).contains("agentpane: 30 panes do not fit a menu here")
+    });
+    let screen = live.wait_screen("the picker", |s| {
         s.contains(&format!("agentpane: r routes {claude}'s answer"))
-            && status_line(s).contains("agentpane: 30 panes do not fit a menu here")
     });
     assert!(screen.contains("claude"), "{screen}");
     assert!(!screen.contains("Route %"), "{screen}");

@@ -538,11 +538,11 @@ fn without_its_extension_a_pi_keeps_its_log_when_a_second_starts_in_the_folder()
         assert_eq!(last_answer(&server, a), answer);
     };
 
-    // The second pi starts surely after a's log began (process starts are whole seconds),
-    // and writes nothing until its first answer.
+    // The second pi starts surely after a's log began (a process start is known to the
+    // second, up to a second early), and writes nothing until its first answer.
     let begun = pi_log_begun(&log_a);
-    wait_until(DEADLINE, "3 s past the first log's beginning", || {
-        chrono::Utc::now().timestamp_millis() > begun + 3000
+    wait_until(DEADLINE, "4 s past the first log's beginning", || {
+        chrono::Utc::now().timestamp_millis() > begun + 4000
     });
     let b = server.spawn_drawn(&FakeAgent::idle(AgentKind::Pi).env("AGENTPANE_FAKE_LATE", "1"));
     let rb = resolve(&server, &b);
