@@ -178,10 +178,21 @@ fn route_menu_taller_than_the_client_opens_the_picker_and_says_so() {
     });
     let screen = live.wait_screen("the picker", |s| {
         s.contains(&format!("agentpane: r routes {claude}'s answer"))
+            && s.contains("agentpane · 31 agent panes")
     });
-    assert!(screen.contains("claude"), "{screen}");
+    assert!(
+        screen.contains(&format!("r route {claude} here")),
+        "{screen}"
+    );
     assert!(!screen.contains("Route %"), "{screen}");
-    assert!(live.picker_pid().is_some(), "{screen}");
+    // `r` on the last row routes the answer there, as the menu would have.
+    live.keys(&["G", "r"]);
+    live.wait_screen("the route's result", |s| {
+        s.contains("routed ") && s.contains("bytes")
+    });
+    wait_until(DEADLINE, "the routed answer delivered", || {
+        live.outcomes().last().map(String::as_str) == Some("delivered")
+    });
     live.keys(&["q"]);
     live.wait_screen("the picker closed", |s| !s.contains("r routes %"));
     wait_until(DEADLINE, "the picker gone", || live.picker_pid().is_none());
