@@ -152,6 +152,54 @@ fn route_menu_routes_the_answer_and_leaves_nothing_behind() {
 }
 
 #[test]
+fn route_menu_taller_than_the_client_opens_the_picker_and_says_so() {
+    // tmux 3.3a draws no menu taller than its client, and says nothing: 30 destinations on a
+    // 24-line terminal.
+    let live = Live::start_sized(&[], (80, 24));
+    let claude = live
+        .server
+        .spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    for i in 0..30 {
+        live.server
+            .spawn_drawn(&FakeAgent::claude().in_dir(&format!("dst{i}")));
+    }
+    wait_until(DEADLINE, "31 agent panes", || {
+        let run = live.server.agentpane(&["panes", "--json"]);
+        run.code == 0 && run.json().as_array().map(Vec::len) == Some(31)
+    });
+    live.focus(&claude);
+    wait_until(DEADLINE, "claude's answer", || {
+        live.server.agentpane(&["last", &claude]).code == 0
+    });
+    live.press("R");
+    // Told first, then the picker opens (and stays until closed).
+    live.wait_screen("why the picker opens", |s| {
+        status_line(s).contains("agentpane: 30 panes do not fit a menu here")
+    });
+    let screen = live.wait_screen("the picker", |s| {
+        s.contains(&format!("agentpane: r routes {claude}'s answer"))
+            && s.contains("agentpane · 31 agent panes")
+    });
+    assert!(
+        screen.contains(&format!("r route {claude} here")),
+        "{screen}"
+    );
+    assert!(!screen.contains("Route %"), "{screen}");
+    // `r` on the last row routes the answer there, as the menu would have.
+    live.keys(&["G", "r"]);
+    live.wait_screen("the route's result", |s| {
+        s.contains("routed ") && s.contains("bytes")
+    });
+    wait_until(DEADLINE, "the routed answer delivered", || {
+        live.outcomes().last().map(String::as_str) == Some("delivered")
+    });
+    live.keys(&["q"]);
+    live.wait_screen("the picker closed", |s| !s.contains("r routes %"));
+    wait_until(DEADLINE, "the picker gone", || live.picker_pid().is_none());
+    live.assert_clean();
+}
+
+#[test]
 fn last_answer_popup_shows_the_answer_and_closes_with_q_and_escape() {
     let live = Live::start(&[]);
     let claude = live

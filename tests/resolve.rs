@@ -5,6 +5,7 @@ mod common;
 
 use std::path::Path;
 
+use agentpane::events::AgentKind;
 use common::{
     agentpane_without_server, real_client_fixture, wait_until, FakeAgent, TmuxServer, DEADLINE,
 };
@@ -499,4 +500,65 @@ fn fake_gemini_and_opencode_resolve_to_their_own_logs_with_state_and_answer() {
         opencode_text("prt_233ba65880010eCbltN9WRpUrm")
     );
     assert_eq!(last_answer(&server, &opencode), "Tool done.");
+}
+
+/// Takes away the record agentpane's pi extension wrote for the pi in `pane` (a pi without
+/// the extension), once it is there.
+fn without_pi_record(server: &TmuxServer, pane: &str) {
+    let pid = server.agent_pid(pane);
+    let record = server.state_dir().join(format!("pi/{pid}.json"));
+    wait_until(DEADLINE, "the fake pi's record", || record.is_file());
+    std::fs::remove_file(&record).unwrap();
+}
+
+/// When the log named `path` was begun (its name), Unix milliseconds.
+fn pi_log_begun(path: &Value) -> i64 {
+    agentpane::agents::pi::locate::created_ms(Path::new(path.as_str().expect("a log")))
+        .expect("a pi log name")
+}
+
+#[test]
+fn without_its_extension_a_pi_keeps_its_log_when_a_second_starts_in_the_folder() {
+    let server = TmuxServer::start();
+    let a = server.spawn(&FakeAgent::idle(AgentKind::Pi));
+    without_pi_record(&server, &a);
+    let ra = resolve(&server, &a);
+    assert_eq!(ra["via"], "cwd", "{ra:#}");
+    let log_a = ra["transcript"].clone();
+    let answer = last_answer(&server, &a);
+    assert!(!answer.is_empty());
+    // The first pane still reads its own log, and its answer.
+    let keeps = |a: &str| {
+        let ra = resolve(&server, a);
+        assert_eq!(
+            (&ra["via"], &ra["transcript"]),
+            (&"cwd".into(), &log_a),
+            "{ra:#}"
+        );
+        assert_eq!(last_answer(&server, a), answer);
+    };
+
+    // The second pi starts surely after a's log began (a process start is known to the
+    // second, up to a second early), and writes nothing until its first answer.
+    let begun = pi_log_begun(&log_a);
+    wait_until(DEADLINE, "4 s past the first log's beginning", || {
+        chrono::Utc::now().timestamp_millis() > begun + 4000
+    });
+    let b = server.spawn_drawn(&FakeAgent::idle(AgentKind::Pi).env("AGENTPANE_FAKE_LATE", "1"));
+    let rb = resolve(&server, &b);
+    assert_eq!(rb["agent"], "pi", "{rb:#}");
+    assert!(rb["transcript"].is_null(), "{rb:#}");
+    keeps(&a);
+
+    // The second answers: the log it begins is its own, and the first keeps its own.
+    server.send_line(&b, "begin");
+    without_pi_record(&server, &b);
+    wait_until(DEADLINE, "the second pi's log", || {
+        resolve(&server, &b)["transcript"].is_string()
+    });
+    let rb = resolve(&server, &b);
+    assert_eq!(rb["via"], "cwd", "{rb:#}");
+    assert_ne!(rb["transcript"], log_a, "{rb:#}");
+    assert!(pi_log_begun(&rb["transcript"]) > begun, "{rb:#}");
+    keeps(&a);
 }

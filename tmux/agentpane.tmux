@@ -293,7 +293,8 @@ main() {
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
 		tmux bind-key "$key" run-shell -b "$base jump --client '#{client_name}' >/dev/null 2>&1 || true"
 	fi
-	# Route the focused pane's answer: a display-menu of the other agent panes with their state.
+	# Route the focused pane's answer: a display-menu of the other agent panes with their state
+	# (the picker when the menu would not fit the client: tmux would draw nothing).
 	key="$(get_option @agentpane-route-key R)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
 		tmux bind-key "$key" run-shell -b "$base route-menu '#{pane_id}' >/dev/null 2>&1 || true"

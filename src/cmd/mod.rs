@@ -9,11 +9,13 @@ mod demo;
 mod doctor;
 mod hooks;
 mod last;
+mod menu_fit;
 mod panes;
 mod pick;
 mod relay;
 mod remote;
 mod route;
+mod route_menu;
 mod serve;
 mod status;
 mod wait;
@@ -82,7 +84,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Relay(a) => relay::relay(a, &ctx),
         Command::Pick(a) => pick::run(a, &ctx),
         Command::Answer(a) => answer::run(a, &ctx),
-        Command::RouteMenu(a) => route::menu(a, &ctx),
+        Command::RouteMenu(a) => route_menu::menu(a, &ctx),
         Command::RouteQueue(a) => route::queue(a, &ctx),
         Command::Channel(c) => channel::run(c),
         Command::Hook(a) => hooks::hook(a),

@@ -1,4 +1,4 @@
-//! `agentpane route SRC DST …`, `agentpane relay A B …` and the hidden `route-menu`
+//! `agentpane route SRC DST …`, `agentpane relay A B …` and the items of the hidden `route-menu`
 //! (docs/design.md#routing).
 
 use std::io::Read;
@@ -9,8 +9,8 @@ use chrono::Utc;
 use serde::Serialize;
 
 use super::wait::PaneWait;
-use super::{client, Context};
-use crate::cli::{DeliverStdinArgs, RouteArgs, RouteMenuArgs, RouteQueueArgs, Transform};
+use super::Context;
+use crate::cli::{DeliverStdinArgs, RouteArgs, RouteQueueArgs, Transform};
 use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::extract::capture;
@@ -639,61 +639,6 @@ fn shell_safe(s: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || "/._-+@%=:,".contains(c))
 }
 
-/// The `prefix + R` menu. It runs from `run-shell -b`, so nothing it prints is seen: what
-/// the person must know (nothing to route, an error) goes to the client's status line, and the
-/// menu is waited for as long as it stays open (it is a blocking call for a command-line
-/// client, which the usual tmux timeout would cut off).
-pub fn menu(args: RouteMenuArgs, ctx: &Context) -> Result<i32> {
-    let tmux = ctx.tmux();
-    let current = match args.pane.as_deref() {
-        Some(t) => tmux.pane_id(t),
-        None => match std::env::var("TMUX_PANE") {
-            Ok(p) if !p.is_empty() => tmux.pane_id(&p),
-            _ => bail!("route-menu needs a pane (run it from a key binding with '#{{pane_id}}')"),
-        },
-    };
-    let client = current
-        .as_ref()
-        .ok()
-        .and_then(|p| client::client_showing(&tmux, p));
-    let result = current
-        .map_err(anyhow::Error::from)
-        .and_then(|current| open_menu(&current, client.as_deref(), &tmux, ctx));
-    client::finish(&tmux, client.as_deref(), result)
-}
-
-/// Shows the menu and waits for it to close; `Ok(Some(why))` when there is nothing to offer.
-fn open_menu(
-    current: &str,
-    client: Option<&str>,
-    tmux: &Tmux,
-    ctx: &Context,
-) -> Result<Option<String>> {
-    let reports = scan::scan(tmux, Utc::now())?;
-    let mut targets: Vec<MenuTarget> = reports.iter().map(MenuTarget::of).collect();
-    targets.sort_by(|a, b| a.target.cmp(&b.target));
-    let items = menu_items(current, &targets, &ctx.socket, &program_path());
-    if items.is_empty() {
-        return Ok(Some("no other agent pane to route to".into()));
-    }
-    let mut cache = AnswerCache::new(1);
-    if pane_answer(tmux, current, report_of(&reports, current), &mut cache)?.is_none() {
-        return Ok(Some(format!("pane {current} has no answer to route yet")));
-    }
-    let title = escape_format(&format!(" Route {current}'s answer to "));
-    let mut argv: Vec<String> = vec!["display-menu".into()];
-    if let Some(c) = client {
-        argv.extend(["-c".into(), c.to_string()]);
-    }
-    argv.extend(["-T", &title, "-t", current, "-x", "P", "-y", "P"].map(String::from));
-    for (name, key, command) in items {
-        argv.extend([name, key, command]);
-    }
-    let refs: Vec<&str> = argv.iter().map(String::as_str).collect();
-    client::overlay_tmux(&ctx.socket).cmd(&refs)?;
-    Ok(None)
-}
-
 /// One route as the picker's `r` key makes it: the menu's rules (queued while `dst` is
 /// busy), nothing printed; the exit code and the one-line summary come back.
 pub fn route_quietly(tmux: &Tmux, hosts: &[Host], src: &str, dst: &str) -> Result<(i32, String)> {
@@ -714,7 +659,7 @@ pub fn route_quietly(tmux: &Tmux, hosts: &[Host], src: &str, dst: &str) -> Resul
 }
 
 /// This program's path, when it can be passed to `run-shell` without quoting.
-fn program_path() -> String {
+pub(super) fn program_path() -> String {
     std::env::current_exe()
         .ok()
         .map(|p| p.to_string_lossy().into_owned())
@@ -733,7 +678,7 @@ pub struct MenuTarget {
 }
 
 impl MenuTarget {
-    fn of(r: &PaneReport) -> MenuTarget {
+    pub(super) fn of(r: &PaneReport) -> MenuTarget {
         MenuTarget {
             pane_id: r.resolved.pane.pane_id.clone(),
             target: r.resolved.pane.target(),

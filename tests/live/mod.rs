@@ -94,6 +94,14 @@ fn load_plugin(server: &TmuxServer, options: &[(&str, &str)]) {
     server.tmux(&["run-shell", plugin]);
 }
 
+/// The command line of a client attaching to session `main` of `server`.
+fn attach_main(server: &TmuxServer) -> String {
+    format!(
+        "env -u TMUX -u TMUX_PANE tmux -u -L {} attach -t main",
+        server.name
+    )
+}
+
 impl Live {
     /// A fresh server with the plugin loaded (extra `@agentpane-*` options first) and a
     /// 160×45 client attached to session `main`.
@@ -101,6 +109,17 @@ impl Live {
         let server = TmuxServer::start();
         load_plugin(&server, options);
         Live::attach(server)
+    }
+
+    /// [`start`](Self::start) with a client of `size` (columns, lines).
+    pub fn start_sized(options: &[(&str, &str)], size: (u32, u32)) -> Live {
+        let server = TmuxServer::start();
+        load_plugin(&server, options);
+        Live::open_sized(&server, &attach_main(&server), size).finish(
+            server,
+            "the status line",
+            |s| s.contains("0:"),
+        )
     }
 
     /// A 160×45 client attached to session `main` of `server`, set up as the test likes,
@@ -112,10 +131,7 @@ impl Live {
     /// [`attach`](Self::attach), waiting for the first screen that passes `first` (e.g. a
     /// message shown on attach, which hides the status line while it lasts).
     pub fn attach_until(server: TmuxServer, what: &str, first: impl FnMut(&str) -> bool) -> Live {
-        let attach = format!(
-            "env -u TMUX -u TMUX_PANE tmux -u -L {} attach -t main",
-            server.name
-        );
+        let attach = attach_main(&server);
         Live::open(server, &attach, what, first)
     }
 

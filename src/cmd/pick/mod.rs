@@ -283,17 +283,45 @@ fn popup(args: &PickArgs, ctx: &Context) -> Result<i32> {
     });
     let result = from
         .map_err(anyhow::Error::from)
-        .and_then(|from| open_popup(args, ctx, &tmux, from, client.as_deref()));
+        .and_then(|from| open_popup(args, ctx, &tmux, from, client.as_deref(), None));
     client::finish(&tmux, client.as_deref(), result)
 }
 
-/// Opens the popup; `Ok(Some(why))` when there is nothing to show.
+/// The picker in a popup, opened from pane `from` to route its answer (the `prefix + R` menu
+/// when the menu would not fit the client); `Ok(Some(why))` when there is nothing to show.
+pub(super) fn route_picker(
+    ctx: &Context,
+    tmux: &Tmux,
+    from: &str,
+    client: Option<&str>,
+) -> Result<Option<String>> {
+    let args = PickArgs {
+        from: Some(from.to_string()),
+        client: client.map(str::to_string),
+        answer: None,
+        popup: true,
+        decide: false,
+    };
+    let title = format!(" agentpane: r routes {from}'s answer ");
+    open_popup(
+        &args,
+        ctx,
+        tmux,
+        Some(from.to_string()),
+        client,
+        Some(title),
+    )
+}
+
+/// Opens the popup (titled `title`, else by what it opens on); `Ok(Some(why))` when there is
+/// nothing to show.
 fn open_popup(
     args: &PickArgs,
     ctx: &Context,
     tmux: &Tmux,
     from: Option<String>,
     client: Option<&str>,
+    title: Option<String>,
 ) -> Result<Option<String>> {
     let reports = crate::scan::scan(tmux, Utc::now())?;
     let answer = args
@@ -301,7 +329,7 @@ fn open_popup(
         .as_deref()
         .map(|t| tmux.pane_id(t))
         .transpose()?;
-    let title = match &answer {
+    let default_title = match &answer {
         Some(pane) => {
             let report = report_of(&reports, pane);
             let mut cache = AnswerCache::new(1);
@@ -324,6 +352,7 @@ fn open_popup(
         }
         None => " agentpane ".to_string(),
     };
+    let title = title.unwrap_or(default_title);
     let program = std::env::current_exe()
         .context("cannot find the agentpane program")?
         .to_string_lossy()
