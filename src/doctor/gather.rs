@@ -293,11 +293,6 @@ fn state_dir(path: &Path) -> StateDirFacts {
         symlink: meta.as_ref().is_some_and(|m| m.file_type().is_symlink()),
         is_dir: meta.as_ref().is_some_and(|m| m.is_dir()),
         mode: meta.as_ref().map_or(0, |m| m.permissions().mode() & 0o7777),
-        ours: meta.as_ref().is_some_and(|m| m.uid() == euid()),
+        ours: meta.as_ref().is_some_and(|m| m.uid() == paths::euid()),
     }
-}
-
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
 }

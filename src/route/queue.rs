@@ -89,7 +89,7 @@ pub struct Store {
 impl Store {
     /// The store under [`paths::state_dir`].
     pub fn open_default() -> Result<Store> {
-        Store::open(&paths::state_dir())
+        Store::open(&paths::trusted_state_dir()?)
     }
 
     /// The lock serialising deliveries into one pane of one server (paste → verify → Enter), so
@@ -262,7 +262,7 @@ impl Store {
     /// The journal, line by line; damaged lines (a crash mid-append) are skipped.
     pub fn journal(&self) -> Result<Vec<JournalEntry>> {
         let path = self.journal_path();
-        let f = match fs::File::open(&path) {
+        let f = match paths::open_trusted(&path) {
             Ok(f) => f,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
