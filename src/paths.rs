@@ -113,30 +113,60 @@ pub fn ensure_private_dir(dir: &Path) -> Result<()> {
     }
 }
 
+/// Why agentpane must not act on a folder or file: someone else could have put a queued
+/// message or a record there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distrust {
+    /// Another user (this uid) owns it.
+    Owner(u32),
+    /// Others can write to it (this mode).
+    Writable(u32),
+}
+
+impl Distrust {
+    /// The rule OpenSSH applies to `~/.ssh`: trusted when owned by `me` and not writable by
+    /// group or others. Pure.
+    pub fn of(uid: u32, mode: u32, me: u32) -> Option<Distrust> {
+        if uid != me {
+            return Some(Distrust::Owner(uid));
+        }
+        (mode & 0o022 != 0).then_some(Distrust::Writable(mode & 0o7777))
+    }
+
+    /// What is wrong with `path`, e.g. `is writable by others (mode 0777)`.
+    pub fn problem(&self) -> String {
+        match self {
+            Distrust::Owner(uid) => format!("is owned by uid {uid}, not you (uid {})", euid()),
+            Distrust::Writable(mode) => format!("is writable by others (mode {mode:04o})"),
+        }
+    }
+
+    /// What the user does about it.
+    pub fn fix(&self, path: &Path) -> String {
+        match self {
+            Distrust::Owner(_) => format!(
+                "move {} away (agentpane makes a new one) or set AGENTPANE_STATE_DIR to a \
+                 folder of yours",
+                path.display()
+            ),
+            Distrust::Writable(_) => format!("run `chmod go-w {}`", path.display()),
+        }
+    }
+}
+
 /// Why agentpane must not act on the folder or file at `path` (`meta`, read without following
-/// a symlink): another user owns it, or others can write to it — so someone else could have put
-/// a queued message or a record there. The rule OpenSSH applies to `~/.ssh`. `None` when it is
-/// the user's own and only theirs to change.
+/// a symlink), as one message with the fix; `None` when it is the user's own and only theirs to
+/// change ([`Distrust::of`]).
 pub fn distrust(path: &Path, meta: &fs::Metadata) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
+    let why = Distrust::of(meta.uid(), meta.mode(), euid())?;
     let what = if meta.is_dir() { "folder" } else { "file" };
-    let me = euid();
-    let shown = path.display();
-    if meta.uid() != me {
-        return Some(format!(
-            "{what} {shown} is owned by uid {}, not you (uid {me}): agentpane does not act on \
-             what another user controls; move it away (agentpane makes a new one) or set \
-             AGENTPANE_STATE_DIR to a folder of yours",
-            meta.uid()
-        ));
-    }
-    let mode = meta.mode() & 0o7777;
-    (mode & 0o022 != 0).then(|| {
-        format!(
-            "{what} {shown} is writable by others (mode {mode:04o}): agentpane does not act on \
-             what others can change; run `chmod go-w {shown}`"
-        )
-    })
+    Some(format!(
+        "{what} {} {}: agentpane does not act on what others can change; {}",
+        path.display(),
+        why.problem(),
+        why.fix(path)
+    ))
 }
 
 /// Reads the file at `path` when it is [trusted](distrust) and not a symlink; an error that

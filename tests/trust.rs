@@ -71,6 +71,13 @@ fn a_queued_message_planted_in_a_state_folder_others_control_is_not_delivered() 
     assert!(watch.stderr.contains("is owned by uid"), "{watch:?}");
     let status = server.agentpane(&["status"]);
     assert_eq!((status.code, status.stdout.as_str()), (0, ""), "{status:?}");
+    let doctor = server.agentpane(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("belongs to another user: agentpane refuses it"),
+        "{doctor:?}"
+    );
 
     // The user's own folder, but writable by others: refused, with the `chmod` that fixes it.
     for dir in [&state, &queue] {
@@ -99,6 +106,13 @@ fn a_queued_message_planted_in_a_state_folder_others_control_is_not_delivered() 
             queue.display()
         )),
         "{run:?}"
+    );
+    let doctor = server.agentpane(&["doctor"]);
+    assert!(
+        doctor
+            .stdout
+            .contains("queue is writable by others (mode 0777): agentpane refuses it"),
+        "{doctor:?}"
     );
 
     // Fixed as the message says: the same message (the user's own file now) goes out — it was

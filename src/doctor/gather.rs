@@ -294,5 +294,43 @@ fn state_dir(path: &Path) -> StateDirFacts {
         is_dir: meta.as_ref().is_some_and(|m| m.is_dir()),
         mode: meta.as_ref().map_or(0, |m| m.permissions().mode() & 0o7777),
         ours: meta.as_ref().is_some_and(|m| m.uid() == paths::euid()),
+        untrusted: if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            untrusted_inside(path)
+        } else {
+            Vec::new()
+        },
     }
+}
+
+/// The first few folders and files under the state folder `root` that agentpane refuses to
+/// act on ([`paths::Distrust`]); symlinks are not followed (agentpane refuses those itself).
+fn untrusted_inside(root: &Path) -> Vec<(PathBuf, paths::Distrust)> {
+    const SHOWN: usize = 3;
+    const LOOKED_AT: usize = 10_000;
+    let me = paths::euid();
+    let mut found = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    let mut seen = 0;
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            let Ok(meta) = entry.metadata() else { continue };
+            if meta.file_type().is_symlink() {
+                continue;
+            }
+            if let Some(why) = paths::Distrust::of(meta.uid(), meta.mode(), me) {
+                found.push((entry.path(), why));
+            }
+            if meta.is_dir() {
+                todo.push(entry.path());
+            }
+            if found.len() >= SHOWN || seen >= LOOKED_AT {
+                return found;
+            }
+        }
+    }
+    found
 }
