@@ -46,7 +46,7 @@ pub fn trusted_state_dir() -> Result<PathBuf> {
         ),
         Ok(meta) if !meta.is_dir() => bail!("state folder {} is not a folder", dir.display()),
         Ok(meta) => match distrust(&dir, &meta) {
-            Some(why) => bail!("state {why}"),
+            Some(why) => bail!("state {why}, or set AGENTPANE_STATE_DIR to a folder of yours"),
             None => Ok(dir),
         },
     }
@@ -144,11 +144,7 @@ impl Distrust {
     /// What the user does about it.
     pub fn fix(&self, path: &Path) -> String {
         match self {
-            Distrust::Owner(_) => format!(
-                "move {} away (agentpane makes a new one) or set AGENTPANE_STATE_DIR to a \
-                 folder of yours",
-                path.display()
-            ),
+            Distrust::Owner(_) => format!("move {} away (agentpane makes a new one)", path.display()),
             Distrust::Writable(_) => format!("run `chmod go-w {}`", path.display()),
         }
     }
