@@ -144,7 +144,9 @@ impl Distrust {
     /// What the user does about it.
     pub fn fix(&self, path: &Path) -> String {
         match self {
-            Distrust::Owner(_) => format!("move {} away (agentpane makes a new one)", path.display()),
+            Distrust::Owner(_) => {
+                format!("move {} away (agentpane makes a new one)", path.display())
+            }
             Distrust::Writable(_) => format!("run `chmod go-w {}`", path.display()),
         }
     }
@@ -181,7 +183,10 @@ pub fn open_trusted(path: &Path) -> std::io::Result<File> {
         .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
         .open(path)?;
     match distrust(path, &f.metadata()?) {
-        Some(why) => Err(std::io::Error::new(std::io::ErrorKind::PermissionDenied, why)),
+        Some(why) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        )),
         None => Ok(f),
     }
 }
@@ -318,7 +323,10 @@ mod tests {
         fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
         let err = format!("{:#}", ensure_private_dir(&open).unwrap_err());
         assert!(err.contains("writable by others (mode 0777)"), "{err}");
-        assert!(err.contains(&format!("chmod go-w {}", open.display())), "{err}");
+        assert!(
+            err.contains(&format!("chmod go-w {}", open.display())),
+            "{err}"
+        );
         fs::set_permissions(&open, fs::Permissions::from_mode(0o755)).unwrap();
         ensure_private_dir(&open).unwrap();
         let file = open.join("q.json");

@@ -1,4 +1,4 @@
-//! No other user steers agentpane (docs/design.md#private-folders): a state folder another user
+//! No other user steers agentpane (docs/design.md#reliability): a state folder another user
 //! owns, or others can write to, is refused with the fix, so a queued message planted there —
 //! naming the victim's agent by pid and start time, both readable in /proc — never reaches it.
 //! Tests run as root, so "another user" is uid 65534 (nobody) by `chown`.
@@ -46,7 +46,14 @@ fn a_queued_message_planted_in_a_state_folder_others_control_is_not_delivered() 
     let (victim, inbox) = server.inbox_agent("victim");
     let state = server.state_dir();
     let queue = state.join("queue");
-    plant(&server, &queue, &victim, "20260101-000000-000-1-0", "PLANTED", 0);
+    plant(
+        &server,
+        &queue,
+        &victim,
+        "20260101-000000-000-1-0",
+        "PLANTED",
+        0,
+    );
     // Who we are: the owner of what this test made.
     let me = std::fs::metadata(server.path()).unwrap().uid();
 
@@ -119,8 +126,20 @@ fn a_queued_message_planted_in_a_state_folder_others_control_is_not_delivered() 
     // the folder alone that stopped it. A file another user owns stays where it is, unread,
     // though it is older and would go first.
     set_mode(&queue, 0o700);
-    plant(&server, &queue, &victim, "20250101-000000-000-1-0", "FOREIGN", 3600);
-    chown(queue.join("20250101-000000-000-1-0.json"), Some(NOBODY), None).unwrap();
+    plant(
+        &server,
+        &queue,
+        &victim,
+        "20250101-000000-000-1-0",
+        "FOREIGN",
+        3600,
+    );
+    chown(
+        queue.join("20250101-000000-000-1-0.json"),
+        Some(NOBODY),
+        None,
+    )
+    .unwrap();
     let run = server.agentpane(&["route-queue", "--deliver", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     assert_eq!(run.json()["id"], "20260101-000000-000-1-0", "{run:?}");

@@ -618,7 +618,9 @@ mod tests {
     #[test]
     fn the_demo_never_uses_a_folder_someone_else_made() {
         let base = tempfile::tempdir().unwrap();
-        let planted = base.path().join(format!("agentpane-demo-{}", std::process::id()));
+        let planted = base
+            .path()
+            .join(format!("agentpane-demo-{}", std::process::id()));
         let victim = base.path().join("victim");
         std::fs::create_dir(&victim).unwrap();
         for plant in ["theirs", "symlink"] {

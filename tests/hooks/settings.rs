@@ -288,12 +288,18 @@ fn pi_s_extension_replaces_and_removes_only_a_file_agentpane_wrote() {
             )),
             "{verb}: {err}"
         );
-        assert!(err.contains("move it away and run this again"), "{verb}: {err}");
+        assert!(
+            err.contains("move it away and run this again"),
+            "{verb}: {err}"
+        );
         assert_eq!(fs::read_to_string(&file).unwrap(), mine, "{verb}");
     }
     assert!(backups(file.parent().unwrap()).is_empty());
     // One an earlier agentpane wrote (its first line, another body): replaced, then removed.
-    let first = agentpane::agents::pi::extension::SOURCE.lines().next().unwrap();
+    let first = agentpane::agents::pi::extension::SOURCE
+        .lines()
+        .next()
+        .unwrap();
     fs::write(&file, format!("{first}\n// an older version\n")).unwrap();
     let (out, _) = home.run(&["hooks", "install", "--agent", "pi"], b"");
     assert!(out.status.success(), "{out:?}");
