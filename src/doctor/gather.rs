@@ -303,7 +303,7 @@ fn state_dir(path: &Path) -> StateDirFacts {
 }
 
 /// The first few folders and files under the state folder `root` that agentpane refuses to
-/// act on ([`paths::Distrust`]); symlinks are not followed (agentpane refuses those itself).
+/// act on ([`paths::Distrust`]); symlinks are not followed.
 fn untrusted_inside(root: &Path) -> Vec<(PathBuf, paths::Distrust)> {
     const SHOWN: usize = 3;
     const LOOKED_AT: usize = 10_000;
@@ -318,7 +318,9 @@ fn untrusted_inside(root: &Path) -> Vec<(PathBuf, paths::Distrust)> {
         for entry in entries.flatten() {
             seen += 1;
             let Ok(meta) = entry.metadata() else { continue };
-            if meta.file_type().is_symlink() {
+            // Only folders and files hold what agentpane acts on (ssh's control sockets and
+            // symlinks, which agentpane refuses itself, are left out).
+            if !meta.is_dir() && !meta.is_file() {
                 continue;
             }
             if let Some(why) = paths::Distrust::of(meta.uid(), meta.mode(), me) {
