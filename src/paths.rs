@@ -167,6 +167,14 @@ pub fn distrust(path: &Path, meta: &fs::Metadata) -> Option<String> {
     ))
 }
 
+/// The [`Distrust`] of the folder `dir` leads to (through a symlink too), for a reader that
+/// must not fail: `None` when it is the user's own, missing, or not a folder.
+pub fn distrusted_folder(dir: &Path) -> Option<Distrust> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(dir).ok().filter(fs::Metadata::is_dir)?;
+    Distrust::of(meta.uid(), meta.mode(), euid())
+}
+
 /// Reads the file at `path` when it is [trusted](distrust) and not a symlink; an error that
 /// says why otherwise.
 pub fn read_trusted(path: &Path) -> std::io::Result<Vec<u8>> {
