@@ -257,7 +257,7 @@ pub fn remember(reports: &mut [PaneReport], now: Time, windows: &Windows) {
 }
 
 fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Option<T> {
-    let bytes = std::fs::read(path).ok()?;
+    let bytes = paths::read_trusted(path).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

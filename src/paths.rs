@@ -32,6 +32,26 @@ pub fn state_dir_in(env: &std::collections::HashMap<String, String>) -> Option<P
     })
 }
 
+/// [`state_dir`] when agentpane may act on what it holds: missing (the first writer creates it,
+/// 0700) or a real folder of the user's that others cannot write to ([`distrust`]). An error
+/// that says why and how to fix it otherwise.
+pub fn trusted_state_dir() -> Result<PathBuf> {
+    let dir = state_dir();
+    match fs::symlink_metadata(&dir) {
+        Err(_) => Ok(dir),
+        Ok(meta) if meta.file_type().is_symlink() => bail!(
+            "state folder {} is a symlink, which agentpane refuses: replace it by a real folder \
+             (`mkdir -m 700`)",
+            dir.display()
+        ),
+        Ok(meta) if !meta.is_dir() => bail!("state folder {} is not a folder", dir.display()),
+        Ok(meta) => match distrust(&dir, &meta) {
+            Some(why) => bail!("state {why}, or set AGENTPANE_STATE_DIR to a folder of yours"),
+            None => Ok(dir),
+        },
+    }
+}
+
 /// `$AGENTPANE_STATE_DIR`, else `$XDG_STATE_HOME/agentpane`, read through `var`.
 fn state_dir_override(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
     let set = |k: &str| var(k).filter(|v| !v.as_os_str().is_empty());
@@ -57,7 +77,7 @@ pub fn home_dir() -> PathBuf {
 }
 
 /// Every `*.json` file in `dir` that reads as a `T`, in `order`. A file that cannot be read or
-/// decoded is skipped and left in place (a half-written one never shows: records are written
+/// decoded, or that is not [trusted](distrust), is skipped and left in place (a half-written one never shows: records are written
 /// with [`write_atomic`]). The queue, the outbox and the relay registrations are such folders.
 pub fn json_records<T: serde::de::DeserializeOwned>(
     dir: &Path,
@@ -67,19 +87,23 @@ pub fn json_records<T: serde::de::DeserializeOwned>(
         .flatten()
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .filter_map(|p| serde_json::from_slice(&fs::read(p).ok()?).ok())
+        .filter_map(|p| serde_json::from_slice(&read_trusted(&p).ok()?).ok())
         .collect();
     out.sort_by(order);
     Ok(out)
 }
 
-/// Creates `dir` (and parents) as 0700 and refuses a symlink at `dir` itself.
+/// Creates `dir` (and parents) as 0700; refuses a symlink at `dir` itself, and an existing
+/// `dir` that is not [trusted](distrust).
 pub fn ensure_private_dir(dir: &Path) -> Result<()> {
     match fs::symlink_metadata(dir) {
         Ok(meta) if meta.file_type().is_symlink() => {
             bail!("refusing to use {}: it is a symlink", dir.display())
         }
-        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) if meta.is_dir() => match distrust(dir, &meta) {
+            Some(why) => bail!("{why}"),
+            None => Ok(()),
+        },
         Ok(_) => bail!("{} exists and is not a folder", dir.display()),
         Err(_) => fs::DirBuilder::new()
             .recursive(true)
@@ -87,6 +111,98 @@ pub fn ensure_private_dir(dir: &Path) -> Result<()> {
             .create(dir)
             .with_context(|| format!("cannot create {}", dir.display())),
     }
+}
+
+/// Why agentpane must not act on a folder or file: someone else could have put a queued
+/// message or a record there.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Distrust {
+    /// Another user (this uid) owns it.
+    Owner(u32),
+    /// Others can write to it (this mode).
+    Writable(u32),
+}
+
+impl Distrust {
+    /// The rule OpenSSH applies to `~/.ssh`: trusted when owned by `me` and not writable by
+    /// group or others. Pure.
+    pub fn of(uid: u32, mode: u32, me: u32) -> Option<Distrust> {
+        if uid != me {
+            return Some(Distrust::Owner(uid));
+        }
+        (mode & 0o022 != 0).then_some(Distrust::Writable(mode & 0o7777))
+    }
+
+    /// What is wrong with `path`, e.g. `is writable by others (mode 0777)`.
+    pub fn problem(&self) -> String {
+        match self {
+            Distrust::Owner(uid) => format!("is owned by uid {uid}, not you (uid {})", euid()),
+            Distrust::Writable(mode) => format!("is writable by others (mode {mode:04o})"),
+        }
+    }
+
+    /// What the user does about it.
+    pub fn fix(&self, path: &Path) -> String {
+        match self {
+            Distrust::Owner(_) => {
+                format!("move {} away (agentpane makes a new one)", path.display())
+            }
+            Distrust::Writable(_) => format!("run `chmod go-w {}`", path.display()),
+        }
+    }
+}
+
+/// Why agentpane must not act on the folder or file at `path` (`meta`, read without following
+/// a symlink), as one message with the fix; `None` when it is the user's own and only theirs to
+/// change ([`Distrust::of`]).
+pub fn distrust(path: &Path, meta: &fs::Metadata) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let why = Distrust::of(meta.uid(), meta.mode(), euid())?;
+    let what = if meta.is_dir() { "folder" } else { "file" };
+    Some(format!(
+        "{what} {} {}: agentpane does not act on what others can change; {}",
+        path.display(),
+        why.problem(),
+        why.fix(path)
+    ))
+}
+
+/// The [`Distrust`] of the folder `dir` leads to (through a symlink too), for a reader that
+/// must not fail: `None` when it is the user's own, missing, or not a folder.
+pub fn distrusted_folder(dir: &Path) -> Option<Distrust> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = fs::metadata(dir).ok().filter(fs::Metadata::is_dir)?;
+    Distrust::of(meta.uid(), meta.mode(), euid())
+}
+
+/// Reads the file at `path` when it is [trusted](distrust) and not a symlink; an error that
+/// says why otherwise.
+pub fn read_trusted(path: &Path) -> std::io::Result<Vec<u8>> {
+    let mut f = open_trusted(path)?;
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut f, &mut data)?;
+    Ok(data)
+}
+
+/// Opens the file at `path` for reading when it is [trusted](distrust) and not a symlink.
+pub fn open_trusted(path: &Path) -> std::io::Result<File> {
+    let f = OpenOptions::new()
+        .read(true)
+        .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
+        .open(path)?;
+    match distrust(path, &f.metadata()?) {
+        Some(why) => Err(std::io::Error::new(
+            std::io::ErrorKind::PermissionDenied,
+            why,
+        )),
+        None => Ok(f),
+    }
+}
+
+/// The effective uid of this process: who owns what agentpane creates.
+pub fn euid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
 }
 
 /// Replaces `path` with `data` atomically: a private temp file in the same folder, fsync,
@@ -205,6 +321,35 @@ mod tests {
         ensure_private_dir(&fresh).unwrap();
         let mode = fs::metadata(&fresh).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700);
+    }
+
+    #[test]
+    fn a_folder_or_file_others_control_is_refused_with_the_fix() {
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        fs::create_dir(&open).unwrap();
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o777)).unwrap();
+        let err = format!("{:#}", ensure_private_dir(&open).unwrap_err());
+        assert!(err.contains("writable by others (mode 0777)"), "{err}");
+        assert!(
+            err.contains(&format!("chmod go-w {}", open.display())),
+            "{err}"
+        );
+        fs::set_permissions(&open, fs::Permissions::from_mode(0o755)).unwrap();
+        ensure_private_dir(&open).unwrap();
+        let file = open.join("q.json");
+        fs::write(&file, b"{}").unwrap();
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o664)).unwrap();
+        assert!(read_trusted(&file).is_err());
+        fs::set_permissions(&file, fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(read_trusted(&file).unwrap(), b"{}");
+        // Tests run as root: another user is simulated by giving the folder to nobody.
+        std::os::unix::fs::chown(&file, Some(65534), None).unwrap();
+        assert!(read_trusted(&file).is_err());
+        std::os::unix::fs::chown(&open, Some(65534), None).unwrap();
+        let err = format!("{:#}", ensure_private_dir(&open).unwrap_err());
+        let want = format!("is owned by uid 65534, not you (uid {})", euid());
+        assert!(err.contains(&want), "{err}");
     }
 
     #[test]

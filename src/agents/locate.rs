@@ -116,7 +116,7 @@ impl TranscriptCache {
     /// Loads `<state dir>/transcript-paths.json`; a missing or corrupt file is an empty cache.
     pub fn load() -> TranscriptCache {
         let file = paths::state_dir().join("transcript-paths.json");
-        let map = std::fs::read(&file)
+        let map = paths::read_trusted(&file)
             .ok()
             .and_then(|b| serde_json::from_slice::<HashMap<String, PathBuf>>(&b).ok())
             .filter(|m| m.len() <= Self::MAX_ENTRIES)

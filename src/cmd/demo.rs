@@ -220,9 +220,20 @@ struct World {
 
 impl World {
     fn create() -> Result<World> {
+        World::create_in(&std::env::temp_dir())
+    }
+
+    /// The world in a new folder under `base` (the system's temporary folder), made fresh
+    /// (`mkdtemp`, 0700, a random name): never one that exists already, which another local
+    /// user could have made to swap the fake agents or plant a symlink.
+    fn create_in(base: &Path) -> Result<World> {
         let pid = std::process::id();
-        let root = std::env::temp_dir().join(format!("agentpane-demo-{pid}"));
-        paths::ensure_private_dir(&root)?;
+        let root = tempfile::Builder::new()
+            .prefix(&format!("agentpane-demo-{pid}-"))
+            .permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700))
+            .tempdir_in(base)
+            .with_context(|| format!("cannot create the demo's folder in {}", base.display()))?
+            .keep();
         for dir in [
             "home", "state", "claude", "codex", "data", "bin", "fixtures",
         ] {
@@ -595,4 +606,46 @@ fn new_alerts(path: &Path, seen: &mut usize) -> Vec<(String, String)> {
     let out: Vec<(String, String)> = fresh.collect();
     *seen = lines.len();
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+
+    /// The folder an earlier demo used, planted by another user before this one starts: as
+    /// theirs (mode 0777), or as a symlink to a folder of the victim's.
+    #[test]
+    fn the_demo_never_uses_a_folder_someone_else_made() {
+        let base = tempfile::tempdir().unwrap();
+        let planted = base
+            .path()
+            .join(format!("agentpane-demo-{}", std::process::id()));
+        let victim = base.path().join("victim");
+        std::fs::create_dir(&victim).unwrap();
+        for plant in ["theirs", "symlink"] {
+            match plant {
+                "theirs" => {
+                    std::fs::create_dir(&planted).unwrap();
+                    std::fs::set_permissions(&planted, std::fs::Permissions::from_mode(0o777))
+                        .unwrap();
+                    // Tests run as root: nobody (65534) is the other user.
+                    std::os::unix::fs::chown(&planted, Some(65534), None).unwrap();
+                }
+                _ => std::os::unix::fs::symlink(&victim, &planted).unwrap(),
+            }
+            let world = World::create_in(base.path())
+                .unwrap_or_else(|e| panic!("{plant}: the demo refused to start: {e:#}"));
+            assert_ne!(world.root, planted, "{plant}");
+            let meta = std::fs::symlink_metadata(&world.root).unwrap();
+            assert!(meta.is_dir(), "{plant}");
+            assert_eq!(meta.uid(), paths::euid(), "{plant}");
+            assert_eq!(meta.mode() & 0o7777, 0o700, "{plant}");
+            assert!(world.root.join("bin/claude").exists(), "{plant}");
+            assert_eq!(std::fs::read_dir(&victim).unwrap().count(), 0, "{plant}");
+            std::fs::remove_dir_all(&world.root).unwrap();
+            let _ = std::fs::remove_dir(&planted);
+            let _ = std::fs::remove_file(&planted);
+        }
+    }
 }

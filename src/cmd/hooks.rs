@@ -7,6 +7,7 @@ use std::io::{IsTerminal, Read};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
+use crate::agents::HookFile;
 use crate::cli::{HookArgs, HooksCommand};
 use crate::events::AgentKind;
 use crate::evidence::hook::{self, HookInput};
@@ -98,18 +99,44 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
 }
 
 /// The hook file of `kind` for this user (`--agent` only offers agents that have one).
-fn agent_file(kind: AgentKind) -> Result<crate::agents::HookFile> {
+fn agent_file(kind: AgentKind) -> Result<HookFile> {
     let home = paths::home_dir();
     crate::agents::of(kind)
         .hook_file(&home, &|k| std::env::var(k).ok())
         .with_context(|| format!("agentpane has no hooks for {kind}"))
 }
 
-/// Writes `kind`'s hook file (an extension the agent loads by itself); idempotent.
+/// Whether `existing` (what is at a hook file's path) is agentpane's: it starts with the
+/// first line of agentpane's text, which marks every version of the file agentpane wrote.
+fn written_by_agentpane(existing: &[u8], file: &HookFile) -> bool {
+    let marker = file.text.lines().next().unwrap_or_default();
+    !marker.is_empty() && existing.split(|b| *b == b'\n').next() == Some(marker.as_bytes())
+}
+
+/// What is at `file`'s path: `None` when nothing; an error when something agentpane did not
+/// write is there (the user's own file of that name), which agentpane never replaces or
+/// removes; `verb` says what was refused.
+fn existing_agent_file(file: &HookFile, verb: &str) -> Result<Option<Vec<u8>>> {
+    let path = &file.path;
+    match std::fs::read(path) {
+        Ok(b) if written_by_agentpane(&b, file) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        Ok(_) => anyhow::bail!(
+            "{} was not written by agentpane (it lacks the first line `{}`): not {verb}; move \
+             it away and run this again",
+            path.display(),
+            file.text.lines().next().unwrap_or_default()
+        ),
+    }
+}
+
+/// Writes `kind`'s hook file (an extension the agent loads by itself); idempotent. Replaces
+/// only a file agentpane wrote.
 fn install_agent_file(kind: AgentKind) -> Result<()> {
     let file = agent_file(kind)?;
     let path = &file.path;
-    if std::fs::read(path).is_ok_and(|b| b == file.text.as_bytes()) {
+    if existing_agent_file(&file, "replaced")?.is_some_and(|b| b == file.text.as_bytes()) {
         println!(
             "agentpane's {} already installed: {}",
             file.what,
@@ -126,13 +153,13 @@ fn install_agent_file(kind: AgentKind) -> Result<()> {
     Ok(())
 }
 
-/// Removes `kind`'s hook file, if it is agentpane's.
+/// Removes `kind`'s hook file, if it is agentpane's; refuses one agentpane did not write.
 fn uninstall_agent_file(kind: AgentKind) -> Result<()> {
     let file = agent_file(kind)?;
     let path = &file.path;
-    match std::fs::read(path) {
-        Err(_) => println!("no agentpane {} at {}", file.what, path.display()),
-        Ok(_) => {
+    match existing_agent_file(&file, "removed")? {
+        None => println!("no agentpane {} at {}", file.what, path.display()),
+        Some(_) => {
             std::fs::remove_file(path)
                 .with_context(|| format!("cannot remove {}", path.display()))?;
             println!("removed agentpane's {}: {}", file.what, path.display());

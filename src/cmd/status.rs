@@ -38,7 +38,12 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     let format = format(args.format.as_deref());
     let now = chrono::Utc::now();
     let tmux = ctx.tmux();
+    // A state folder others could write to is not read: the segment is empty (`doctor` says
+    // why), never a count someone else made up.
     let dir = crate::paths::state_dir();
+    if crate::paths::distrusted_folder(&dir).is_some() {
+        return Ok(exit::OK);
+    }
     let snapshot = std::fs::read(crate::watch::snapshot::Snapshot::path(&dir)).unwrap_or_default();
     let watched = (!args.scan)
         .then(|| watched_counts(&tmux, &dir, &snapshot, now))

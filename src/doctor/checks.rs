@@ -682,8 +682,30 @@ fn state_dir(s: &StateDirFacts, home: &Path) -> Finding {
     if !s.ours {
         return fix(
             topic,
-            format!("state folder {path} belongs to another user"),
+            format!("state folder {path} belongs to another user: agentpane refuses it"),
             format!("`chown -R \"$USER\" {path}`, or set AGENTPANE_STATE_DIR to a folder of yours"),
+        );
+    }
+    if s.mode & 0o022 != 0 {
+        return fix(
+            topic,
+            format!(
+                "state folder {path} is writable by others (mode {:04o}): agentpane refuses it",
+                s.mode
+            ),
+            format!("`chmod 700 {path}`"),
+        );
+    }
+    if let Some((inside, why)) = s.untrusted.first() {
+        let inside = tilde(&inside.to_string_lossy(), home);
+        let more = match s.untrusted.len() {
+            1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        return fix(
+            topic,
+            format!("{inside} {}: agentpane refuses it{more}", why.problem()),
+            why.fix(Path::new(&inside)),
         );
     }
     if s.mode & 0o077 != 0 {

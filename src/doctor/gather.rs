@@ -293,11 +293,46 @@ fn state_dir(path: &Path) -> StateDirFacts {
         symlink: meta.as_ref().is_some_and(|m| m.file_type().is_symlink()),
         is_dir: meta.as_ref().is_some_and(|m| m.is_dir()),
         mode: meta.as_ref().map_or(0, |m| m.permissions().mode() & 0o7777),
-        ours: meta.as_ref().is_some_and(|m| m.uid() == euid()),
+        ours: meta.as_ref().is_some_and(|m| m.uid() == paths::euid()),
+        untrusted: if meta.as_ref().is_some_and(|m| m.is_dir()) {
+            untrusted_inside(path)
+        } else {
+            Vec::new()
+        },
     }
 }
 
-fn euid() -> u32 {
-    // SAFETY: geteuid has no preconditions and cannot fail.
-    unsafe { libc::geteuid() }
+/// The first few folders and files under the state folder `root` that agentpane refuses to
+/// act on ([`paths::Distrust`]); symlinks are not followed.
+fn untrusted_inside(root: &Path) -> Vec<(PathBuf, paths::Distrust)> {
+    const SHOWN: usize = 3;
+    const LOOKED_AT: usize = 10_000;
+    let me = paths::euid();
+    let mut found = Vec::new();
+    let mut todo = vec![root.to_path_buf()];
+    let mut seen = 0;
+    while let Some(dir) = todo.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            let Ok(meta) = entry.metadata() else { continue };
+            // Only folders and files hold what agentpane acts on (ssh's control sockets and
+            // symlinks, which agentpane refuses itself, are left out).
+            if !meta.is_dir() && !meta.is_file() {
+                continue;
+            }
+            if let Some(why) = paths::Distrust::of(meta.uid(), meta.mode(), me) {
+                found.push((entry.path(), why));
+            }
+            if meta.is_dir() {
+                todo.push(entry.path());
+            }
+            if found.len() >= SHOWN || seen >= LOOKED_AT {
+                return found;
+            }
+        }
+    }
+    found
 }

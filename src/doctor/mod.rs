@@ -229,6 +229,8 @@ pub struct StateDirFacts {
     pub is_dir: bool,
     pub mode: u32,
     pub ours: bool,
+    /// Folders and files inside it that agentpane refuses to act on, and why (the first few).
+    pub untrusted: Vec<(PathBuf, crate::paths::Distrust)>,
 }
 
 /// The report as `doctor --json` prints it.

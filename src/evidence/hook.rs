@@ -291,7 +291,7 @@ pub fn nudge_path(state_dir: &Path) -> PathBuf {
 /// Reads a session's hook evidence; missing or unreadable files are `None`.
 pub fn load(state_dir: &Path, session_id: &str) -> Option<HookEvidence> {
     let path = evidence_path(state_dir, session_id)?;
-    let bytes = fs::read(path).ok()?;
+    let bytes = paths::read_trusted(&path).ok()?;
     serde_json::from_slice::<HookEvidence>(&bytes)
         .ok()
         .filter(|e| e.version == FORMAT_VERSION && e.session_id == session_id)
@@ -351,7 +351,7 @@ pub fn record_event(
             &state_dir.join("evidence.lock"),
             Duration::from_millis(500),
         );
-        let mut evidence = fs::read(&path)
+        let mut evidence = paths::read_trusted(&path)
             .ok()
             .and_then(|b| serde_json::from_slice::<HookEvidence>(&b).ok())
             .filter(|e| e.version == FORMAT_VERSION && e.session_id == session_id)

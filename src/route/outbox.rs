@@ -65,7 +65,7 @@ pub struct Outbox {
 impl Outbox {
     /// `<state>/outbox`.
     pub fn open_default() -> Result<Outbox> {
-        Outbox::open(&paths::state_dir())
+        Outbox::open(&paths::trusted_state_dir()?)
     }
 
     /// `<state_dir>/outbox`, created private.

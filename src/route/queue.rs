@@ -89,7 +89,7 @@ pub struct Store {
 impl Store {
     /// The store under [`paths::state_dir`].
     pub fn open_default() -> Result<Store> {
-        Store::open(&paths::state_dir())
+        Store::open(&paths::trusted_state_dir()?)
     }
 
     /// The lock serialising deliveries into one pane of one server (paste → verify → Enter), so
@@ -273,7 +273,7 @@ impl Store {
     /// The journal, line by line: every readable record, and the lines that are not one.
     pub fn read_journal(&self) -> Result<Journal> {
         let path = self.journal_path();
-        match fs::File::open(&path) {
+        match paths::open_trusted(&path) {
             Ok(f) => read_journal(BufReader::new(f))
                 .with_context(|| format!("cannot read {}", path.display())),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Journal::default()),

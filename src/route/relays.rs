@@ -392,7 +392,7 @@ pub struct Registry {
 impl Registry {
     /// `<state>/relays`.
     pub fn open_default() -> Result<Registry> {
-        Registry::open(&paths::state_dir())
+        Registry::open(&paths::trusted_state_dir()?)
     }
 
     /// `<state_dir>/relays`, created private.

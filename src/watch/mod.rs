@@ -70,7 +70,7 @@ pub enum Exit {
 pub fn run(opts: WatchOptions) -> Result<i32> {
     let tmux = Tmux::new(opts.sinks.socket.clone());
     let socket_path = tmux.socket_path().context("cannot reach the tmux server")?;
-    let dir = paths::state_dir();
+    let dir = paths::trusted_state_dir()?;
     paths::ensure_private_dir(&dir)?;
     log::init(dir.join("watch.log"));
     let Some(lock) = lock::try_lock(&dir, &socket_path)? else {

@@ -267,3 +267,47 @@ fn pi_s_extension_is_installed_once_and_removed_and_claude_code_s_settings_stay_
     let (out, _) = home.run(&["hooks", "install", "--agent", "codex"], b"");
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
+
+#[test]
+fn pi_s_extension_replaces_and_removes_only_a_file_agentpane_wrote() {
+    let home = Home::new();
+    let file = home.dir.path().join(".pi/agent/extensions/agentpane.ts");
+    fs::create_dir_all(file.parent().unwrap()).unwrap();
+    // The user's own extension of that name: neither overwritten nor deleted.
+    let mine = "// my own pi extension\nexport default function (pi: any) {}\n";
+    fs::write(&file, mine).unwrap();
+    for verb in ["install", "uninstall"] {
+        let (out, _) = home.run(&["hooks", verb, "--agent", "pi"], b"");
+        assert_eq!(out.status.code(), Some(2), "{verb}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!(
+                "{} was not written by agentpane (it lacks the first line `// agentpane's pi \
+                 extension, written by `agentpane hooks install --agent pi` and removed by`)",
+                file.display()
+            )),
+            "{verb}: {err}"
+        );
+        assert!(
+            err.contains("move it away and run this again"),
+            "{verb}: {err}"
+        );
+        assert_eq!(fs::read_to_string(&file).unwrap(), mine, "{verb}");
+    }
+    assert!(backups(file.parent().unwrap()).is_empty());
+    // One an earlier agentpane wrote (its first line, another body): replaced, then removed.
+    let first = agentpane::agents::pi::extension::SOURCE
+        .lines()
+        .next()
+        .unwrap();
+    fs::write(&file, format!("{first}\n// an older version\n")).unwrap();
+    let (out, _) = home.run(&["hooks", "install", "--agent", "pi"], b"");
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        fs::read_to_string(&file).unwrap(),
+        agentpane::agents::pi::extension::SOURCE
+    );
+    let (out, _) = home.run(&["hooks", "uninstall", "--agent", "pi"], b"");
+    assert!(out.status.success(), "{out:?}");
+    assert!(!file.exists());
+}

@@ -4,7 +4,9 @@
 //! removes it. It records `{pid, sessionFile, cwd, reason, time}` at each `session_start`
 //! (startup, `/new`, `/resume`, `/fork`, `/reload`) into `<agentpane state>/pi/<pid>.json`
 //! and removes the record at `session_shutdown` when pi quits; it never sees the
-//! conversation and runs nothing.
+//! conversation and runs nothing. Its first line marks the file as agentpane's: `install`
+//! replaces and `uninstall` removes only a file that starts with it, so it stays the same in
+//! every version.
 
 use std::path::Path;
 
@@ -30,5 +32,21 @@ pub fn hook_file(home: &Path, var: &dyn Fn(&str) -> Option<String>) -> HookFile 
         path: agent_dir.join("extensions").join(FILE_NAME),
         text: SOURCE,
         what: "pi extension (records each pi process's session file)",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The first line every version of the extension has had: files written by an earlier
+    /// agentpane are still recognised as agentpane's.
+    #[test]
+    fn the_first_line_marks_the_file_as_agentpane_s() {
+        assert_eq!(
+            super::SOURCE.lines().next(),
+            Some(
+                "// agentpane's pi extension, written by `agentpane hooks install --agent pi` \
+                 and removed by"
+            )
+        );
     }
 }

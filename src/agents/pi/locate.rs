@@ -132,7 +132,8 @@ fn record_dirs(pid: u32) -> Vec<PathBuf> {
 pub fn record_of(pid: u32, start: u64) -> Option<(PathBuf, Record)> {
     record_dirs(pid).into_iter().find_map(|dir| {
         let path = dir.join(format!("{pid}.json"));
-        let record: Record = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+        let record: Record =
+            serde_json::from_slice(&crate::paths::read_trusted(&path).ok()?).ok()?;
         record.is_of(pid, start).then_some((path, record))
     })
 }

@@ -59,6 +59,7 @@ fn healthy() -> Facts {
             is_dir: true,
             mode: 0o700,
             ours: true,
+            untrusted: Vec::new(),
         },
         hosts: Vec::new(),
         verified: vec![Verified {
@@ -474,6 +475,35 @@ fn a_state_folder_open_to_others_is_closed() {
     let mut f = healthy();
     f.state_dir.ours = false;
     only_fix(&f, Topic::StateDir, &["another user"], &["chown"]);
+}
+
+#[test]
+fn a_state_folder_others_can_write_is_reported_as_refused() {
+    let mut f = healthy();
+    f.state_dir.mode = 0o777;
+    only_fix(
+        &f,
+        Topic::StateDir,
+        &["writable by others (mode 0777): agentpane refuses it"],
+        &["chmod 700 ~/.local/state/agentpane"],
+    );
+    let mut f = healthy();
+    f.state_dir.untrusted = vec![
+        (
+            PathBuf::from(format!("{STATE}/queue")),
+            crate::paths::Distrust::Writable(0o777),
+        ),
+        (
+            PathBuf::from(format!("{STATE}/queue/x.json")),
+            crate::paths::Distrust::Owner(65534),
+        ),
+    ];
+    only_fix(
+        &f,
+        Topic::StateDir,
+        &["~/.local/state/agentpane/queue is writable by others (mode 0777): agentpane refuses it (and 1 more)"],
+        &["chmod go-w ~/.local/state/agentpane/queue"],
+    );
 }
 
 #[test]
