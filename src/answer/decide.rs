@@ -667,6 +667,30 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_codex_command_of_several_lines_is_allowed_and_denied_by_its_own_options() {
+        // A heredoc with a short first line and lines that read like options, as Codex
+        // 0.171 logs the call and draws its dialog.
+        let command = crate::read::dialog::option_like_command();
+        let call = serde_json::json!({"type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": "c1",
+            "arguments": serde_json::json!({"cmd": command, "justification": "notes"})
+                .to_string()}});
+        let logged = crate::agents::codex::request::pending(&[call]).expect("pending");
+        let screen = crate::agents::codex::dialogs::drawn_run(&command, "notes");
+        let f = Facts {
+            foreground: Ok(()),
+            logs: true,
+            logged: Some(logged.clone()),
+            screen: crate::agents::of(crate::events::AgentKind::Codex).on_screen(&screen),
+            typing: None,
+        };
+        let fp = Some(logged.fingerprint.as_str());
+        assert_eq!(keys_of(decide(PANE, fp, Choice::Allow, false, &f)), ["1"]);
+        assert_eq!(keys_of(decide(PANE, fp, Choice::Allow, true, &f)), ["2"]);
+        assert_eq!(keys_of(decide(PANE, fp, Choice::Deny, false, &f)), ["3"]);
+    }
+
     fn client(name: &str, pane: &str, activity: i64) -> ClientNow {
         ClientNow {
             name: name.into(),
