@@ -272,8 +272,15 @@ pub fn lowest<T>(
             continue;
         };
         let below = &lines[i + 1..];
-        let approving = (dialog.options)(below).iter().any(|o| (dialog.approves)(o));
-        if !approving || below.iter().any(|l| idle_box(l)) {
+        let options = (dialog.options)(below);
+        let approving = options.iter().any(|o| (dialog.approves)(o));
+        // An input box under the dialog is drawn below its options: a line of the command
+        // above them (a quoted `> note`) is none.
+        let from = options
+            .first()
+            .and_then(|o| below.iter().rposition(|l| content(l).contains(o.as_str())))
+            .unwrap_or(0);
+        if !approving || below[from..].iter().any(|l| idle_box(l)) {
             continue;
         }
         return Some((who, dialog, i));
@@ -480,6 +487,7 @@ pub const OPTION_LIKE: &[&str] = &[
     "→ No",
     "Allow?",
     "Allow once   Allow always   Reject",
+    "> a quoted note",
 ];
 
 /// A command of several lines whose first line is short: a heredoc holding [`OPTION_LIKE`].
