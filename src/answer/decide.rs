@@ -126,6 +126,18 @@ pub enum Refused {
     NoAlways { pane: String },
     #[error("agentpane does not know the keys that answer this dialog in {pane}; answer it there")]
     NoKeys { pane: String },
+    /// Between two looks before a key, the dialog on screen stopped being the one decided on:
+    /// nothing more typed.
+    #[error(
+        "the dialog in {pane} changed before key {key} of the answer (now: {now}); nothing \
+         more typed, answer it there"
+    )]
+    Moved {
+        pane: String,
+        /// Which key (from 1) was about to go in.
+        key: usize,
+        now: String,
+    },
     /// Some keys went in, then the dialog did not show the step they open: nothing more typed.
     #[error(
         "the dialog in {pane} did not show \"{step}\" after the first keys; nothing more typed, \
@@ -145,7 +157,9 @@ impl Refused {
             Refused::NoDialog { .. } => "no-dialog",
             Refused::AlreadyAnswered { .. } => "already-answered",
             Refused::NothingPending { .. } => "nothing-pending",
-            Refused::Changed { .. } | Refused::NotOnScreen { .. } => "dialog-changed",
+            Refused::Changed { .. } | Refused::NotOnScreen { .. } | Refused::Moved { .. } => {
+                "dialog-changed"
+            }
             Refused::Question { .. } => "question",
             Refused::Plan { .. } => "plan",
             Refused::NoAlways { .. } => "no-always",
@@ -270,6 +284,29 @@ pub fn decide(
     }
 }
 
+/// Whether `now`, the dialog on screen at the look before key `key` (from 1), is still `shown`,
+/// the one the answer was decided on: the same request and the same options, in order. A
+/// selection that moved (an answer chosen by arrows) is the same dialog.
+pub fn still_shown(
+    pane: &str,
+    key: usize,
+    shown: &OnScreen,
+    now: Option<&OnScreen>,
+) -> Result<(), Refused> {
+    match now {
+        Some(d)
+            if d.request.fingerprint == shown.request.fingerprint && d.options == shown.options =>
+        {
+            Ok(())
+        }
+        _ => Err(Refused::Moved {
+            pane: pane.to_string(),
+            key,
+            now: now.map_or_else(|| "no dialog".to_string(), |d| words(&d.request)),
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -311,6 +348,9 @@ mod tests {
                 deny_step: None,
                 always_step: None,
             },
+            options: ["Yes", "Yes, and don't ask again", "No"]
+                .map(str::to_string)
+                .to_vec(),
         }
     }
 
@@ -625,6 +665,30 @@ mod tests {
                 .kind(),
             "no-dialog"
         );
+    }
+
+    #[test]
+    fn a_codex_command_of_several_lines_is_allowed_and_denied_by_its_own_options() {
+        // A heredoc with a short first line and lines that read like options, as Codex
+        // 0.171 logs the call and draws its dialog.
+        let command = crate::read::dialog::option_like_command();
+        let call = serde_json::json!({"type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": "c1",
+            "arguments": serde_json::json!({"cmd": command, "justification": "notes"})
+                .to_string()}});
+        let logged = crate::agents::codex::request::pending(&[call]).expect("pending");
+        let screen = crate::agents::codex::dialogs::drawn_run(&command, "notes");
+        let f = Facts {
+            foreground: Ok(()),
+            logs: true,
+            logged: Some(logged.clone()),
+            screen: crate::agents::of(crate::events::AgentKind::Codex).on_screen(&screen),
+            typing: None,
+        };
+        let fp = Some(logged.fingerprint.as_str());
+        assert_eq!(keys_of(decide(PANE, fp, Choice::Allow, false, &f)), ["1"]);
+        assert_eq!(keys_of(decide(PANE, fp, Choice::Allow, true, &f)), ["2"]);
+        assert_eq!(keys_of(decide(PANE, fp, Choice::Deny, false, &f)), ["3"]);
     }
 
     fn client(name: &str, pane: &str, activity: i64) -> ClientNow {

@@ -3,9 +3,11 @@
 //! shown and what is observed now; this side observes (the agent's foreground, its log, its
 //! screen, and whether someone is typing in the pane), types the keys the agent's dialog names
 //! — each one only while the agent has its pane's foreground, held there by tmux itself as a
-//! route's paste is, and no one else's key came in — and watches the dialog close.
+//! route's paste is, its screen still shows the dialog decided on, and no one else's key came
+//! in ([`press`]) — and watches the dialog close.
 
 pub mod decide;
+pub mod press;
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +26,8 @@ const CLOSE_WAIT: Duration = Duration::from_secs(3);
 const POLL: Duration = Duration::from_millis(50);
 /// Pause between the two looks before any key (see [`answer`]).
 const SETTLE: Duration = Duration::from_millis(300);
+/// How long a look before a key waits for a dialog the agent is redrawing.
+const REDRAW: Duration = Duration::from_millis(300);
 
 /// What one answer did.
 #[derive(Debug, Clone, Serialize)]
@@ -95,57 +99,93 @@ pub fn answer(
             .clone()
             .or_else(|| facts.screen.as_ref().map(|d| d.request.clone())),
     };
-    let (plan, seen) = match (plan, seen) {
-        (Ok(plan), Some(seen)) => (plan, seen),
-        (Err(refused), _) => {
+    let (plan, seen, shown) = match (plan, seen, facts.screen.clone()) {
+        (Ok(plan), Some(seen), Some(shown)) => (plan, seen, shown),
+        (Err(refused), _, _) => {
             done.refused = Some(refused);
             return Ok(done);
         }
-        (Ok(_), None) => unreachable!("a plan needs the foreground"),
+        (Ok(_), _, _) => unreachable!("a plan needs the foreground and the dialog on screen"),
     };
     let to = recipient::of_pane(tmux, &reports, &pane).map_err(anyhow::Error::new)?;
-    let mut seen = seen;
-    for (i, key) in plan.keys.iter().enumerate() {
-        if i > 0 {
-            match recipient::check(tmux, &pane, &to, &reports) {
-                Ok(s) => seen = s,
-                Err(r) => {
-                    done.refused = Some(Refused::Pane(r));
-                    return Ok(done);
-                }
-            }
-        }
-        // The last key of an answer through a step of the dialog's own: only once it is up.
-        if let Some(step) = plan.step.filter(|_| i > 0 && i + 1 == plan.keys.len()) {
-            if !shows(tmux, &pane, step) {
-                done.refused = Some(Refused::Unfinished {
-                    pane: pane.clone(),
-                    step: step.to_string(),
-                });
-                return Ok(done);
-            }
-        }
-        // The last look, just before the key: a person's key reaches tmux before the agent,
-        // so one pressed up to here is seen. Our own keys are input the agent reads after
-        // the first, so unread input is only looked for before it.
-        let unread = if i == 0 { unread(&seen.tty) } else { 0 };
-        if let Some(how) = someone_typing(tmux, &pane, caller, unread) {
-            done.refused = Some(Refused::Typing {
-                pane: pane.clone(),
-                how,
-            });
-            return Ok(done);
-        }
-        if !tmux.send_keys_if(&pane, &seen, key, 1)? {
-            done.refused = Some(Refused::Pane(Refusal::Away(format!(
-                "{pane}'s foreground changed just before the answer"
-            ))));
-            return Ok(done);
-        }
-        done.keys.push(key.clone());
+    let mut live = Live {
+        tmux,
+        pane: &pane,
+        agent: crate::agents::of(to.kind),
+        to: &to,
+        reports: &reports,
+        caller,
+        seen,
+    };
+    let (typed, refused) = press::press_keys(&pane, &plan, &shown, &mut live)?;
+    done.keys = typed;
+    if refused.is_some() {
+        done.refused = refused;
+        return Ok(done);
     }
     done.closed = dialog_closes(tmux, &pane, to.kind, &facts);
     Ok(done)
+}
+
+/// The pane an answer types into, looked at through tmux.
+struct Live<'a> {
+    tmux: &'a Tmux,
+    pane: &'a str,
+    agent: &'static dyn crate::agents::Agent,
+    to: &'a recipient::Recipient,
+    reports: &'a [PaneReport],
+    caller: Option<&'a str>,
+    /// tmux's view of the pane at the last look, that a key is held to.
+    seen: crate::tmux::PaneNow,
+}
+
+impl press::Pane for Live<'_> {
+    fn foreground(&mut self) -> Result<(), Refusal> {
+        self.seen = recipient::check(self.tmux, self.pane, self.to, self.reports)?;
+        Ok(())
+    }
+
+    fn dialog(&mut self) -> Option<crate::read::dialog::OnScreen> {
+        // A screen caught while the agent redraws (after an arrow key) may show no dialog
+        // for a moment: look again until one is read, within the margin.
+        let end = Instant::now() + REDRAW;
+        loop {
+            let d = screen_dialog(self.tmux, self.pane, self.agent);
+            if d.is_some() || Instant::now() >= end {
+                return d;
+            }
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn shows(&mut self, step: &str) -> bool {
+        shows(self.tmux, self.pane, step)
+    }
+
+    fn typing(&mut self, first: bool) -> Option<Typing> {
+        // Our own keys are input the agent reads after the first, so unread input is only
+        // looked for before it.
+        let unread = if first { unread(&self.seen.tty) } else { 0 };
+        someone_typing(self.tmux, self.pane, self.caller, unread)
+    }
+
+    fn press(&mut self, key: &str) -> anyhow::Result<bool> {
+        Ok(self.tmux.send_keys_if(self.pane, &self.seen, key, 1)?)
+    }
+}
+
+/// The dialog on `pane`'s screen as `agent` reads it (with colours where it needs them).
+fn screen_dialog(
+    tmux: &Tmux,
+    pane: &str,
+    agent: &dyn crate::agents::Agent,
+) -> Option<crate::read::dialog::OnScreen> {
+    let captured = if agent.styled_dialogs() {
+        tmux.capture_styled(pane)
+    } else {
+        tmux.capture(pane, 0)
+    };
+    captured.ok().and_then(|s| agent.on_screen(&s))
 }
 
 /// Whether someone is typing in `pane` now: `unread` bytes wait in its terminal, or a key came
@@ -206,12 +246,7 @@ fn observe(
     let logged = transcript
         .filter(|_| logs)
         .and_then(|t| agent.pending_request(t));
-    let captured = if agent.styled_dialogs() {
-        tmux.capture_styled(pane)
-    } else {
-        tmux.capture(pane, 0)
-    };
-    let screen = captured.ok().and_then(|s| agent.on_screen(&s));
+    let screen = screen_dialog(tmux, pane, agent);
     (
         decide::Facts {
             foreground,

@@ -28,6 +28,8 @@
 //!   about 2 s after it starts), with the test deciding when;
 //! - `AGENTPANE_FAKE_SCREEN=FILE`: printed to the terminal after the start steps, so the pane
 //!   shows what the real agent would (a permission dialog, a busy footer).
+//! - `AGENTPANE_FAKE_ASK=1`: a fake Codex draws the approval dialog of the newest command call
+//!   among its start steps, as Codex 0.171 draws it, after them.
 //! - `AGENTPANE_FAKE_INBOX=FILE`: every other stdin line (what reached the agent's input box,
 //!   e.g. a routed message) is appended to FILE, so tests see exactly what the agent got.
 //! - `AGENTPANE_FAKE_VERSION=V`: the client version a fake Claude Code's session record
@@ -57,6 +59,9 @@ pub const ENV: &str = "AGENTPANE_FAKE_AGENT";
 
 /// A file whose bytes the fake prints after its start lines (a recorded screen).
 pub const SCREEN_ENV: &str = "AGENTPANE_FAKE_SCREEN";
+
+/// `1`: a fake Codex draws the dialog of the command its log asks about (see [`asked`]).
+pub const ASK_ENV: &str = "AGENTPANE_FAKE_ASK";
 
 /// A file the fake appends every non-command stdin line to (its input box).
 pub const INBOX_ENV: &str = "AGENTPANE_FAKE_INBOX";
@@ -147,6 +152,10 @@ fn run_inner(kind: AgentKind) -> Result<()> {
             }
         }
     }
+    let asks = std::env::var(ASK_ENV)
+        .is_ok_and(|v| v == "1")
+        .then(|| asked(kind, &lines[..start.min(lines.len())]))
+        .flatten();
     let mut sink = create_sink(kind, &lines, hold)?;
     let mut steps = Steps::new(lines, sink.consumed(), repeat);
     let mut write_next = |sink: &mut Box<dyn Sink>, n: usize| -> Result<()> {
@@ -177,6 +186,11 @@ fn run_inner(kind: AgentKind) -> Result<()> {
         out.write_all(&text)?;
         out.flush()?;
     }
+    if let Some(dialog) = asks {
+        let mut out = std::io::stdout().lock();
+        out.write_all(dialog.as_bytes())?;
+        out.flush()?;
+    }
     let commands = spawn_stdin_reader();
     loop {
         let got = match pace {
@@ -202,6 +216,27 @@ fn run_inner(kind: AgentKind) -> Result<()> {
     }
     sink.finish();
     Ok(())
+}
+
+/// The approval dialog a Codex whose log ends on `lines` would draw: that of the newest
+/// command call (`exec_command`'s `cmd`, with its `justification` as the reason).
+fn asked(kind: AgentKind, lines: &[String]) -> Option<String> {
+    if kind != AgentKind::Codex {
+        return None;
+    }
+    lines.iter().rev().find_map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        let call = &v["payload"];
+        if call["type"] != "function_call" {
+            return None;
+        }
+        let args: serde_json::Value = serde_json::from_str(call["arguments"].as_str()?).ok()?;
+        let reason = args["justification"].as_str().unwrap_or_default();
+        Some(crate::agents::codex::dialogs::drawn_run(
+            args["cmd"].as_str()?,
+            reason,
+        ))
+    })
 }
 
 /// The fixture's steps in order, from the first one not used up at creation; with `repeat`,

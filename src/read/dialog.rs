@@ -51,8 +51,8 @@ impl TitleLine {
     }
 }
 
-/// One dialog of an agent: its title lines, an approving option below them, and what it is
-/// about.
+/// One dialog of an agent: its title lines, its options below them (one approving), and what
+/// it is about.
 #[derive(Debug, Clone, Copy)]
 pub struct Dialog {
     /// The title lines it is drawn with (one dialog may have been worded several ways).
@@ -60,7 +60,11 @@ pub struct Dialog {
     /// The title as reported.
     pub shown: &'static str,
     pub kind: PromptKind,
-    /// Whether a line below the title (see [`content`]) is one of its approving options.
+    /// Its options as drawn, in order, without selection marks, read from the lines below its
+    /// title only where it draws options (after what it asks about, in its option style):
+    /// lines of a command are never options.
+    pub options: fn(below: &[&str]) -> Vec<String>,
+    /// Whether an option (one of [`Dialog::options`]) approves.
     pub approves: fn(&str) -> bool,
     /// The tool it is about, from the lines above and below its title.
     pub tool: fn(above: &[&str], below: &[&str]) -> Option<String>,
@@ -90,32 +94,107 @@ pub struct Choices {
     pub always_step: Option<&'static str>,
 }
 
-/// The choices of a dialog whose options are numbered and chosen by their number
-/// (`❯ 1. Yes` / `2. Yes, and don't ask again for …` / `3. No, and tell … (esc)`): the first
-/// plain yes, the first yes that stops asking, the first no.
+/// A dialog's numbered options as it draws them (`› 1. Yes, proceed (y)` / `2. Yes, and don't
+/// ask again …` / `3. No, … (esc)`): the lowest run of option lines numbered 1, 2, 3… in
+/// order, one of them marked selected, with nothing between two of them but the wrapped rest
+/// of a label (indented past the number). Lines above the run — the command or file asked
+/// about, even a line of it that reads `1. Yes` — are no options.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Numbered<'a> {
+    /// Where the run starts in the lines it was read from.
+    pub start: usize,
+    /// Each option's number and label, in order.
+    pub options: Vec<(u32, &'a str)>,
+}
+
+/// The numbered options at the bottom of `below` (see [`Numbered`]), if it draws any.
+pub fn numbered<'a>(below: &[&'a str]) -> Option<Numbered<'a>> {
+    let last = below.iter().rposition(|l| option_number(l).is_some())?;
+    let (mut want, _) = option_number(below[last])?;
+    let mut options = Vec::new();
+    let mut number_col = usize::MAX;
+    let mut marked = 0;
+    for at in (0..=last).rev() {
+        let line = below[at];
+        match option_number(line) {
+            Some((n, label)) if n == want => {
+                options.push((n, label));
+                number_col = line.chars().position(|c| c.is_ascii_digit()).unwrap_or(0);
+                marked += usize::from(content(line).starts_with(SELECTED));
+                want -= 1;
+                if want == 0 {
+                    options.reverse();
+                    return (marked == 1).then_some(Numbered { start: at, options });
+                }
+            }
+            // Out of order: not a list the client drew.
+            Some(_) => return None,
+            // The rest of the label below, wrapped.
+            None if !content(line).is_empty() && indent(line) > number_col => {}
+            None => return None,
+        }
+    }
+    None
+}
+
+/// The marks a client draws before the selected option of a list.
+const SELECTED: [char; 5] = ['❯', '›', '>', '»', '●'];
+
+/// An option line's number and label (`› 1. Yes` → `(1, "Yes")`), borders and selection mark
+/// aside.
+fn option_number(line: &str) -> Option<(u32, &str)> {
+    let l = content(line).trim_start_matches(['❯', '›', '>', '»', '●', '○', ' ']);
+    let label = option_label(l)?;
+    let n = l.split_once(". ")?.0.parse().ok()?;
+    (n > 0).then_some((n, label))
+}
+
+/// Leading blanks and borders of a line, in characters.
+fn indent(line: &str) -> usize {
+    line.chars()
+        .take_while(|c| c.is_whitespace() || matches!(c, '│' | '┃' | '▌'))
+        .count()
+}
+
+/// The labels of a dialog's numbered options (see [`numbered`]); none when it draws none.
+pub fn numbered_labels(below: &[&str]) -> Vec<String> {
+    numbered(below)
+        .map(|n| n.options.iter().map(|(_, l)| l.to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// The first word of an option's label, lowercase (`No, and tell …` → `no`).
+fn first_word(label: &str) -> String {
+    label
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .find(|w| !w.is_empty())
+        .unwrap_or_default()
+        .to_lowercase()
+}
+
+/// An option label that says yes (`Yes, proceed (y)`, `Approve …`, `Allow once`).
+pub fn yes_label(label: &str) -> bool {
+    matches!(first_word(label).as_str(), "yes" | "allow" | "approve")
+}
+
+/// The choices of a dialog whose options are numbered and chosen by their number (see
+/// [`numbered`]): the first plain yes, the first yes that stops asking, the first no — each
+/// told by its label's first word, so `Normalise …` is no `no`.
 pub fn numbered_choices(below: &[&str]) -> Choices {
     let mut c = Choices::default();
-    for line in below {
-        let l = content(line).trim_start_matches(['❯', '›', '>', '»', '●', '○', ' ']);
-        let (Some(label), Some((num, _))) = (option_label(l), l.split_once(". ")) else {
-            continue;
-        };
+    for (num, label) in numbered(below).map(|n| n.options).unwrap_or_default() {
         let key = Some(vec![num.to_string()]);
         let lower = label.to_lowercase();
-        let yes = ["yes", "allow", "approve"]
-            .iter()
-            .any(|w| lower.starts_with(w));
+        let first = first_word(label);
+        let yes = yes_label(label);
         let stays = ["don't ask again", "always", "allow all", "this session"]
             .iter()
             .any(|w| lower.contains(w));
-        if (yes || lower.starts_with("always")) && stays {
+        if (yes || first == "always") && stays {
             c.always = c.always.or(key);
         } else if yes {
             c.allow = c.allow.or(key);
-        } else if ["no", "reject", "deny"]
-            .iter()
-            .any(|w| lower.starts_with(w))
-        {
+        } else if matches!(first.as_str(), "no" | "reject" | "deny") {
             c.deny = c.deny.or(key);
         }
     }
@@ -127,22 +206,26 @@ pub fn no_choices(_below: &[&str]) -> Choices {
     Choices::default()
 }
 
-/// The lines of `lines` up to the first option, as one text: what a dialog asks about
-/// when it draws it under its title.
+/// The lines of `lines` above its numbered options (see [`numbered`]; all of them when it
+/// draws none), as one text: what a dialog asks about when it draws it under its title.
 pub fn detail_below(lines: &[&str]) -> String {
-    join_content(
-        lines
-            .iter()
-            .take_while(|l| option_label(content(l)).is_none()),
-    )
+    let end = numbered(lines).map_or(lines.len(), |n| n.start);
+    join_content(lines[..end].iter())
 }
 
-/// What a dialog shows under its title up to its options, its `$ command` lines first: the
-/// line a person reads (Codex: `Environment: …`, `Reason: …`, `$ command`).
+/// What a dialog shows under its title up to its options, its command first: the `$ ` line
+/// and every line under it (the rest of a command of several lines), then the lines above it
+/// (Codex: `Environment: …`, `Reason: …`, then `$ command`), so the command reads as one.
 pub fn command_first(below: &[&str]) -> String {
     let all = detail_below(below);
-    let (cmd, rest): (Vec<&str>, Vec<&str>) = all.lines().partition(|l| l.starts_with("$ "));
-    cmd.into_iter().chain(rest).collect::<Vec<_>>().join("\n")
+    let lines: Vec<&str> = all.lines().collect();
+    let at = lines.iter().position(|l| l.starts_with("$ ")).unwrap_or(0);
+    lines[at..]
+        .iter()
+        .chain(&lines[..at])
+        .copied()
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The last `n` lines above a title, as one text.
@@ -189,8 +272,15 @@ pub fn lowest<T>(
             continue;
         };
         let below = &lines[i + 1..];
-        if !below.iter().any(|l| (dialog.approves)(content(l))) || below.iter().any(|l| idle_box(l))
-        {
+        let options = (dialog.options)(below);
+        let approving = options.iter().any(|o| (dialog.approves)(o));
+        // An input box under the dialog is drawn below its options: a line of the command
+        // above them (a quoted `> note`) is none.
+        let from = options
+            .first()
+            .and_then(|o| below.iter().rposition(|l| content(l).contains(o.as_str())))
+            .unwrap_or(0);
+        if !approving || below[from..].iter().any(|l| idle_box(l)) {
             continue;
         }
         return Some((who, dialog, i));
@@ -231,6 +321,9 @@ fn idle_box(line: &str) -> bool {
 pub struct OnScreen {
     pub request: crate::read::request::Request,
     pub choices: Choices,
+    /// Its options as drawn, in order (see [`Dialog::options`]): with the request, what makes
+    /// it the same dialog from one look to the next.
+    pub options: Vec<String>,
 }
 
 /// A question form on screen (`prompt`, recognised in `lines`, the bottom of the screen) as
@@ -254,6 +347,7 @@ pub fn asked(prompt: &Prompt, lines: &[&str]) -> OnScreen {
             RequestSource::Screen,
         ),
         choices: Choices::default(),
+        options: Vec::new(),
     }
 }
 
@@ -268,17 +362,30 @@ pub fn headed(
 ) -> Option<OnScreen> {
     use crate::read::request::{Request, RequestSource};
     let clean = strip_ansi_escapes::strip_str(screen);
-    let lines: Vec<&str> = bottom(&clean)
+    let trim = |l: &str| {
+        content(l)
+            .trim_matches(['╭', '╰', '╮', '╯', '│'])
+            .trim()
+            .to_string()
+    };
+    // The painted lines as drawn (their indents tell a wrapped option apart), and trimmed.
+    let raw: Vec<&str> = bottom(&clean)
         .into_iter()
+        .filter(|l| {
+            let t = trim(l);
+            !t.is_empty() && !t.chars().all(|c| "─╭╮╰╯│ ".contains(c))
+        })
+        .collect();
+    let lines: Vec<&str> = raw
+        .iter()
         .map(|l| content(l).trim_matches(['╭', '╰', '╮', '╯', '│']).trim())
-        .filter(|l| !l.is_empty() && !l.chars().all(|c| "─╭╮╰╯│ ".contains(c)))
         .collect();
     let at = lines
         .iter()
         .rposition(|l| title(l))
         .filter(|at| lines.len() - at <= MAX_DIALOG_LINES)?;
-    let below = &lines[at + 1..];
-    if !below.iter().any(|l| option_label(l).is_some()) || below.iter().any(|l| idle_box(l)) {
+    let below = &raw[at + 1..];
+    if numbered(below).is_none() || below.iter().any(|l| idle_box(l)) {
         return None;
     }
     let from = lines[..at]
@@ -308,6 +415,7 @@ pub fn headed(
             RequestSource::Screen,
         ),
         choices: numbered_choices(below),
+        options: numbered_labels(below),
     })
 }
 
@@ -346,6 +454,7 @@ pub fn on_screen(dialogs: &'static [Dialog], screen: &str) -> Option<OnScreen> {
             RequestSource::Screen,
         ),
         choices: (dialog.choices)(below),
+        options: (dialog.options)(below),
     })
 }
 
@@ -365,9 +474,52 @@ pub fn option_label(line: &str) -> Option<&str> {
         .then(|| rest.trim())
 }
 
-/// A numbered option whose label says yes (`1. Yes`, `› 1. Approve …`).
-pub fn numbered_yes(line: &str) -> bool {
-    option_label(line).is_some_and(|l| l.starts_with("Yes") || l.starts_with("Approve"))
+/// Lines of a command that read like options: no dialog may take any of them for one.
+#[cfg(test)]
+pub const OPTION_LIKE: &[&str] = &[
+    "1. Normalise the paths before comparing them",
+    "2. Yes, keep the symlinks",
+    "1. Yes",
+    "2. No",
+    "Allow once",
+    "Reject",
+    "❯ Yes",
+    "→ No",
+    "Allow?",
+    "Allow once   Allow always   Reject",
+    "> a quoted note",
+];
+
+/// A command of several lines whose first line is short: a heredoc holding [`OPTION_LIKE`].
+#[cfg(test)]
+pub fn option_like_command() -> String {
+    format!("cat > notes.md <<'EOF'\n{}\nEOF", OPTION_LIKE.join("\n"))
+}
+
+/// `screen` with the [`OPTION_LIKE`] lines drawn under its last line holding `line` (a line
+/// of the command it asks about), with that line's indent and borders: a command that holds
+/// them.
+#[cfg(test)]
+pub fn with_option_like_lines(screen: &str, line: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let at = lines
+        .iter()
+        .rposition(|l| l.contains(line))
+        .expect("the command's line");
+    let prefix = &lines[at][..lines[at].find(line).unwrap_or(0)];
+    let mut out: Vec<String> = lines[..=at].iter().map(|l| l.to_string()).collect();
+    out.extend(OPTION_LIKE.iter().map(|l| format!("{prefix}{l}")));
+    out.extend(lines[at + 1..].iter().map(|l| l.to_string()));
+    out.join("\n") + "\n"
+}
+
+/// The single keys of `choices` for allow, always and deny, for tests to compare at once.
+#[cfg(test)]
+pub fn single_keys(choices: &Choices) -> [Option<&str>; 3] {
+    [&choices.allow, &choices.always, &choices.deny].map(|keys| match keys.as_deref() {
+        Some([key]) => Some(key.as_str()),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -424,7 +576,8 @@ mod tests {
             )],
             shown: "run?",
             kind: PromptKind::Permission,
-            approves: numbered_yes,
+            options: numbered_labels,
+            approves: yes_label,
             tool: |_, _| Some("shell".into()),
             detail: |_, below| detail_below(below),
             choices: numbered_choices,

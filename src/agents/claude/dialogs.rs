@@ -2,8 +2,8 @@
 
 use crate::events::AgentKind;
 use crate::read::dialog::{
-    content, join_content, no_choices, numbered_choices, numbered_yes, option_label, Dialog,
-    Prompt, PromptKind, TitleLine,
+    content, join_content, no_choices, numbered_choices, numbered_labels, option_label, yes_label,
+    Dialog, Prompt, PromptKind, TitleLine,
 };
 
 /// Its dialogs: run a tool, edit or create a file, allow an action, approve a plan.
@@ -12,7 +12,8 @@ pub const DIALOGS: &[Dialog] = &[
         titles: &[TitleLine::Is("Do you want to proceed?")],
         shown: "Do you want to proceed?",
         kind: PromptKind::Permission,
-        approves: numbered_yes,
+        options: numbered_labels,
+        approves: yes_label,
         tool: header_tool,
         detail: body,
         choices: numbered_choices,
@@ -21,7 +22,8 @@ pub const DIALOGS: &[Dialog] = &[
         titles: &[TitleLine::Asks("Do you want to make this edit to ")],
         shown: "Do you want to make this edit?",
         kind: PromptKind::Permission,
-        approves: numbered_yes,
+        options: numbered_labels,
+        approves: yes_label,
         tool: |_, _| Some("Edit".into()),
         detail: body,
         choices: numbered_choices,
@@ -30,7 +32,8 @@ pub const DIALOGS: &[Dialog] = &[
         titles: &[TitleLine::Asks("Do you want to create ")],
         shown: "Do you want to create this file?",
         kind: PromptKind::Permission,
-        approves: numbered_yes,
+        options: numbered_labels,
+        approves: yes_label,
         tool: |_, _| Some("Write".into()),
         detail: body,
         choices: numbered_choices,
@@ -39,7 +42,8 @@ pub const DIALOGS: &[Dialog] = &[
         titles: &[TitleLine::Asks("Do you want to allow ")],
         shown: "Do you want to allow this?",
         kind: PromptKind::Permission,
-        approves: numbered_yes,
+        options: numbered_labels,
+        approves: yes_label,
         tool: header_tool,
         detail: body,
         choices: numbered_choices,
@@ -48,7 +52,8 @@ pub const DIALOGS: &[Dialog] = &[
         titles: &[TitleLine::Is("Would you like to proceed?")],
         shown: "Would you like to proceed?",
         kind: PromptKind::Plan,
-        approves: numbered_yes,
+        options: numbered_labels,
+        approves: yes_label,
         tool: |_, _| None,
         detail: body,
         choices: no_choices,
@@ -169,5 +174,24 @@ mod tests {
         assert_eq!(d.request.kind, PromptKind::Question);
         assert!(d.request.text.contains("Which database?"));
         assert_eq!(d.choices, Default::default());
+    }
+
+    #[test]
+    fn lines_of_the_command_are_never_its_options() {
+        let command = crate::read::dialog::option_like_command();
+        let body: String = command.lines().map(|l| format!("   {l}\n")).collect();
+        let screen = BASH.replace("   touch agentpane-tool-ran.txt\n", &body);
+        let d = crate::agents::claude::Claude
+            .on_screen(&screen)
+            .expect("the dialog");
+        let keys = crate::read::dialog::single_keys(&d.choices);
+        assert_eq!(keys, [Some("1"), Some("2"), Some("3")]);
+        assert_eq!(d.options.len(), 3, "{:?}", d.options);
+        assert_eq!(d.request.summary, "cat > notes.md <<'EOF'");
+        let logged = crate::agents::claude::request::of_call(&serde_json::json!({
+            "type": "tool_use", "id": "t", "name": "Bash",
+            "input": {"command": command, "description": "Create a marker file"}
+        }));
+        assert!(logged.shown_in(&d.request), "{:?}", d.request);
     }
 }

@@ -180,14 +180,15 @@ impl crate::agents::Agent for Copilot {
 
     fn on_screen(&self, screen: &str) -> Option<crate::read::dialog::OnScreen> {
         let d = screen::dialog(screen)?;
-        let choices = match d.kind {
-            screen::DialogKind::Permission => screen::choices(screen),
+        let (choices, options) = match d.kind {
+            screen::DialogKind::Permission => (screen::choices(screen), screen::options(screen)),
             // A question is shown, never answered for the person.
             screen::DialogKind::Question => Default::default(),
         };
         Some(crate::read::dialog::OnScreen {
             request: d.request(),
             choices,
+            options,
         })
     }
 

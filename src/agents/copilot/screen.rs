@@ -89,10 +89,7 @@ pub fn dialog(screen: &str) -> Option<Dialog> {
 pub fn choices(screen: &str) -> crate::read::dialog::Choices {
     let clean = strip_ansi_escapes::strip_str(screen);
     let lines: Vec<&str> = clean.lines().collect();
-    let Some(at) = lines.iter().rposition(|l| {
-        let c = content(l);
-        c.starts_with("Do you want to ") && c.ends_with('?')
-    }) else {
+    let Some(at) = approval_title(&lines) else {
         return Default::default();
     };
     let mut c = crate::read::dialog::numbered_choices(&lines[at + 1..]);
@@ -100,15 +97,31 @@ pub fn choices(screen: &str) -> crate::read::dialog::Choices {
     c
 }
 
-fn permission(lines: &[&str]) -> Option<Dialog> {
-    let at = lines.iter().rposition(|l| {
+/// The labels of the approval dialog's options on `screen`, in order: the numbered run under
+/// its question (see [`crate::read::dialog::numbered`]).
+pub fn options(screen: &str) -> Vec<String> {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = clean.lines().collect();
+    approval_title(&lines).map_or_else(Vec::new, |at| {
+        crate::read::dialog::numbered_labels(&lines[at + 1..])
+    })
+}
+
+/// Where the approval dialog's question is (`Do you want to run this command?`): the lowest
+/// such line, under what it asks about.
+fn approval_title(lines: &[&str]) -> Option<usize> {
+    lines.iter().rposition(|l| {
         let c = content(l);
         c.starts_with("Do you want to ") && c.ends_with('?')
-    })?;
+    })
+}
+
+fn permission(lines: &[&str]) -> Option<Dialog> {
+    let at = approval_title(lines)?;
     let below = &lines[at + 1..];
-    let answers = below
+    let answers = crate::read::dialog::numbered_labels(below)
         .iter()
-        .any(|l| option_label(content(l)).is_some_and(|o| o.starts_with("Yes")));
+        .any(|o| crate::read::dialog::yes_label(o));
     let footer = below.iter().any(|l| {
         let c = content(l);
         c.contains("enter to select") && c.contains("esc to cancel")
@@ -252,14 +265,6 @@ fn content(line: &str) -> &str {
     t.trim()
 }
 
-/// An option line: optional selector, `N.` and the label.
-fn option_label(line: &str) -> Option<&str> {
-    let l = line.trim_start_matches(['❯', ' ']);
-    let (num, rest) = l.split_once(". ")?;
-    (!num.is_empty() && num.len() <= 2 && num.bytes().all(|b| b.is_ascii_digit()))
-        .then(|| rest.trim())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,6 +286,21 @@ mod tests {
         assert_eq!(c.always, Some(vec!["2".to_string()]));
         assert_eq!(c.deny, Some(vec!["Escape".to_string()]));
         assert_eq!(choices(&screen("start")), Default::default());
+    }
+
+    #[test]
+    fn lines_of_the_command_are_never_its_options() {
+        use crate::read::dialog::with_option_like_lines;
+        let shown = with_option_like_lines(&screen("approval"), "│ touch hello.txt");
+        assert_eq!(
+            dialog(&shown).expect("the dialog").detail.as_deref(),
+            Some("touch hello.txt")
+        );
+        let c = choices(&shown);
+        assert_eq!(c.allow, Some(vec!["1".to_string()]));
+        assert_eq!(c.always, Some(vec!["2".to_string()]));
+        assert_eq!(c.deny, Some(vec!["Escape".to_string()]));
+        assert_eq!(options(&shown).len(), 3, "{:?}", options(&shown));
     }
 
     #[test]

@@ -285,6 +285,19 @@ mod tests {
     }
 
     #[test]
+    fn lines_of_the_command_are_never_its_options() {
+        use crate::agents::Agent;
+        let screen = crate::read::dialog::with_option_like_lines(DIALOG, "│ mkdir newdir");
+        let d = crate::agents::gemini::Gemini
+            .on_screen(&screen)
+            .expect("the dialog");
+        let keys = crate::read::dialog::single_keys(&d.choices);
+        assert_eq!(keys, [Some("1"), Some("2"), Some("3")]);
+        assert_eq!(d.options.len(), 3, "{:?}", d.options);
+        assert_eq!(dialog_tool(&screen), Some(Some("Shell".into())));
+    }
+
+    #[test]
     fn the_approval_dialog_names_the_tool() {
         assert_eq!(dialog_tool(DIALOG), Some(Some("Shell".into())));
         assert_eq!(

@@ -113,7 +113,28 @@ mod tests {
         let d = &Kilo.dialogs()[0];
         let lines: Vec<&str> = screen.lines().map(crate::read::dialog::content).collect();
         assert!(lines.iter().any(|l| d.titles.iter().any(|t| t.matches(l))));
-        assert!(lines.iter().any(|l| (d.approves)(l)), "{screen}");
+        let title = lines
+            .iter()
+            .rposition(|l| d.titles.iter().any(|t| t.matches(l)))
+            .unwrap();
+        let options = (d.options)(&lines[title + 1..]);
+        assert!(options.iter().any(|o| (d.approves)(o)), "{screen}");
+    }
+
+    #[test]
+    fn lines_of_the_command_are_never_its_options() {
+        let screen =
+            crate::read::dialog::with_option_like_lines(&fixture("permission-screen.txt"), "$ ");
+        let d = Kilo.on_screen(&screen).expect("the dialog");
+        assert_eq!(d.options, ["Allow once", "Allow always", "Reject"]);
+        assert_eq!(
+            d.choices.deny,
+            Some(vec!["Escape".to_string(), "Enter".to_string()])
+        );
+        assert!(d
+            .request
+            .text
+            .contains("Allow once   Allow always   Reject"));
     }
 
     #[test]

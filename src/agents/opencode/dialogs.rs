@@ -13,16 +13,14 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
     ],
     shown: "Permission required",
     kind: PromptKind::Permission,
-    approves: |line| line.starts_with("Allow once"),
-    tool: |_, _| None,
-    detail: |_, below| {
-        let asks: Vec<&str> = below
-            .iter()
-            .copied()
-            .take_while(|l| !content(l).starts_with("Allow once"))
-            .collect();
-        command_first(&asks)
+    options: |below| {
+        options_line(below).map_or_else(Vec::new, |_| OPTIONS.map(str::to_string).to_vec())
     },
+    approves: |option| option == OPTIONS[0],
+    tool: |_, _| None,
+    // What it asks is drawn above its options line: a line of the command that reads
+    // `Allow once` is part of the command.
+    detail: |_, below| command_first(&below[..options_line(below).unwrap_or(below.len())]),
     // Its options are chosen with arrows from the selected one, which only the screen's
     // colours show: see [`on_screen`].
     choices: no_choices,
@@ -30,6 +28,24 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
 
 /// Its options, left to right.
 const OPTIONS: [&str; 3] = ["Allow once", "Allow always", "Reject"];
+
+/// Where its options are drawn: the lowest line that holds all three, in order, and nothing
+/// but its key hints after them (a command's line is never its options line).
+fn options_line(below: &[&str]) -> Option<usize> {
+    below.iter().rposition(|l| {
+        let l = content(l);
+        let Some(rest) = l.strip_prefix(OPTIONS[0]) else {
+            return false;
+        };
+        let Some((gap, rest)) = rest.split_once(OPTIONS[1]) else {
+            return false;
+        };
+        let Some((gap2, _hints)) = rest.split_once(OPTIONS[2]) else {
+            return false;
+        };
+        gap.trim().is_empty() && gap2.trim().is_empty()
+    })
+}
 
 /// The line the confirmation of "Allow always" shows (`△ Always allow`, the patterns it will
 /// allow, `Confirm   Cancel` with Confirm selected).
@@ -186,5 +202,29 @@ mod tests {
             include_str!("../../../fixtures/real-clients/opencode-1.18.33/permission-screen.txt");
         let d = on_screen(screen, true).expect("the dialog");
         assert_eq!(d.request.summary, "$ echo hello");
+    }
+
+    #[test]
+    fn lines_of_the_command_are_never_its_options() {
+        let command = crate::read::dialog::option_like_command();
+        let asks: String = command
+            .lines()
+            .enumerate()
+            .map(|(i, l)| format!("  ┃  {}{l}\n", if i == 0 { "$ " } else { "" }))
+            .collect();
+        for sel in 0..3 {
+            let screen = screen(sel).replace("  ┃  $ echo hello\n", &asks);
+            let d = on_screen(&screen, true).expect("the dialog");
+            assert_eq!(d.options, OPTIONS.map(str::to_string).to_vec());
+            assert_eq!(selected(&screen), Some(sel));
+            assert_eq!(d.choices.deny, Some(vec!["Escape".to_string()]));
+            // The command is read whole, up to the options line it draws.
+            assert!(
+                crate::read::request::squash(&d.request.text)
+                    .contains(&crate::read::request::squash(&command)),
+                "{}",
+                d.request.text
+            );
+        }
     }
 }

@@ -29,34 +29,49 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
     ],
     shown: "Dangerous command",
     kind: PromptKind::Permission,
-    approves: |line| matches!(line.trim_start_matches("→").trim(), "Yes"),
+    options: |below| {
+        gate_options(below)
+            .map(|(_, label)| label.to_string())
+            .collect()
+    },
+    approves: |option| option == "Yes",
     tool: |_, _| Some("bash".to_string()),
     detail: gate_command,
     choices: selector_choices,
 }];
 
-/// The command the gate asks about: the lines under its title, up to `Allow?`.
+/// Where the gate asks: its lowest `Allow?` line (a line of the command may read so too).
+fn gate_question(below: &[&str]) -> Option<usize> {
+    below.iter().rposition(|l| content(l) == "Allow?")
+}
+
+/// The command the gate asks about: the lines under its title, up to its `Allow?`.
 fn gate_command(_above: &[&str], below: &[&str]) -> String {
-    join_content(
-        below
-            .iter()
-            .take_while(|l| !matches!(content(l).trim(), "Allow?" | "→ Yes" | "Yes")),
-    )
+    join_content(below[..gate_question(below).unwrap_or(below.len())].iter())
+}
+
+/// The gate's options, drawn under its `Allow?` and above the selector's footer: whether each
+/// is the chosen one (`→ `), and its label.
+fn gate_options<'a>(below: &[&'a str]) -> impl Iterator<Item = (bool, &'a str)> + 'a {
+    let from = gate_question(below).map_or(below.len(), |at| at + 1);
+    below[from..]
+        .iter()
+        .map(|l| content(l))
+        .filter(|l| !l.is_empty())
+        .take_while(|l| !selector_footer(l))
+        .map(|l| match l.strip_prefix('→') {
+            Some(chosen) => (true, chosen.trim()),
+            None => (false, l),
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
 }
 
 /// The keys of pi's selector (`ctx.ui.select`): `→ ` marks the chosen option, the arrows
 /// move it, Enter takes it; Escape cancels, which the gate takes as No ("Blocked by user").
 /// Allow is offered only when the screen shows where `Yes` is from the chosen option.
 fn selector_choices(below: &[&str]) -> Choices {
-    let options: Vec<(bool, &str)> = below
-        .iter()
-        .map(|l| content(l).trim())
-        .filter_map(|l| match l.strip_prefix('→') {
-            Some(chosen) => Some((true, chosen.trim())),
-            None if matches!(l, "Yes" | "No") => Some((false, l)),
-            None => None,
-        })
-        .collect();
+    let options: Vec<(bool, &str)> = gate_options(below).collect();
     let chosen = options.iter().position(|(c, _)| *c);
     let yes = options.iter().position(|(_, label)| *label == "Yes");
     let allow = chosen.zip(yes).map(|(from, to)| {

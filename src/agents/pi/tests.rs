@@ -193,9 +193,9 @@ fn the_permission_gate_dialog_is_an_approval_of_bash() {
         .iter()
         .position(|l| dialog.titles.iter().any(|t| t.matches(content(l))))
         .expect("the title");
-    assert!(lines[title + 1..]
-        .iter()
-        .any(|l| (dialog.approves)(content(l))));
+    let options = (dialog.options)(&lines[title + 1..]);
+    assert_eq!(options, ["Yes", "No"]);
+    assert!(options.iter().any(|o| (dialog.approves)(o)));
     assert_eq!(
         (dialog.tool)(&lines[..title], &lines[title + 1..]).as_deref(),
         Some("bash")
@@ -326,5 +326,21 @@ fn the_permission_gate_is_answered_with_its_selector_keys() {
     assert_eq!(
         d.choices.allow,
         Some(vec!["Up".to_string(), "Enter".to_string()])
+    );
+}
+
+#[test]
+fn lines_of_the_command_are_never_the_gate_s_options() {
+    use crate::read::dialog::with_option_like_lines;
+    let shown = with_option_like_lines(&screen("approval-screen.txt"), "rm -rf scratch");
+    let d = Pi.on_screen(&shown).expect("the gate's dialog");
+    assert_eq!(d.options, ["Yes", "No"]);
+    // `→ Yes` is chosen: Enter, whatever `❯ Yes`, `→ No` or `Allow?` the command holds.
+    assert_eq!(d.choices.allow, Some(vec!["Enter".to_string()]));
+    assert_eq!(d.choices.deny, Some(vec!["Escape".to_string()]));
+    assert!(
+        d.request.text.contains("→ No\nAllow?"),
+        "{}",
+        d.request.text
     );
 }

@@ -251,3 +251,19 @@ fn the_approval_dialog_on_screen_is_a_request_with_numbered_keys() {
         .on_screen(&read("states/25-tool-done/screen.txt"))
         .is_none());
 }
+
+#[test]
+fn lines_of_the_command_are_never_its_options() {
+    use crate::agents::Agent;
+    use crate::read::dialog::with_option_like_lines;
+    let screen = with_option_like_lines(
+        &read("states/23-approval-pending/screen.txt"),
+        "echo hello > hello.txt",
+    );
+    let d = crate::agents::qwen::Qwen
+        .on_screen(&screen)
+        .expect("the dialog");
+    let keys = crate::read::dialog::single_keys(&d.choices);
+    assert_eq!(keys, [Some("1"), Some("2"), Some("4")]);
+    assert_eq!(d.options.len(), 4, "{:?}", d.options);
+}
