@@ -2,12 +2,12 @@
 //! byte-exact into a pipe or a file or with `--raw`, terminal-safe on a terminal
 //! (docs/design.md#terminal-safe-output).
 
-use std::borrow::Cow;
 use std::io::IsTerminal;
 
 use anyhow::{bail, Result};
 use serde::Serialize;
 
+use super::form::Form;
 use super::Context;
 use crate::cli::LastArgs;
 use crate::events::Answer;
@@ -25,36 +25,6 @@ struct Output<'a> {
     transcript: Option<&'a std::path::Path>,
     at: Option<Time>,
     key: Option<&'a str>,
-}
-
-/// How `last` prints an answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Form {
-    /// One JSON object (JSON escapes control characters itself).
-    Json,
-    /// The text byte-exact: into a pipe or a file, or with `--raw`.
-    Exact,
-    /// The text without escape sequences: on a terminal.
-    TerminalSafe,
-}
-
-impl Form {
-    /// The form for these flags, stdout being a `terminal` or not.
-    pub(super) fn of(json: bool, raw: bool, terminal: bool) -> Form {
-        match (json, raw || !terminal) {
-            (true, _) => Form::Json,
-            (false, true) => Form::Exact,
-            (false, false) => Form::TerminalSafe,
-        }
-    }
-
-    /// `text` as this form prints it (JSON aside).
-    pub(super) fn text(self, text: &str) -> Cow<'_, str> {
-        match self {
-            Form::TerminalSafe => crate::text::terminal_safe(text),
-            Form::Json | Form::Exact => Cow::Borrowed(text),
-        }
-    }
 }
 
 pub fn run(args: LastArgs, ctx: &Context) -> Result<i32> {

@@ -7,6 +7,7 @@ mod client;
 mod completions;
 mod demo;
 mod doctor;
+mod form;
 mod hooks;
 mod last;
 mod menu_fit;

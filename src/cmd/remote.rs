@@ -100,13 +100,13 @@ fn ask(ssh: &Ssh, host: &Host) -> HostView {
 pub use crate::remote::this_host;
 
 /// `last HOST:PANE`: the remote's answer printed here in `form`.
-pub fn last(host: &Host, pane: &str, form: super::last::Form) -> Result<i32> {
+pub fn last(host: &Host, pane: &str, form: super::form::Form) -> Result<i32> {
     let ssh = Ssh::from_env();
     let Some(a) = fetch_answer(&ssh, host, pane)? else {
         eprintln!("agentpane: no answer in {host}:{pane} yet");
         return Ok(exit::NOTHING);
     };
-    if form == super::last::Form::Json {
+    if form == super::form::Form::Json {
         #[derive(serde::Serialize)]
         struct Out<'a> {
             text: &'a str,
