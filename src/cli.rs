@@ -217,6 +217,9 @@ pub struct LastArgs {
     /// or a file it always is.
     #[arg(long, conflicts_with = "json")]
     pub raw: bool,
+    /// Print the pane's whole screen instead (any pane, a shell's too); never the default.
+    #[arg(long, conflicts_with = "transcript")]
+    pub screen: bool,
 }
 
 #[derive(Debug, Args)]
@@ -350,6 +353,10 @@ pub struct RouteArgs {
     pub dst: String,
     #[arg(long, value_enum, default_value_t = Transform::Raw)]
     pub transform: Transform,
+    /// Send the source pane's whole screen instead of its answer (a shell's too); never the
+    /// default.
+    #[arg(long)]
+    pub screen: bool,
     /// Built-in template name (review, continue, ask) or a template file.
     #[arg(long, value_name = "NAME|FILE")]
     pub template: Option<String>,

@@ -413,8 +413,10 @@ fn a_torn_journal_line_hides_no_later_record_from_the_next_watcher() {
     );
 }
 
+/// A pane without an agent has no answer; `--screen` reads its screen, ANSI stripped, and
+/// says so.
 #[test]
-fn last_pane_falls_back_to_the_screen_and_says_so() {
+fn last_screen_reads_a_plain_pane_and_says_so() {
     let server = TmuxServer::start();
     let pane = plain(
         &server,
@@ -423,13 +425,14 @@ fn last_pane_falls_back_to_the_screen_and_says_so() {
     wait_for("the text", DEADLINE, || {
         capture(&server, &pane).contains("bold answer")
     });
-    let run = server.agentpane(&["last", &pane, "--json"]);
+    assert_eq!(server.agentpane(&["last", &pane]).code, 1);
+    let run = server.agentpane(&["last", &pane, "--screen", "--json"]);
     assert_eq!(run.code, 0, "{run:?}");
     let v = run.json();
-    assert_eq!(v["source"], "pane");
+    assert_eq!(v["source"], "screen");
     assert_eq!(v["text"], "bold answer");
     assert_eq!(v["agent"], serde_json::Value::Null);
-    let text = server.agentpane(&["last", &pane]);
+    let text = server.agentpane(&["last", &pane, "--screen"]);
     assert_eq!(text.stdout, "bold answer\n");
     assert!(text.stderr.contains("source: pane"), "{text:?}");
 }
@@ -605,6 +608,7 @@ fn ai_transform_sends_the_command_output_and_nothing_on_failure() {
         "route",
         &src,
         &dst,
+        "--screen",
         "--transform",
         "ai",
         "--instruction",

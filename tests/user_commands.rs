@@ -96,7 +96,7 @@ fn ai_command_pipeline_gets_a_hostile_answer_on_stdin_and_never_runs_it() {
             "AGENTPANE_AI_COMMAND",
             r#"tr a-z A-Z | cat > "$AI_OUT" && cat "$AI_OUT""#,
         )
-        .args(["-L", &server.name, "route", &src, &dst])
+        .args(["-L", &server.name, "route", &src, &dst, "--screen"])
         .args(["--transform", "ai", "--instruction", "shout it"])
         .output()
         .unwrap();

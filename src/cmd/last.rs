@@ -14,7 +14,7 @@ use crate::events::Answer;
 use crate::events::{AgentKind, Time};
 use crate::extract;
 use crate::extract::cache::AnswerCache;
-use crate::route::source::{pane_answer, report_of};
+use crate::route::source::{not_an_agent, pane_answer, pane_screen, report_of, AnswerSource};
 use crate::state::State;
 
 #[derive(Serialize)]
@@ -42,7 +42,8 @@ pub fn run(args: LastArgs, ctx: &Context) -> Result<i32> {
     )
 }
 
-/// `last PANE`: the transcript of the pane's agent when one resolves, else the screen.
+/// `last PANE`: the transcript of the pane's agent when one resolves, else the answer on its
+/// screen; a pane without an agent is refused. `--screen`: the pane's whole screen.
 fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
     let Some(target) = args.pane.as_deref() else {
         bail!("give a pane (`last %3`) or `--transcript FILE`")
@@ -50,22 +51,53 @@ fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
     if let crate::remote::Target::Remote(host, pane) =
         crate::remote::split_target(target, &ctx.remote_hosts()?)
     {
+        if args.screen {
+            bail!(
+                "--screen reads a screen on this host only; `last {host}:{pane}` gives its answer"
+            );
+        }
         return super::remote::last(&host, pane, form);
     }
     let tmux = ctx.tmux();
     let pane = tmux.pane_id(target)?;
     let reports = crate::scan::scan(&tmux, chrono::Utc::now())?;
-    let mut cache = AnswerCache::new(1);
-    let found = pane_answer(&tmux, &pane, report_of(&reports, &pane), &mut cache)?;
+    let report = report_of(&reports, &pane);
+    let found = if args.screen {
+        pane_screen(&tmux, &pane, report)?
+    } else if let Some(why) = not_an_agent(&tmux, &pane, report) {
+        let why = format!("{why}; `last --screen {pane}` prints its screen");
+        return refuse(form, Some(&pane), None, "not-an-agent", &why);
+    } else {
+        let mut cache = AnswerCache::new(1);
+        pane_answer(&tmux, &pane, report, &mut cache)?
+    };
     let Some(found) = found else {
-        match report_of(&reports, &pane).map(|r| &r.status) {
-            Some(s) if s.state == State::Attention => eprintln!(
-                "agentpane: pane {pane}'s last turn failed ({}): it has no answer",
-                crate::text::terminal_line(s.reason.as_deref().unwrap_or("error"))
+        return match report.map(|r| &r.status) {
+            _ if args.screen => refuse(
+                form,
+                Some(&pane),
+                None,
+                "blank",
+                &format!("pane {pane}'s screen is blank"),
             ),
-            _ => eprintln!("agentpane: no answer in pane {pane} yet"),
-        }
-        return Ok(crate::exit::NOTHING);
+            Some(s) if s.state == State::Attention => refuse(
+                form,
+                Some(&pane),
+                None,
+                "failed",
+                &format!(
+                    "pane {pane}'s last turn failed ({}): it has no answer",
+                    crate::text::terminal_line(s.reason.as_deref().unwrap_or("error"))
+                ),
+            ),
+            _ => refuse(
+                form,
+                Some(&pane),
+                None,
+                "no-answer",
+                &format!("no answer in pane {pane} yet"),
+            ),
+        };
     };
     if form == Form::Json {
         let out = Output {
@@ -79,15 +111,52 @@ fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
         println!("{}", serde_json::to_string(&out)?);
     } else {
         println!("{}", form.text(&found.text));
-        match &found.transcript {
-            Some(t) => eprintln!(
+        match (&found.transcript, found.source) {
+            (Some(t), _) => eprintln!(
                 "(source: transcript {})",
                 crate::text::terminal_line(&t.display().to_string())
             ),
-            None => eprintln!("(source: pane {pane}, screen capture: no transcript)"),
+            (None, AnswerSource::Screen) => eprintln!("(source: pane {pane}'s screen)"),
+            (None, _) => eprintln!("(source: pane {pane}, screen capture: no transcript)"),
         }
     }
     Ok(crate::exit::OK)
+}
+
+/// What `last --json` prints when there is no answer to give: one JSON document all the same.
+#[derive(Serialize)]
+struct Refusal<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pane: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    transcript: Option<&'a std::path::Path>,
+    /// Always `refused`.
+    outcome: &'static str,
+    /// `not-an-agent`, `failed`, `no-answer` or `blank` (`--screen`).
+    reason: &'static str,
+    detail: &'a str,
+}
+
+/// No answer to give: `why` on stderr (and as a refusal document under `--json`), exit 1.
+fn refuse(
+    form: Form,
+    pane: Option<&str>,
+    transcript: Option<&std::path::Path>,
+    reason: &'static str,
+    why: &str,
+) -> Result<i32> {
+    if form == Form::Json {
+        let out = Refusal {
+            pane,
+            transcript,
+            outcome: "refused",
+            reason,
+            detail: why,
+        };
+        println!("{}", serde_json::to_string(&out)?);
+    }
+    eprintln!("agentpane: {}", crate::text::terminal_line(why));
+    Ok(crate::exit::NOTHING)
 }
 
 /// Prints an answer (or the "no answer" message, exit 1).
@@ -99,11 +168,8 @@ fn print_answer(
     what: &str,
 ) -> Result<i32> {
     let Some(answer) = answer else {
-        eprintln!(
-            "agentpane: no assistant answer in {} yet",
-            crate::text::terminal_line(what)
-        );
-        return Ok(crate::exit::NOTHING);
+        let why = format!("no assistant answer in {what} yet");
+        return refuse(form, None, transcript, "no-answer", &why);
     };
     if form == Form::Json {
         let out = Output {

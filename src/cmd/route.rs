@@ -23,7 +23,7 @@ use crate::route::queue::{new_id, Damaged, Outcome, Queued, Store};
 use crate::route::recipient::{self, Recipient, Refusal as Unsafe};
 use crate::route::relays::outcome_name;
 use crate::route::sanitize::sanitize;
-use crate::route::source::{pane_answer, report_of, AnswerSource};
+use crate::route::source::{not_an_agent, pane_answer, pane_screen, report_of, AnswerSource};
 use crate::route::template::{self, Template, Vars};
 use crate::route::transform::{self, AiCommand};
 use crate::scan::{self, PaneReport};
@@ -205,11 +205,15 @@ fn route_across(
             let src_pane = panes.iter().find(|p| p.pane_id == src);
             let reports = scan::scan(tmux, Utc::now())?;
             let (text, _) = routed_text(args, tmux, &src, src_pane, &reports)?;
+            if text.is_none() {
+                let why = nothing_to_route(args, tmux, &src, &reports);
+                return refused(args, &args.src, &args.dst, why);
+            }
             (text, format!("{}:{src}", super::remote::this_host()))
         }
         Target::Remote(host, pane) => {
-            if args.transform == Transform::FullOutput {
-                bail!("--transform full-output reads a screen here; use raw or summary for a pane on {host}");
+            if args.transform == Transform::FullOutput || args.screen {
+                bail!("--screen and --transform full-output read a screen here; use raw or summary for a pane on {host}");
             }
             let label = format!("{host}:{pane}");
             let text = match call::fetch_answer(&ssh, host, pane)? {
@@ -315,6 +319,7 @@ pub fn deliver_stdin(args: DeliverStdinArgs, ctx: &Context) -> Result<i32> {
         src: args.from.clone(),
         dst: args.dst,
         transform: Transform::Raw,
+        screen: false,
         template: None,
         instruction: None,
         submit: !args.no_submit,
@@ -403,13 +408,7 @@ fn route_inner(
         }
     };
     let Some(text) = text else {
-        let why = match report_of(&reports, &src).map(|r| &r.status) {
-            Some(s) if s.state == State::Attention => format!(
-                "pane {src}'s last turn failed ({}): it has no answer to route",
-                s.reason.as_deref().unwrap_or("error")
-            ),
-            _ => format!("pane {src} has no answer to route yet"),
-        };
+        let why = nothing_to_route(args, tmux, &src, &reports);
         return refused(args, &src, &dst, why);
     };
     let submit = !args.no_submit;
@@ -553,8 +552,27 @@ fn print_result(
     Ok(())
 }
 
+/// Why the local source `src` gave nothing to route: it runs no agent (its screen only goes
+/// with `--screen`), its screen is blank, its last turn failed, or it has no answer yet.
+fn nothing_to_route(args: &RouteArgs, tmux: &Tmux, src: &str, reports: &[PaneReport]) -> String {
+    let report = report_of(reports, src);
+    if args.screen || args.transform == Transform::FullOutput {
+        return format!("pane {src}'s screen is blank");
+    }
+    if let Some(why) = not_an_agent(tmux, src, report) {
+        return format!("{why}: nothing to route (`route --screen` sends its screen)");
+    }
+    match report.map(|r| &r.status) {
+        Some(s) if s.state == State::Attention => format!(
+            "pane {src}'s last turn failed ({}): it has no answer to route",
+            s.reason.as_deref().unwrap_or("error")
+        ),
+        _ => format!("pane {src} has no answer to route yet"),
+    }
+}
+
 /// The text to send, sanitised, and which source served the answer. `None` when the source
-/// has no answer yet.
+/// has no answer yet, or runs no agent and `--screen` was not given.
 fn routed_text(
     args: &RouteArgs,
     tmux: &Tmux,
@@ -563,7 +581,12 @@ fn routed_text(
     reports: &[PaneReport],
 ) -> Result<(Option<String>, AnswerSource)> {
     let report = report_of(reports, src);
-    let (body, source) = if args.transform == Transform::FullOutput {
+    let (body, source) = if args.screen {
+        match pane_screen(tmux, src, report)? {
+            Some(a) => (Some(a.text), a.source),
+            None => (None, AnswerSource::Screen),
+        }
+    } else if args.transform == Transform::FullOutput {
         let screen = tmux.capture(src, MAX_CAPTURE_LINES)?;
         (
             Some(capture::strip_ansi(screen.as_bytes())),
@@ -646,6 +669,7 @@ pub fn route_quietly(tmux: &Tmux, hosts: &[Host], src: &str, dst: &str) -> Resul
         src: src.to_string(),
         dst: dst.to_string(),
         transform: Transform::Raw,
+        screen: false,
         template: None,
         instruction: None,
         submit: true,

@@ -9,7 +9,7 @@ use super::route::{menu_items, program_path, MenuTarget};
 use super::{client, menu_fit, pick, Context};
 use crate::cli::RouteMenuArgs;
 use crate::extract::cache::AnswerCache;
-use crate::route::source::{pane_answer, report_of};
+use crate::route::source::{not_an_agent, pane_answer, report_of};
 use crate::scan;
 use crate::tmux::{escape_format, Tmux};
 
@@ -50,8 +50,12 @@ fn open_menu(
     if items.is_empty() {
         return Ok(Some("no other agent pane to route to".into()));
     }
+    let report = report_of(&reports, current);
+    if let Some(why) = not_an_agent(tmux, current, report) {
+        return Ok(Some(format!("{why}: nothing to route")));
+    }
     let mut cache = AnswerCache::new(1);
-    if pane_answer(tmux, current, report_of(&reports, current), &mut cache)?.is_none() {
+    if pane_answer(tmux, current, report, &mut cache)?.is_none() {
         return Ok(Some(format!("pane {current} has no answer to route yet")));
     }
     let title = escape_format(&format!(" Route {current}'s answer to "));

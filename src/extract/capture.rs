@@ -100,8 +100,8 @@ pub fn strip_ansi(raw: &[u8]) -> String {
 
 /// The last answer block on a captured screen, or `None` when there is nothing but chrome.
 /// In an agent's pane only an answer block counts: a start-up banner, an empty prompt or a
-/// dialog waiting for a decision is no answer. A pane that runs no agent (a plain shell)
-/// gives its whole text without chrome lines.
+/// dialog waiting for a decision is no answer. Without an agent the whole text without chrome
+/// lines comes back; a pane's answer never asks for that (a pane without an agent has none).
 pub fn last_answer(raw: &[u8], agent: Option<AgentKind>) -> Option<String> {
     let text = strip_ansi(raw);
     let lines: Vec<&str> = text.lines().collect();

@@ -20,7 +20,7 @@ use crate::exit;
 use crate::extract::cache::AnswerCache;
 use crate::remote::link::HostView;
 use crate::remote::{split_target, Host, Target};
-use crate::route::source::{pane_answer, report_of};
+use crate::route::source::{not_an_agent, pane_answer, report_of};
 use crate::scan::{PaneReport, Scanner};
 use crate::segment::Icons;
 use crate::state::Windows;
@@ -53,7 +53,8 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
     picker.set_rows(data.rows()?);
     if let Some(pane) = &answer {
         if !data.show_answer(&mut picker, pane)? {
-            eprintln!("agentpane: no answer in pane {pane} yet");
+            let why = picker.message.take().unwrap_or_default();
+            eprintln!("agentpane: {why}");
             return Ok(exit::NOTHING);
         }
     }
@@ -228,6 +229,10 @@ impl Data {
             return Ok(true);
         }
         let report = report_of(&self.reports, pane);
+        if let Some(why) = not_an_agent(&self.tmux, pane, report) {
+            picker.message = Some(why);
+            return Ok(false);
+        }
         let target = report.map_or_else(|| pane.to_string(), |r| r.resolved.pane.target());
         let Some(a) = pane_answer(&self.tmux, pane, report, &mut self.answers)? else {
             picker.message = Some(format!("no answer in {target} yet"));
@@ -332,6 +337,9 @@ fn open_popup(
     let default_title = match &answer {
         Some(pane) => {
             let report = report_of(&reports, pane);
+            if let Some(why) = not_an_agent(tmux, pane, report) {
+                return Ok(Some(why));
+            }
             let mut cache = AnswerCache::new(1);
             if pane_answer(tmux, pane, report, &mut cache)?.is_none() {
                 return Ok(Some(format!("no answer in pane {pane} yet")));
