@@ -3,7 +3,7 @@
 //! reached through sshd's ForceCommand wrapper that gives each ssh session that world.
 //! The local watcher keeps a link per host: the status line merges the remote's agents,
 //! `panes`, `last` and routes in both directions cover them, an unreachable host shows `✕`
-//! without holding up the local segment, a hostile document is refused, and a link dropped
+//! without holding up the local segment, a hostile document's bad pane is left out (its host and other panes kept), and a link dropped
 //! by killing sshd comes back once sshd does.
 
 mod common;
@@ -113,18 +113,31 @@ fn remote_agents_over_a_real_sshd() {
     // The watcher: hosts from `@agentpane-hosts` and `--host`.
     local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox deadhost"]);
     let watch = Watch::start(&local, &["--host", "evil"]);
-    // Local ●1 and the remote's ●1 merge; the refused host and the hostile one show ✕.
+    // Local ●1 and the remote's ●1 merge; the refused host shows ✕; the hostile one's
+    // working claude counts.
     wait_status(&local, "the merged segment", |s| {
-        s.contains("●2") && s.contains("deadhost ✕") && s.contains("evil ✕")
+        s.contains("●2") && s.contains("⚡1") && s.contains("deadhost ✕")
     });
     // One-shot `status` says the same, from the watcher's view of the hosts.
     let run = local.agentpane(&["status"]);
     assert_eq!(run.stdout.trim(), status(&local), "{run:?}");
-    // The hostile document was refused with its reason, and the watcher lives on.
+    assert!(!run.stdout.contains("evil ✕"), "{run:?}");
+    // The hostile document's one bad pane is left out with a note; the TAB in another
+    // pane's text is cleaned; the host and both its other panes stay.
     let evil = host_view(&local, "evil");
-    assert_eq!(evil["link"], "down", "{evil}");
+    assert_eq!(evil["link"], "up", "{evil}");
+    let panes = evil["doc"]["panes"].as_array().unwrap();
+    let ids: Vec<&str> = panes
+        .iter()
+        .map(|p| p["pane_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["%1", "%2"], "{evil}");
+    assert_eq!(panes[0]["reason"], "background agent: fix the[2J tests");
     assert!(
-        evil["reason"].as_str().unwrap().contains("not valid"),
+        evil["doc"]["note"]
+            .as_str()
+            .unwrap()
+            .contains("1 pane(s) left out: pane id"),
         "{evil}"
     );
     assert!(!Path::new("/tmp/pwned").exists());
@@ -136,6 +149,11 @@ fn remote_agents_over_a_real_sshd() {
         run.stdout.contains("devbox:main:"),
         "remote rows carry their host: {}",
         run.stdout
+    );
+    let run = local.agentpane(&["--host", "evil", "panes"]);
+    assert!(
+        run.stdout.contains("evil:main:1.0") && run.stdout.contains("evil:main:2.0"),
+        "{run:?}"
     );
     assert!(run.stderr.contains("deadhost is unreachable"), "{run:?}");
 
