@@ -588,3 +588,76 @@ fn two_live_hosts_beside_the_local_server() {
     assert_eq!(delivered_to(&gpu1, &g_inbox), 1);
     assert_eq!(delivered_to(&devbox, &g_inbox), 0);
 }
+
+/// A person whose home and state folder have long paths (a corporate user name) and who has
+/// no `$XDG_RUNTIME_DIR`: ssh's socket must still fit the 104/108-byte limit of a Unix
+/// socket, or every host reads unreachable while `ssh host` by hand works.
+#[test]
+fn a_long_home_without_a_runtime_folder_still_reaches_the_host() {
+    let remote = TmuxServer::start();
+    let r_claude = remote.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    let sshd = Sshd::new(&remote);
+    // `$TMPDIR` a folder of this test's (where the sockets go), short as most are.
+    let tmp = tempfile::tempdir().unwrap();
+    let home = tmp
+        .path()
+        .join("home/engineering/firstname.lastname@emea.corp.example.com");
+    let state = home.join(".local/state/agentpane");
+    std::fs::create_dir_all(&state).unwrap();
+    assert!(home.as_os_str().len() > 70, "{home:?}");
+    let config = sshd.config();
+    let local = TmuxServer::start_with(&[
+        ("AGENTPANE_SSH_CONFIG", config.to_str().unwrap()),
+        ("XDG_RUNTIME_DIR", ""),
+        ("TMPDIR", tmp.path().to_str().unwrap()),
+        ("HOME", home.to_str().unwrap()),
+        ("AGENTPANE_STATE_DIR", state.to_str().unwrap()),
+        (
+            "XDG_STATE_HOME",
+            home.join(".local/state").to_str().unwrap(),
+        ),
+    ]);
+    wait_until(DEADLINE, "the remote claude's answer", || {
+        remote.agentpane(&["last", &r_claude]).code == 0
+    });
+    let run = local.agentpane(&["--host", "devbox", "panes", "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.json()
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["host"] == "devbox" && r["pane_id"] == r_claude.as_str()),
+        "{run:?}"
+    );
+    let here = local.agentpane(&["--host", "devbox", "last", &format!("devbox:{r_claude}")]);
+    assert_eq!(here.code, 0, "{here:?}");
+    // The shared connection's socket is in the private folder under `$TMPDIR`, and ended.
+    // SAFETY: geteuid(2) cannot fail and touches no memory.
+    let sockets = tmp
+        .path()
+        .join(format!("agentpane-{}", unsafe { libc::geteuid() }));
+    let meta = std::fs::metadata(&sockets).expect("the sockets' folder");
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o777,
+        0o700
+    );
+    let close = std::process::Command::new("ssh")
+        .arg("-F")
+        .arg(&config)
+        .args(["-O", "exit", "-o"])
+        .arg(format!(
+            "ControlPath={}",
+            std::fs::read_dir(&sockets)
+                .unwrap()
+                .flatten()
+                .next()
+                .expect("a socket for devbox")
+                .path()
+                .display()
+        ))
+        .arg("devbox")
+        .output()
+        .expect("ssh -O exit");
+    assert!(close.status.success(), "{close:?}");
+}

@@ -202,8 +202,8 @@ impl Sshd {
         std::fs::write(
             d.join("ssh_config"),
             format!(
-                // `evil` names the host another way, so it gets a connection of its own (ssh
-                // shares one per resolved host, port and user).
+                // Each host name gets a connection of its own (agentpane's control socket is
+                // per ssh config and host name), so `evil` and `flood` never share devbox's.
                 "Host devbox\n  HostName 127.0.0.1\n  Port {port}\n{common}\n\
                  Host evil\n  HostName localhost\n  Port {port}\n  SetEnv AGENTPANE_TEST_DOC=hostile\n{common}\n\
                  Host flood\n  HostName 127.0.0.1\n  Port {port}\n  SetEnv AGENTPANE_TEST_DOC=flood\n{common}\n\
