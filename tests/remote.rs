@@ -661,3 +661,46 @@ fn a_long_home_without_a_runtime_folder_still_reaches_the_host() {
         .expect("ssh -O exit");
     assert!(close.status.success(), "{close:?}");
 }
+
+/// A broken or hostile host that streams documents as fast as the connection takes them:
+/// the watcher takes the newest now and then, so its memory stays flat and its CPU small,
+/// the host's other news still shows, and SIGTERM ends it at once.
+#[test]
+fn a_host_flooding_documents_neither_grows_the_watcher_nor_delays_sigterm() {
+    use common::cost::{cpu_ms, rss_kib, start_watcher};
+    let remote = TmuxServer::start();
+    let sshd = Sshd::new(&remote);
+    let local = sshd.local_server();
+    let mut watcher = start_watcher(&local, &["--host", "flood"]);
+    let pid = watcher.0.id();
+    wait_until(DEADLINE, "the flooding host up", || {
+        host_view(&local, "flood")["link"] == "up"
+    });
+    std::thread::sleep(Duration::from_secs(1));
+    let (rss0, cpu0) = (rss_kib(pid), cpu_ms(pid));
+    let secs = 6;
+    std::thread::sleep(Duration::from_secs(secs));
+    let (rss1, cpu1) = (rss_kib(pid), cpu_ms(pid));
+    let cpu_pct = (cpu1 - cpu0) as f64 / (secs * 10) as f64;
+    eprintln!(
+        "flooding host, {secs} s: watcher RSS {rss0} → {rss1} KiB, CPU {} ms ({cpu_pct:.1} % of a core)",
+        cpu1 - cpu0
+    );
+    assert!(
+        rss1 < rss0 + 8 * 1024,
+        "the watcher grew from {rss0} to {rss1} KiB in {secs} s"
+    );
+    assert!(cpu_pct < 10.0, "the watcher used {cpu_pct:.1} % of a core");
+    assert_eq!(host_view(&local, "flood")["link"], "up");
+
+    // SIGTERM ends it within a second or two, however much the host still sends.
+    let asked = std::time::Instant::now();
+    // SAFETY: kill(2) on the pid of a child we started and have not reaped.
+    unsafe { libc::kill(pid as libc::pid_t, libc::SIGTERM) };
+    wait_until(
+        Duration::from_secs(5),
+        "the watcher to exit on SIGTERM",
+        || watcher.0.try_wait().ok().flatten().is_some(),
+    );
+    eprintln!("SIGTERM to exit: {:?}", asked.elapsed());
+}
