@@ -597,7 +597,10 @@ fn link_word(link: &crate::remote::link::Link) -> String {
     use crate::remote::link::Link;
     match link {
         Link::Connecting => "connecting".into(),
-        Link::Up { doc } => format!("up ({} panes)", doc.panes.len()),
+        Link::Up { doc } => match &doc.note {
+            Some(note) => format!("up ({} panes; {note})", doc.panes.len()),
+            None => format!("up ({} panes)", doc.panes.len()),
+        },
         Link::Down { reason } => format!("down: {reason}"),
     }
 }
