@@ -12,13 +12,20 @@
 #   4. as 2, with a relay between a remote agent and a local one registered in the watcher
 #      (both idle: nothing to relay, the relay only waits).
 #
+# Then a broken host, `flood`, that streams documents (AGENTS panes each, two that differ)
+# as fast as ssh takes them, for FLOOD_SECS (30) seconds: the watcher's CPU, its memory
+# before and after, its ssh link's CPU, and how long SIGTERM takes to end it.
+#
 #   scripts/watcher-remote.sh
 #   AGENTS=4 IDLE_SECS=20 scripts/watcher-remote.sh      # a quick look
+#   ROWS=flood scripts/watcher-remote.sh                 # the flooding host only
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 AGENTS=${AGENTS:-10}
 IDLE_SECS=${IDLE_SECS:-60}
+FLOOD_SECS=${FLOOD_SECS:-30}
+ROWS=${ROWS:-idle flood}
 
 . scripts/bench-lib.sh
 bench_need jq jq
@@ -57,8 +64,17 @@ export HOME='$R/home' AGENTPANE_STATE_DIR='$R/state' XDG_STATE_HOME='$R/state'
 export CLAUDE_CONFIG_DIR='$R/claude' CODEX_HOME='$R/codex' TMUX_TMPDIR='$S/tmux'
 export PATH='$S/bin':"\$PATH"
 unset TMUX
+if [ -n "\$AGENTPANE_BENCH_FLOOD" ]; then exec yes "\$(cat '$S/flood.jsonl')"; fi
 exec sh -c "\$SSH_ORIGINAL_COMMAND"
 EOF
+flood_doc() { # flood_doc STATE: a document of AGENTS panes in STATE
+    local i panes=""
+    for i in $(seq 1 "$AGENTS"); do
+        panes+="${panes:+,}{\"pane_id\":\"%$i\",\"target\":\"main:$i.0\",\"agent\":\"claude\",\"state\":\"$1\",\"seen\":false,\"reason\":null,\"at\":null,\"resets_at\":null}"
+    done
+    printf '{"schema":2,"agentpane":"0.1.0","panes":[%s]}' "$panes"
+}
+{ flood_doc working; echo; flood_doc idle; } >"$S/flood.jsonl"
 chmod 755 "$S/remote.sh"
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 cat >"$S/sshd_config" <<EOF
@@ -73,6 +89,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 PermitRootLogin yes
 ForceCommand $S/remote.sh
+AcceptEnv AGENTPANE_BENCH_FLOOD
 LogLevel ERROR
 EOF
 cat >"$S/ssh_config" <<EOF
@@ -86,6 +103,17 @@ Host devbox
   UserKnownHostsFile $S/known_hosts
   GlobalKnownHostsFile /dev/null
   StrictHostKeyChecking yes
+Host flood
+  HostName localhost
+  Port $PORT
+  User $(id -un)
+  IdentityFile $S/id
+  IdentitiesOnly yes
+  HostKeyAlias bench-host
+  UserKnownHostsFile $S/known_hosts
+  GlobalKnownHostsFile /dev/null
+  StrictHostKeyChecking yes
+  SetEnv AGENTPANE_BENCH_FLOOD=1
 EOF
 mkdir -p /run/sshd
 /usr/sbin/sshd -D -e -f "$S/sshd_config" &
@@ -171,11 +199,55 @@ measure() { # measure LABEL [watch flags…]: one row
     WATCHER=""
 }
 
-echo
-echo "| local watcher, $AGENTS local + $AGENTS remote idle agents, ${IDLE_SECS} s | watcher + its tmux clients = % of a core | its ssh link (client) | remote \`serve\` | wakes |"
-echo "|---|---|---|---|---|"
-measure "no hosts"
-measure "\`--host devbox\`" --host devbox
-measure "\`--host devbox\` + a relay devbox:%N ⇄ %M" --host devbox
+rss_kib() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status"; }
+
+measure_flood() { # one row: the watcher with `--host flood`
+    local a b own kids links0 links1 rss0 rss1 ssh_pids killer t0 t1
+    "$BIN" -L "$SERVER" watch --no-bell --no-notify --no-message --host flood 2>/dev/null &
+    WATCHER=$!
+    for _ in $(seq 1 300); do
+        [[ -n $(tmux -L "$SERVER" show -gv @agentpane_status 2>/dev/null) ]] && break
+        sleep 0.1
+    done
+    sleep 5
+    ssh_pids="$(ps -o pid= --ppid "$WATCHER" | tr '\n' ' ') $(ps -eo pid=,args= | awk '$2 == "ssh:" && /\[mux\]/ {print $1}' | tr '\n' ' ')"
+    a=$(cpu "$WATCHER")
+    rss0=$(rss_kib "$WATCHER")
+    links0=$(cpu_tree $ssh_pids)
+    sleep "$FLOOD_SECS"
+    b=$(cpu "$WATCHER")
+    rss1=$(rss_kib "$WATCHER")
+    links1=$(cpu_tree $ssh_pids)
+    own=$(((${b%% *} - ${a%% *}) / 1000000))
+    kids=$(((${b##* } - ${a##* }) * 1000 / HZ))
+    # SIGTERM, and how long until it has exited (given up after 60 s: SIGKILL).
+    t0=$(date +%s%N)
+    kill "$WATCHER"
+    (sleep 60 && kill -KILL "$WATCHER" 2>/dev/null) &
+    killer=$!
+    wait "$WATCHER" 2>/dev/null || true
+    t1=$(date +%s%N)
+    kill "$killer" 2>/dev/null || true
+    WATCHER=""
+    awk -v o="$own" -v k="$kids" -v t="$FLOOD_SECS" -v r0="$rss0" -v r1="$rss1" \
+        -v s=$(((links1 - links0) / 1000000)) -v q=$(((t1 - t0) / 1000000)) \
+        'BEGIN { printf "| `--host flood` | %d ms + %d ms = %.1f %% | %.1f → %.1f MiB | %d ms (%.1f %%) | %d ms |\n",
+            o, k, (o + k) / (t * 10), r0 / 1024, r1 / 1024, s, s / (t * 10), q }'
+}
+
+if [[ " $ROWS " == *" idle "* ]]; then
+    echo
+    echo "| local watcher, $AGENTS local + $AGENTS remote idle agents, ${IDLE_SECS} s | watcher + its tmux clients = % of a core | its ssh link (client) | remote \`serve\` | wakes |"
+    echo "|---|---|---|---|---|"
+    measure "no hosts"
+    measure "\`--host devbox\`" --host devbox
+    measure "\`--host devbox\` + a relay devbox:%N ⇄ %M" --host devbox
+fi
+if [[ " $ROWS " == *" flood "* ]]; then
+    echo
+    echo "| local watcher, $AGENTS local agents, a host streaming documents of $AGENTS panes as fast as ssh takes them, ${FLOOD_SECS} s | watcher + its tmux clients = % of a core | watcher memory (RSS) before → after | its ssh link (client) | SIGTERM → exit |"
+    echo "|---|---|---|---|---|"
+    measure_flood
+fi
 echo
 echo "machine: $(bench_machine)"

@@ -1,7 +1,9 @@
 //! The document a remote agentpane streams (docs/design.md#remote-hosts): one JSON object per
 //! line, its panes as the remote watcher last saw them. The remote is another machine, so its
 //! document is read strictly: a size limit, a schema version checked first (a different
-//! agentpane answers with a clear message), unknown fields and odd values refused, never a panic.
+//! agentpane answers with a clear message), unknown fields and odd values refused, never a
+//! panic. What one pane holds concerns that pane alone: its text is cleaned, and a pane
+//! agentpane could not have written is left out with a note, the host and its other panes kept.
 
 use serde::{Deserialize, Serialize};
 
@@ -128,53 +130,76 @@ pub fn parse(line: &[u8]) -> Result<Document, DocError> {
     }
     let doc: Document =
         serde_json::from_slice(line).map_err(|e| DocError::Invalid(short(&e.to_string())))?;
-    check(&doc)?;
+    check(doc)
+}
+
+/// Checks what concerns the whole document, then each pane on its own: text fields are
+/// cleaned ([`clean_text`]); a pane whose id or agent name is not what agentpane writes is
+/// dropped and named in the note. One odd pane never hides the host or its other panes.
+fn check(mut doc: Document) -> Result<Document, DocError> {
+    if doc.panes.len() > MAX_PANES {
+        return Err(DocError::Invalid(format!("more than {MAX_PANES} panes")));
+    }
+    doc.agentpane = clean_text(&doc.agentpane);
+    let mut dropped = Vec::new();
+    doc.panes.retain_mut(|p| match pane_problem(p) {
+        Some(why) => {
+            dropped.push(why);
+            false
+        }
+        None => {
+            p.target = clean_text(&p.target);
+            p.reason = p.reason.as_deref().map(clean_text);
+            p.turn_key = p.turn_key.as_deref().map(clean_text);
+            true
+        }
+    });
+    let dropped = (!dropped.is_empty())
+        .then(|| format!("{} pane(s) left out: {}", dropped.len(), dropped.join(", ")));
+    let note = [doc.note.as_deref().map(clean_text), dropped]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join("; ");
+    doc.note = (!note.is_empty()).then(|| clean_text(&note));
     Ok(doc)
 }
 
-fn check(doc: &Document) -> Result<(), DocError> {
-    let bad = |what: String| Err(DocError::Invalid(what));
-    if doc.panes.len() > MAX_PANES {
-        return bad(format!("more than {MAX_PANES} panes"));
+/// Why a pane cannot be shown at all: an id that is no tmux pane id (it is handed back to
+/// the host on a command line) or an agent name that is no plain word.
+fn pane_problem(p: &RemotePane) -> Option<String> {
+    if !is_pane_id(&p.pane_id) {
+        return Some(format!("pane id {:?}", clip(&p.pane_id, 20)));
     }
-    text_ok("agentpane", &doc.agentpane)?;
-    if let Some(n) = &doc.note {
-        text_ok("note", n)?;
-    }
-    for p in &doc.panes {
-        if !is_pane_id(&p.pane_id) {
-            return bad(format!("pane id {:?}", clip(&p.pane_id, 20)));
-        }
-        text_ok("target", &p.target)?;
-        if let Some(a) = &p.agent {
+    match &p.agent {
+        Some(a)
             if a.is_empty()
                 || a.len() > 32
-                || !a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
-            {
-                return bad(format!("agent name {:?}", clip(a, 20)));
-            }
+                || !a.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') =>
+        {
+            Some(format!("{} agent name {:?}", p.pane_id, clip(a, 20)))
         }
-        if let Some(r) = &p.reason {
-            text_ok("reason", r)?;
-        }
-        if let Some(k) = &p.turn_key {
-            text_ok("turn_key", k)?;
-        }
+        _ => None,
     }
-    Ok(())
 }
 
-/// Text shown in a status line or a picker: bounded, one line, no control characters.
-fn text_ok(field: &str, s: &str) -> Result<(), DocError> {
-    if s.len() > MAX_FIELD {
-        return Err(DocError::Invalid(format!(
-            "{field} longer than {MAX_FIELD}"
-        )));
+/// Text shown in a status line or a picker: one line of at most [`MAX_FIELD`] bytes, a TAB
+/// a space, other control and bidi characters dropped (model text, such as a background
+/// agent's description, may hold any of them).
+pub fn clean_text(s: &str) -> String {
+    let mut out = String::with_capacity(s.len().min(MAX_FIELD));
+    for c in s.chars() {
+        let c = match c {
+            '\t' => ' ',
+            c if c.is_control() || is_bidi(c) => continue,
+            c => c,
+        };
+        if out.len() + c.len_utf8() > MAX_FIELD {
+            break;
+        }
+        out.push(c);
     }
-    if s.chars().any(|c| c.is_control() || is_bidi(c)) {
-        return Err(DocError::Invalid(format!("control character in {field}")));
-    }
-    Ok(())
+    out
 }
 
 fn is_bidi(c: char) -> bool {
@@ -241,8 +266,6 @@ mod tests {
             r#"{"agentpane":"x","panes":[]}"#.to_string(),
             r#"{"schema":"2","agentpane":"x","panes":[]}"#.to_string(),
             r#"{"schema":2,"agentpane":"x","panes":[],"extra":true}"#.to_string(),
-            r#"{"schema":2,"agentpane":"x","panes":[{"pane_id":"%1; rm -rf /","target":"a","agent":null,"state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
-            r#"{"schema":2,"agentpane":"x","panes":[{"pane_id":"%1","target":"a\u001b[2J","agent":null,"state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
             r#"{"schema":2,"agentpane":"x","panes":[{"pane_id":"%1","target":"a","agent":null,"state":"dancing","seen":false,"reason":null,"at":null,"resets_at":null}]}"#.to_string(),
             format!(r#"{{"schema":2,"agentpane":"{}","panes":[]}}"#, "a".repeat(MAX_DOC_BYTES)),
             "[".repeat(100_000),
@@ -251,6 +274,48 @@ mod tests {
         for c in &cases {
             assert!(parse(c.as_bytes()).is_err(), "accepted {}", clip(c, 200));
         }
+    }
+
+    #[test]
+    fn a_tab_in_one_pane_s_text_is_cleaned_and_the_host_keeps_every_pane() {
+        let mut odd = pane();
+        odd.pane_id = "%4".into();
+        odd.reason = Some("background agent:\tfix\u{1b}[2J the \u{202e}tests".into());
+        odd.target = "work:\t2.0".into();
+        let line = Document::new(vec![pane(), odd], None).to_line();
+        let doc = parse(line.as_bytes()).expect("one pane's odd text never refuses the host");
+        assert_eq!(doc.panes.len(), 2);
+        assert_eq!(doc.panes[0], pane());
+        assert_eq!(
+            doc.panes[1].reason.as_deref(),
+            Some("background agent: fix[2J the tests")
+        );
+        assert_eq!(doc.panes[1].target, "work: 2.0");
+        assert_eq!(doc.note, None);
+    }
+
+    #[test]
+    fn a_pane_agentpane_could_not_have_written_is_left_out_with_a_note() {
+        let mut shell = pane();
+        shell.pane_id = "%1; rm -rf /".into();
+        let mut odd_agent = pane();
+        odd_agent.pane_id = "%5".into();
+        odd_agent.agent = Some("claude code".into());
+        let long = "x".repeat(MAX_FIELD + 100);
+        let mut long_text = pane();
+        long_text.pane_id = "%6".into();
+        long_text.reason = Some(long);
+        let line = Document::new(vec![shell, pane(), odd_agent, long_text], None).to_line();
+        let doc = parse(line.as_bytes()).unwrap();
+        let ids: Vec<&str> = doc.panes.iter().map(|p| p.pane_id.as_str()).collect();
+        assert_eq!(ids, ["%3", "%6"]);
+        assert_eq!(doc.panes[1].reason.as_ref().unwrap().len(), MAX_FIELD);
+        let note = doc.note.unwrap();
+        assert!(
+            note.starts_with("2 pane(s) left out: pane id \"%1; rm -rf /\"")
+                && note.contains("%5 agent name \"claude code\""),
+            "{note}"
+        );
     }
 
     proptest! {
@@ -262,16 +327,15 @@ mod tests {
         }
 
         #[test]
-        fn any_text_in_fields_is_refused_or_clean(target in ".{0,64}", reason in ".{0,64}") {
+        fn any_text_in_fields_comes_out_clean(target in ".{0,64}", reason in ".{0,64}") {
             let mut p = pane();
             p.target = target;
             p.reason = Some(reason);
             let line = Document::new(vec![p], None).to_line();
-            if let Ok(doc) = parse(line.as_bytes()) {
-                let p = &doc.panes[0];
-                prop_assert!(!p.target.chars().any(char::is_control));
-                prop_assert!(!p.reason.as_deref().unwrap_or("").chars().any(char::is_control));
-            }
+            let doc = parse(line.as_bytes()).expect("text alone never refuses a document");
+            let p = &doc.panes[0];
+            prop_assert!(!p.target.chars().any(|c| c.is_control() || is_bidi(c)));
+            prop_assert!(!p.reason.as_deref().unwrap_or("").chars().any(|c| c.is_control() || is_bidi(c)));
         }
     }
 }

@@ -2,7 +2,10 @@
 //! per host runs `ssh HOST agentpane serve` and blocks reading its stdout, so an idle link
 //! costs no CPU and a slow or dead host never holds up the watcher's loop. Each document read
 //! replaces the host's view and wakes the watcher; a closed connection marks the host down
-//! and is tried again with a growing delay.
+//! and is tried again with a growing delay. A host is read at its own pace up to
+//! [`DOC_GAP`]: one that sends faster waits (the pipe and ssh push back on it) and the newest
+//! document already read is the one taken, so however fast a host talks the watcher holds
+//! one document per host and parses a few a second.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
@@ -20,6 +23,14 @@ use crate::events::Time;
 /// First delay before a reconnect, doubled after each failure up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// A host's documents are taken at most this often (as the local scans: a status line that
+/// changes twice a second shows every state a person can act on)…
+pub const DOC_GAP: Duration = Duration::from_millis(500);
+/// …and at most this many of their bytes a second (a 1 MiB document waits a second).
+const DOC_BYTES_PER_SEC: u64 = 1 << 20;
+/// What one read from the stream takes at most (the pipe's own buffer): the newest complete
+/// document in it is the one taken.
+const READ_BUFFER: usize = 64 * 1024;
 
 /// What the watcher knows of one host.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -157,16 +168,29 @@ fn keep(host: &Host, ssh: &Ssh, views: &Views, shared: &Shared, wake: &(dyn Fn()
         if heard {
             backoff = FIRST_BACKOFF;
         }
-        let stop = lock(&shared.stop);
-        let (stop, _) = shared
-            .stopped
-            .wait_timeout_while(stop, backoff, |s| !*s)
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *stop {
+        if pause(shared, backoff) {
             return;
         }
         backoff = (backoff * 2).min(MAX_BACKOFF);
     }
+}
+
+/// Waits `d`, or less when the links stop: true then.
+fn pause(shared: &Shared, d: Duration) -> bool {
+    let stop = lock(&shared.stop);
+    let (stop, _) = shared
+        .stopped
+        .wait_timeout_while(stop, d, |s| !*s)
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    *stop
+}
+
+/// How long to wait after taking a document of `len` bytes before reading the next.
+fn gap_after(len: usize) -> Duration {
+    let by_size = Duration::from_millis(
+        u64::try_from(len).unwrap_or(u64::MAX).saturating_mul(1000) / DOC_BYTES_PER_SEC,
+    );
+    DOC_GAP.max(by_size)
 }
 
 /// Runs one stream; returns why it ended and whether any document came.
@@ -200,14 +224,17 @@ fn stream(
     let mut heard = false;
     let mut refused = None;
     if let Some(out) = child.stdout.take() {
-        let mut reader = BufReader::new(out);
+        let mut reader = BufReader::with_capacity(READ_BUFFER, out);
         loop {
-            match read_line(&mut reader) {
+            match read_newest(&mut reader) {
                 Ok(Some(line)) => match doc::parse(&line) {
                     Ok(doc) => {
                         heard = true;
                         if set(views, host, Link::Up { doc }) {
                             wake();
+                        }
+                        if pause(shared, gap_after(line.len())) {
+                            break;
                         }
                     }
                     Err(e) => {
@@ -245,6 +272,19 @@ fn stream(
     (reason, heard)
 }
 
+/// The newest complete line: one line, then any more that are already read (in `reader`'s
+/// buffer), so a host that sent several since the last look costs one parse.
+fn read_newest<R: Read>(reader: &mut BufReader<R>) -> Result<Option<Vec<u8>>, String> {
+    let mut newest = read_line(reader)?;
+    while newest.is_some() && reader.buffer().contains(&b'\n') {
+        match read_line(reader)? {
+            Some(line) => newest = Some(line),
+            None => break,
+        }
+    }
+    Ok(newest)
+}
+
 /// One line, without its newline; `None` at the end. A line over the limit is an error and
 /// is never held whole.
 fn read_line(reader: &mut impl BufRead) -> Result<Option<Vec<u8>>, String> {
@@ -280,5 +320,24 @@ mod tests {
         let big = vec![b'x'; MAX_DOC_BYTES + 10];
         let mut r = BufReader::new(&big[..]);
         assert!(read_line(&mut r).is_err());
+    }
+
+    #[test]
+    fn of_the_documents_already_read_only_the_newest_is_taken() {
+        let data = b"{\"n\":1}\n{\"n\":2}\n{\"n\":3}\n{\"n\"";
+        let mut r = BufReader::with_capacity(64, &data[..]);
+        assert_eq!(read_newest(&mut r).unwrap().unwrap(), b"{\"n\":3}");
+        // A partial line at the end is no document.
+        assert_eq!(read_newest(&mut r).unwrap(), None);
+        // Only what is already read: the next line in the stream waits for the next look.
+        let mut r = BufReader::with_capacity(9, &b"{\"n\":1}\n{\"n\":2}\n"[..]);
+        assert_eq!(read_newest(&mut r).unwrap().unwrap(), b"{\"n\":1}");
+        assert_eq!(read_newest(&mut r).unwrap().unwrap(), b"{\"n\":2}");
+    }
+
+    #[test]
+    fn a_host_is_read_at_most_twice_a_second_and_big_documents_slower() {
+        assert_eq!(gap_after(300), DOC_GAP);
+        assert_eq!(gap_after(MAX_DOC_BYTES), Duration::from_secs(1));
     }
 }

@@ -2,6 +2,7 @@
 //! each host; the local one reaches it through `ssh` with a shared connection per host:
 //! - `doc`: the document a remote streams, read strictly;
 //! - `ssh`: the one place that builds an `ssh` command line (batch mode, connection sharing);
+//! - `control`: where the shared connections' sockets live (a short private path);
 //! - `link`: the connection a watcher keeps per host, with reconnects and backoff;
 //! - `call`: one-shot calls over the shared connection (`last`, a destination check, delivery);
 //! - this file: host names and `HOST:PANE` targets.
@@ -10,6 +11,7 @@
 //! nothing but fixed words and values checked here (host names, pane ids, numbers).
 
 pub mod call;
+pub mod control;
 pub mod doc;
 pub mod link;
 pub mod ssh;

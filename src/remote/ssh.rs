@@ -1,16 +1,17 @@
 //! The `ssh` command line (docs/design.md#remote-hosts): batch mode (never a prompt), a
-//! connect timeout, and one shared connection per host (ControlMaster, its socket in
-//! agentpane's runtime folder), so the watcher's stream, `last`, `route` and the picker ride
-//! one TCP connection. Host resolution is ssh's own (`~/.ssh/config`, keys, jump hosts, the
+//! connect timeout, and one shared connection per host (ControlMaster, its socket at a short
+//! private path, [`super::control`]), so the watcher's stream, `last`, `route` and the picker
+//! ride one TCP connection. Host resolution is ssh's own (`~/.ssh/config`, keys, jump hosts, the
 //! agent); `$AGENTPANE_SSH_CONFIG` names another config file (`ssh -F`).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 
+use super::control::{self, Folder};
 use super::Host;
 use crate::exec::{self, Output};
 
@@ -25,23 +26,25 @@ pub struct Ssh {
     /// `-F FILE` when set.
     config: Option<PathBuf>,
     /// Where the shared connections' sockets live (private).
-    control_dir: PathBuf,
+    control: Folder,
     /// The agentpane to run on the remote (`agentpane`, found on the remote PATH).
     bin: String,
 }
 
 impl Ssh {
-    /// From the environment: `$AGENTPANE_SSH_CONFIG`, `$AGENTPANE_REMOTE_BIN`, the runtime
-    /// folder (`$XDG_RUNTIME_DIR/agentpane`, else the state folder).
+    /// From the environment: `$AGENTPANE_SSH_CONFIG`, `$AGENTPANE_REMOTE_BIN`, the sockets'
+    /// folder ([`control::choose`]: `$XDG_RUNTIME_DIR`, `$TMPDIR`, `/tmp`).
     pub fn from_env() -> Ssh {
         let var = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
-        let control_dir = var("XDG_RUNTIME_DIR")
-            .map(|d| PathBuf::from(d).join("agentpane"))
-            .unwrap_or_else(crate::paths::state_dir)
-            .join("ssh");
+        let (runtime, tmpdir) = (var("XDG_RUNTIME_DIR"), var("TMPDIR"));
+        let control = control::choose(
+            runtime.as_deref().map(Path::new),
+            tmpdir.as_deref().map(Path::new),
+            control::uid(),
+        );
         Ssh {
             config: var("AGENTPANE_SSH_CONFIG").map(PathBuf::from),
-            control_dir,
+            control,
             bin: var("AGENTPANE_REMOTE_BIN")
                 .and_then(|b| b.into_string().ok())
                 .unwrap_or_else(|| "agentpane".into()),
@@ -49,13 +52,16 @@ impl Ssh {
     }
 
     /// The arguments before the host: options only.
-    fn options(&self) -> Vec<OsString> {
+    fn options(&self, host: &Host) -> Vec<OsString> {
         let mut out: Vec<OsString> = Vec::new();
         if let Some(cfg) = &self.config {
             out.push("-F".into());
             out.push(cfg.into());
         }
-        let control = self.control_dir.join("%C");
+        let control = self
+            .control
+            .path
+            .join(control::socket_name(self.config.as_deref(), host));
         for opt in [
             "BatchMode=yes".to_string(),
             format!("ConnectTimeout={CONNECT_TIMEOUT_SECS}"),
@@ -74,15 +80,20 @@ impl Ssh {
     /// `ssh OPTIONS -T -- HOST agentpane ARGS…`. Every remote argument is a fixed word or a
     /// checked value; anything else is refused here, before a shell on the host sees it.
     pub fn command(&self, host: &Host, remote: &[&str]) -> Result<Command> {
-        crate::paths::ensure_private_dir(&self.control_dir)
-            .with_context(|| format!("ssh control folder {}", self.control_dir.display()))?;
+        let dir = &self.control.path;
+        if self.control.shared_tmp {
+            control::ensure_own_private(dir, control::uid())
+        } else {
+            crate::paths::ensure_private_dir(dir)
+        }
+        .with_context(|| format!("ssh control folder {}", dir.display()))?;
         let mut words = vec![self.bin.as_str()];
         words.extend_from_slice(remote);
         for w in &words {
             plain(w)?;
         }
         let mut cmd = Command::new("ssh");
-        cmd.args(self.options())
+        cmd.args(self.options(host))
             .arg("-T")
             .arg("--")
             .arg(host.as_str())
@@ -125,7 +136,7 @@ impl Ssh {
 
     /// Ends the shared connection to `host`, if one is open (`ssh -O exit`).
     pub fn close(&self, host: &Host) {
-        let mut args = self.options();
+        let mut args = self.options(host);
         args.extend([
             "-O".into(),
             "exit".into(),
@@ -175,7 +186,10 @@ mod tests {
     fn ssh() -> Ssh {
         Ssh {
             config: Some("/tmp/cfg".into()),
-            control_dir: std::env::temp_dir().join("agentpane-ssh-test"),
+            control: Folder {
+                path: std::env::temp_dir().join("agentpane-ssh-test"),
+                shared_tmp: false,
+            },
             bin: "agentpane".into(),
         }
     }

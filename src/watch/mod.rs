@@ -30,7 +30,7 @@ use crate::tmux::{Tmux, TmuxError};
 use publish::Options;
 use sinks::{SinkConfig, Sinks};
 use snapshot::{Change, Snapshot};
-use wake::{FsWatch, Wake};
+use wake::{FsWatch, RemoteWakes, Wake};
 
 /// Coalesce a burst of file events for this long before scanning.
 const DEBOUNCE: Duration = Duration::from_millis(25);
@@ -78,16 +78,12 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         return Ok(crate::exit::OK);
     };
     let (tx, rx) = mpsc::channel();
-    wake::forward_signals(tx.clone())?;
+    let signalled = wake::forward_signals(tx.clone())?;
     wake::forward_report_requests(tx.clone())?;
+    let remote_wakes = RemoteWakes::new(tx.clone());
     let links = (!opts.hosts.is_empty()).then(|| {
-        let tx = std::sync::Mutex::new(tx.clone());
-        let wake = move || {
-            let _ = tx
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .send(Wake::Remote);
-        };
+        let wakes = remote_wakes.clone();
+        let wake = move || wakes.ring();
         Links::start(&opts.hosts, Ssh::from_env(), std::sync::Arc::new(wake))
     });
     let across = links
@@ -126,6 +122,8 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
             s
         },
         wakes: Wakes::default(),
+        signalled,
+        remote_wakes,
         report_due: false,
         watched_for: None,
         folders_due: false,
@@ -175,6 +173,10 @@ struct Watcher {
     across: Option<relays::Across>,
     scanner: Scanner,
     wakes: Wakes,
+    /// The signal that came, seen before any wake queued ahead of it.
+    signalled: wake::Signalled,
+    /// The hosts' news, one wake at a time.
+    remote_wakes: std::sync::Arc<RemoteWakes>,
     /// SIGUSR1 came while a wake was being settled: log the counters after its scan.
     report_due: bool,
     /// The resolution the watched folders were last worked out for.
@@ -227,6 +229,9 @@ impl Watcher {
         // tmux every `poll` (a busy agent writing all the time must not starve it).
         let mut next_poll = Instant::now() + self.opts.poll;
         loop {
+            if let Some(sig) = self.signalled.get() {
+                return Exit::Signal(sig);
+            }
             match self.scan_once() {
                 Ok(()) => {}
                 Err(TmuxError::NoServer(_) | TmuxError::Missing) => return Exit::ServerGone,
@@ -263,7 +268,7 @@ impl Watcher {
             let deadline = Instant::now() + timeout;
             loop {
                 let left = deadline.saturating_duration_since(Instant::now());
-                match rx.recv_timeout(left) {
+                match wake::recv(rx, left, &self.signalled) {
                     Ok(Wake::Signal(sig)) => return Exit::Signal(sig),
                     Ok(Wake::Report) => {
                         self.report();
@@ -272,6 +277,7 @@ impl Watcher {
                     // A remote's news changes the segment and the snapshot only: published
                     // at once, with the last local scan, no scan of its own.
                     Ok(Wake::Remote) => {
+                        self.remote_wakes.taken();
                         self.wakes.remote += 1;
                         let now = chrono::Utc::now();
                         if let Err(e) = self.publish(&self.last_reports.clone(), now) {
@@ -344,12 +350,12 @@ impl Watcher {
             if left.is_zero() {
                 return None;
             }
-            match rx.recv_timeout(left) {
+            match wake::recv(rx, left, &self.signalled) {
                 Ok(Wake::Signal(sig)) => return Some(Exit::Signal(sig)),
                 // Counted after the scan this wake is for, never half way through it.
                 Ok(Wake::Report) => self.report_due = true,
                 // The scan this wake is for publishes the remote's news too.
-                Ok(Wake::Remote) => {}
+                Ok(Wake::Remote) => self.remote_wakes.taken(),
                 Ok(Wake::Files(paths)) if self.server_gone(&paths) => {
                     return Some(Exit::ServerGone)
                 }
@@ -601,7 +607,10 @@ fn link_word(link: &crate::remote::link::Link) -> String {
     use crate::remote::link::Link;
     match link {
         Link::Connecting => "connecting".into(),
-        Link::Up { doc } => format!("up ({} panes)", doc.panes.len()),
+        Link::Up { doc } => match &doc.note {
+            Some(note) => format!("up ({} panes; {note})", doc.panes.len()),
+            None => format!("up ({} panes)", doc.panes.len()),
+        },
         Link::Down { reason } => format!("down: {reason}"),
     }
 }

@@ -1,10 +1,15 @@
-//! What wakes the watch loop: file events (inotify through `notify`), signals, nothing else.
-//! The loop sleeps in `recv_timeout` until one of these or its next deadline (safety poll,
-//! a pending alert), so an idle watcher burns no CPU.
+//! What wakes the watch loop: file events (inotify through `notify`), signals, a remote host's
+//! news, nothing else. The loop sleeps in `recv_timeout` until one of these or its next
+//! deadline (safety poll, a pending alert), so an idle watcher burns no CPU. A signal is taken
+//! before anything queued ahead of it ([`recv`]), and the hosts' news is one wake however
+//! much of it comes ([`RemoteWakes`]), so the channel never grows with what a host sends.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::Sender;
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use notify::event::ModifyKind;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
@@ -30,15 +35,80 @@ pub enum Wake {
     Remote,
 }
 
-/// Forwards SIGTERM/SIGINT/SIGHUP into the loop's channel.
-pub fn forward_signals(tx: Sender<Wake>) -> anyhow::Result<()> {
+/// The SIGTERM, SIGINT or SIGHUP that came, if one did: noted before its wake is queued.
+#[derive(Debug, Clone, Default)]
+pub struct Signalled(Arc<AtomicI32>);
+
+impl Signalled {
+    pub fn get(&self) -> Option<i32> {
+        Some(self.0.load(Ordering::Acquire)).filter(|s| *s != 0)
+    }
+
+    fn set(&self, sig: i32) {
+        self.0.store(sig, Ordering::Release);
+    }
+}
+
+/// Forwards SIGTERM/SIGINT/SIGHUP into the loop's channel; the returned flag tells [`recv`]
+/// at once, ahead of the wakes queued before it.
+pub fn forward_signals(tx: Sender<Wake>) -> anyhow::Result<Signalled> {
     let mut signals = Signals::new([SIGTERM, SIGINT, SIGHUP])?;
+    let signalled = Signalled::default();
+    let flag = signalled.clone();
     std::thread::spawn(move || {
         if let Some(sig) = signals.forever().next() {
+            flag.set(sig);
             let _ = tx.send(Wake::Signal(sig));
         }
     });
-    Ok(())
+    Ok(signalled)
+}
+
+/// The next wake within `timeout`, a signal first: once one came, it is the answer whatever
+/// else waits in the channel.
+pub fn recv(
+    rx: &Receiver<Wake>,
+    timeout: Duration,
+    signalled: &Signalled,
+) -> Result<Wake, RecvTimeoutError> {
+    if let Some(sig) = signalled.get() {
+        return Ok(Wake::Signal(sig));
+    }
+    let wake = rx.recv_timeout(timeout)?;
+    Ok(signalled.get().map_or(wake, Wake::Signal))
+}
+
+/// How the remote links wake the loop: at most one [`Wake::Remote`] waits in the channel,
+/// however fast the hosts talk. The loop calls [`RemoteWakes::taken`] before it reads the
+/// hosts' views, so news that comes after that read wakes it again.
+pub struct RemoteWakes {
+    pending: AtomicBool,
+    tx: Mutex<Sender<Wake>>,
+}
+
+impl RemoteWakes {
+    pub fn new(tx: Sender<Wake>) -> Arc<RemoteWakes> {
+        Arc::new(RemoteWakes {
+            pending: AtomicBool::new(false),
+            tx: Mutex::new(tx),
+        })
+    }
+
+    /// A host's view changed: queue a wake unless one already waits.
+    pub fn ring(&self) {
+        if !self.pending.swap(true, Ordering::AcqRel) {
+            let _ = self
+                .tx
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .send(Wake::Remote);
+        }
+    }
+
+    /// The loop took the wake: the next change queues another.
+    pub fn taken(&self) {
+        self.pending.store(false, Ordering::Release);
+    }
 }
 
 /// Forwards SIGUSR1 into the loop's channel as a request to log its counters.
@@ -231,6 +301,39 @@ impl FsWatch {
 mod tests {
     use super::*;
     use notify::event::{AccessKind, ModifyKind};
+
+    #[test]
+    fn a_signal_comes_before_the_wakes_queued_ahead_of_it() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        for _ in 0..10_000 {
+            tx.send(Wake::Remote).unwrap();
+        }
+        let signalled = Signalled::default();
+        let wait = Duration::from_millis(10);
+        assert!(matches!(recv(&rx, wait, &signalled), Ok(Wake::Remote)));
+        signalled.set(SIGTERM);
+        tx.send(Wake::Signal(SIGTERM)).unwrap();
+        assert!(matches!(
+            recv(&rx, wait, &signalled),
+            Ok(Wake::Signal(SIGTERM))
+        ));
+    }
+
+    #[test]
+    fn however_fast_hosts_talk_one_remote_wake_waits() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let wakes = RemoteWakes::new(tx);
+        for _ in 0..10_000 {
+            wakes.ring();
+        }
+        assert_eq!(rx.try_iter().count(), 1);
+        wakes.ring();
+        assert_eq!(rx.try_iter().count(), 0, "still not taken");
+        wakes.taken();
+        wakes.ring();
+        wakes.ring();
+        assert_eq!(rx.try_iter().count(), 1);
+    }
 
     #[test]
     fn reads_and_own_state_files_are_not_news() {

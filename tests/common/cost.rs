@@ -34,6 +34,16 @@ pub fn cpu_ms(pid: u32) -> u64 {
     ticks * 1000 / hz.max(1)
 }
 
+/// The resident memory of `pid` now (VmRSS of /proc/PID/status), in KiB.
+pub fn rss_kib(pid: u32) -> u64 {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .unwrap_or_else(|e| panic!("process {pid} is gone: {e}"))
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        .expect("VmRSS in /proc/PID/status")
+}
+
 /// Waits until the process `pid` has settled after its start: no CPU for half a second, or
 /// 15 s at most (a busy loop never settles, and then fails its budget).
 pub fn settle(pid: u32) {

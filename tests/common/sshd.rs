@@ -3,7 +3,8 @@
 //! config, no `~/.ssh`), whose ForceCommand wrapper puts every session into the world of a
 //! second private tmux server (its HOME, state folder and tmux socket, agentpane on PATH).
 //! Hosts in its client config: `devbox` (that world), `evil` (a hostile agentpane's
-//! document), `deadhost` (a port nobody listens on).
+//! document), `flood` (documents as fast as the connection takes them), `deadhost` (a port
+//! nobody listens on).
 
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
@@ -11,8 +12,19 @@ use std::process::{Child, Command, Stdio};
 
 use super::{agentpane_bin, wait_until, TmuxServer, DEADLINE};
 
-/// A document no agentpane writes: a pane id carrying shell, a target carrying an escape.
-pub const HOSTILE: &str = r#"{"schema":2,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+/// A document no agentpane writes: a pane id carrying shell, a target carrying an escape,
+/// beside two panes whose only oddity is model text (a TAB, an escape) in their reason.
+pub const HOSTILE: &str = r#"{"schema":2,"agentpane":"0.1.0","panes":[{"pane_id":"%1; touch /tmp/pwned","target":"\u001b]52;c;aGk=\u0007","agent":"claude","state":"working","seen":false,"reason":null,"at":null,"resets_at":null},{"pane_id":"%1","target":"main:1.0","agent":"claude","state":"working","seen":false,"reason":"background agent:\tfix the\u001b[2J tests","at":null,"resets_at":null},{"pane_id":"%2","target":"main:2.0","agent":"codex","state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+
+/// Two documents that differ, which host `flood` repeats as fast as it can.
+fn flood_docs() -> String {
+    let doc = |state: &str| {
+        format!(
+            r#"{{"schema":2,"agentpane":"0.1.0","panes":[{{"pane_id":"%1","target":"main:1.0","agent":"claude","state":"{state}","seen":false,"reason":null,"at":null,"resets_at":null}}]}}"#
+        )
+    };
+    format!("{}\n{}", doc("working"), doc("idle"))
+}
 
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -124,8 +136,13 @@ impl Sshd {
         std::fs::create_dir_all(&bin).expect("bin dir");
         std::os::unix::fs::symlink(agentpane_bin(), bin.join("agentpane")).expect("symlink");
         let mut script = String::from("#!/bin/sh\n");
+        std::fs::write(d.join("flood.jsonl"), flood_docs()).expect("flood documents");
         script.push_str(&format!(
-            "if [ -n \"$AGENTPANE_TEST_HOSTILE\" ]; then printf '%s\\n' '{HOSTILE}'; exec cat; fi\n"
+            "case \"$AGENTPANE_TEST_DOC\" in\n\
+             hostile) printf '%s\\n' '{HOSTILE}'; exec cat;;\n\
+             flood) exec yes \"$(cat '{}/flood.jsonl')\";;\n\
+             esac\n",
+            d.display()
         ));
         let extra: Vec<(String, u16)> = others
             .iter()
@@ -162,7 +179,7 @@ impl Sshd {
                  PidFile {d}/sshd.pid\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\n\
                  PasswordAuthentication no\nKbdInteractiveAuthentication no\n\
                  PubkeyAuthentication yes\nUsePAM no\nPermitRootLogin yes\n\
-                 AcceptEnv AGENTPANE_TEST_HOSTILE\nForceCommand {d}/remote.sh\nLogLevel ERROR\n\
+                 AcceptEnv AGENTPANE_TEST_DOC\nForceCommand {d}/remote.sh\nLogLevel ERROR\n\
                  SetEnv SHLVL=1\n",
                 d = d.display(),
                 extra_ports = extra
@@ -185,10 +202,11 @@ impl Sshd {
         std::fs::write(
             d.join("ssh_config"),
             format!(
-                // `evil` names the host another way, so it gets a connection of its own (ssh
-                // shares one per resolved host, port and user).
+                // Each host name gets a connection of its own (agentpane's control socket is
+                // per ssh config and host name), so `evil` and `flood` never share devbox's.
                 "Host devbox\n  HostName 127.0.0.1\n  Port {port}\n{common}\n\
-                 Host evil\n  HostName localhost\n  Port {port}\n  SetEnv AGENTPANE_TEST_HOSTILE=1\n{common}\n\
+                 Host evil\n  HostName localhost\n  Port {port}\n  SetEnv AGENTPANE_TEST_DOC=hostile\n{common}\n\
+                 Host flood\n  HostName 127.0.0.1\n  Port {port}\n  SetEnv AGENTPANE_TEST_DOC=flood\n{common}\n\
                  Host deadhost\n  HostName 127.0.0.1\n  Port {closed}\n{common}{other_hosts}"
             ),
         )
