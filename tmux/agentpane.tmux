@@ -123,9 +123,18 @@ hint() {
 # hold it until the message times out.
 tell() {
 	local client
+	# No session yet (the server reads its configuration): no client, and list-clients
+	# would log an error in tmux's message log.
+	has_session || return 0
 	tmux list-clients -F '#{client_name}' 2>/dev/null | while IFS= read -r client; do
 		tmux display-message -c "$client" -d 15000 "$1" 2>/dev/null || true
 	done
+}
+
+# True once the server has a session: while tmux reads its configuration at its start, it
+# has none, and commands that need one (list-clients, list-panes -a) fail.
+has_session() {
+	[ -n "$(tmux display-message -p '#{S:x}' 2>/dev/null)" ]
 }
 
 clear_hint() {
@@ -271,7 +280,15 @@ main() {
 		for arg in "${flags[@]}"; do flags_q+=" $(q "$arg")"; done
 		# One watcher per server: a second one (plugin re-sourced) sees the lock and exits 0.
 		# Its log is in the state folder (watch.log); run-shell must not show output.
-		tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
+		# At the server's start there is no session yet, and nothing to watch: the plugin
+		# runs again when the first session is created, and starts it then.
+		if has_session; then
+			tmux set-hook -gu 'session-created[4244]'
+			tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
+		else
+			tmux set-hook -g 'session-created[4244]' \
+				"run-shell -b \"$(q "$CURRENT_DIR/agentpane.tmux") >/dev/null 2>&1\""
+		fi
 	fi
 
 	if [ "$watch" = "on" ]; then
