@@ -3,11 +3,13 @@
 //! and names the fix.
 
 mod common;
+mod live;
 
 use common::{
     agentpane_bin, agentpane_without_server, wait_until, FakeAgent, Run, TmuxServer, CLAUDE_ANSWER,
     DEADLINE,
 };
+use live::Live;
 
 /// A Claude Code version the real-client suite verifies (tests/real/clients.txt).
 const VERIFIED_CLAUDE: &str = "2.1.332";
@@ -413,4 +415,24 @@ fn without_a_server_the_json_is_still_one_document() {
         first["text"].as_str().unwrap().contains("no tmux server"),
         "{first}"
     );
+}
+
+#[test]
+fn prefix_h_shows_the_report_in_the_pane() {
+    // The plugin's binary need not be on the shell's PATH: the key runs the one it found.
+    let live = Live::start(&[]);
+    live.keys(&["C-b", "H"]);
+    let shown = live.wait_screen("the report", |s| {
+        s.contains("all good") || s.contains("to fix")
+    });
+    let server = format!(
+        "✓ server {}",
+        live.server
+            .tmux(&["display-message", "-p", "#{socket_path}"])
+    );
+    assert!(shown.contains(&server), "{shown}");
+    assert!(shown.contains("✓ plugin loaded from"), "{shown}");
+    live.keys(&["q"]);
+    live.wait_screen("the pane again", |s| !s.contains("✓ plugin loaded from"));
+    live.assert_clean();
 }
