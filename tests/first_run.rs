@@ -200,13 +200,17 @@ fn a_fresh_clone_builds_itself_and_the_status_line_works_without_a_restart() {
             .contains("client-session-changed[4243]"),
         "the attach message is gone once fixed"
     );
-    // And the person is told the build is done, and where the binary is.
-    let messages = live.server.tmux(&["show-messages", "-t", &client]);
+    // And the person is told the build is done, and where the binary is (once the plugin
+    // that started the watcher is done).
     let done = format!(
         "message: agentpane: built {}; prefix + H checks the setup",
         built.display()
     );
-    assert!(messages.contains(&done), "`{done}` not in:\n{messages}");
+    wait_until(DEADLINE, &done, || {
+        live.server
+            .tmux(&["show-messages", "-t", &client])
+            .contains(&done)
+    });
 
     // Run again with nothing changed (prefix + I): no build.
     // (Without the go, a build started by mistake would stay `building`.)
