@@ -436,3 +436,33 @@ fn prefix_h_shows_the_report_in_the_pane() {
     live.wait_screen("the pane again", |s| !s.contains("✓ plugin loaded from"));
     live.assert_clean();
 }
+
+#[test]
+fn a_plugin_binary_that_is_gone_is_one_finding() {
+    let server = TmuxServer::start();
+    std::fs::set_permissions(
+        server.state_dir(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    load_plugin(&server, "#{agentpane_status} %H:%M");
+    // The plugin uses a binary that `cargo clean` then removes.
+    let gone = server.path().join("clone/target/release/agentpane");
+    std::fs::create_dir_all(gone.parent().unwrap()).unwrap();
+    std::fs::copy(agentpane_bin(), &gone).unwrap();
+    server.tmux(&["set", "-g", "@agentpane-bin", gone.to_str().unwrap()]);
+    server.tmux(&["run-shell", &plugin()]);
+    std::fs::remove_file(&gone).unwrap();
+    let fixes = to_fix(
+        &server,
+        &[
+            &format!("✗ the plugin's binary {} is gone", gone.display()),
+            &format!(
+                "fix: `tmux -L {} run-shell {}/agentpane.tmux`",
+                server.name,
+                env!("CARGO_MANIFEST_DIR")
+            ),
+        ],
+    );
+    assert_eq!(fixes.matches('✗').count(), 1, "{fixes}");
+}

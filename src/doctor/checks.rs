@@ -39,11 +39,16 @@ pub fn check(f: &Facts) -> Vec<Finding> {
         out.extend(status_length(&t.options));
         // A plugin without a binary leaves the window placeholders alone and starts no
         // watcher: one cause, said once (by the plugin's finding).
-        let binary = t.options.plugin.is_empty() || !t.options.plugin_bin.is_empty();
-        out.extend(Some(window_format(&t.options)).filter(|w| binary || w.level != Level::Fix));
-        if let Some(w) = f.watcher.as_ref().filter(|_| binary) {
-            out.push(watcher(w, t, f));
-        }
+        let o = &t.options;
+        let binary = o.plugin.is_empty() || !o.plugin_bin.is_empty() && !o.plugin_bin_gone;
+        let follows = |x: &Finding| !binary && x.level == Level::Fix;
+        out.extend(Some(window_format(o)).filter(|x| !follows(x)));
+        out.extend(
+            f.watcher
+                .as_ref()
+                .map(|w| watcher(w, t, f))
+                .filter(|x| !follows(x)),
+        );
         if f.panes.is_empty() {
             out.push(ok(
                 Topic::Pane,
@@ -210,6 +215,20 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
         );
     }
     let dir = tilde(&o.plugin, &f.home);
+    if o.plugin_bin_gone {
+        return fix(
+            topic,
+            format!(
+                "the plugin's binary {} is gone (cargo clean, or a removed clone?)",
+                tilde(&o.plugin_bin, &f.home)
+            ),
+            format!(
+                "`{} run-shell {dir}/agentpane.tmux` (prefix + I with TPM) finds another or \
+                 builds its checkout again",
+                tmux(f)
+            ),
+        );
+    }
     if !o.plugin_bin.is_empty() {
         return ok(
             topic,

@@ -84,7 +84,7 @@ fn server(tmux: &Tmux) -> Result<TmuxFacts, TmuxProblem> {
         })?;
     let mut f = out.split('\u{1f}').map(str::to_string);
     let mut next = || f.next().unwrap_or_default();
-    Ok(TmuxFacts {
+    let mut facts = TmuxFacts {
         version: next(),
         socket_path: next(),
         options: ServerOptions {
@@ -102,8 +102,12 @@ fn server(tmux: &Tmux) -> Result<TmuxFacts, TmuxProblem> {
             status_left_width: shown_width(&next()),
             status_right_width: shown_width(&next()),
             segment_width: shown_width(&next()),
+            plugin_bin_gone: false,
         },
-    })
+    };
+    let bin = &facts.options.plugin_bin;
+    facts.options.plugin_bin_gone = !bin.is_empty() && !Path::new(bin).is_file();
+    Ok(facts)
 }
 
 fn watcher(state: &Path, socket_path: &str) -> WatcherFacts {

@@ -132,6 +132,8 @@ pub struct ServerOptions {
     pub plugin: String,
     /// `@agentpane_bin`: the binary the plugin uses (empty: it found none).
     pub plugin_bin: String,
+    /// That binary is no longer there (`cargo clean`, a removed clone).
+    pub plugin_bin_gone: bool,
     /// `@agentpane_build`: `building` or `failed` while the plugin builds its checkout.
     pub build: String,
     /// `@agentpane_build_log`: that build's log.

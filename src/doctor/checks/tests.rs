@@ -35,6 +35,7 @@ fn healthy() -> Facts {
                 status_left_width: 4,
                 status_right_width: 8,
                 segment_width: 2,
+                plugin_bin_gone: false,
             },
         }),
         watcher: Some(WatcherFacts {
@@ -319,6 +320,18 @@ fn no_binary_is_one_finding_not_three() {
     let o = &mut f.tmux.as_mut().unwrap().options;
     o.build = "building".into();
     assert!(fixes(&f).is_empty(), "{:#?}", fixes(&f));
+    // A binary that is gone is the one cause too.
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.build.clear();
+    o.plugin_bin = "/home/u/src/agentpane/target/release/agentpane".into();
+    o.plugin_bin_gone = true;
+    only_fix(
+        &f,
+        Topic::Plugin,
+        &["binary ~/src/agentpane/target/release/agentpane is gone"],
+        &["tmux run-shell ~/.tmux/plugins/agentpane/agentpane.tmux"],
+    );
+    f.tmux.as_mut().unwrap().options.plugin_bin_gone = false;
     // With a binary, the same placeholders are the plugin loaded too early.
     f.tmux.as_mut().unwrap().options.plugin_bin = "/bin/agentpane".into();
     f.watcher.as_mut().unwrap().pid = Some(4242);
