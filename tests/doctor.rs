@@ -3,11 +3,13 @@
 //! and names the fix.
 
 mod common;
+mod live;
 
 use common::{
     agentpane_bin, agentpane_without_server, wait_until, FakeAgent, Run, TmuxServer, CLAUDE_ANSWER,
     DEADLINE,
 };
+use live::Live;
 
 /// A Claude Code version the real-client suite verifies (tests/real/clients.txt).
 const VERIFIED_CLAUDE: &str = "2.1.332";
@@ -150,6 +152,17 @@ fn no_watcher_is_named_with_its_last_words_and_how_to_start_it() {
     wait_until(DEADLINE, "the watcher to let go of its lock", || {
         server.watcher_pid().is_none()
     });
+    // A watcher of another server, sharing the state folder, wrote after it.
+    let mut log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(server.state_dir().join("watch.log"))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut log,
+        b"2026-01-01T00:00:00.000Z agentpane watch[1]: watching tmux server /tmp/other (lock x)\n\
+          2026-01-01T00:00:01.000Z agentpane watch[1]: scan failed: another server's words\n",
+    )
+    .unwrap();
     let start = format!(
         "fix: `tmux -L {} run-shell {}/agentpane.tmux` starts it again",
         server.name,
@@ -165,6 +178,7 @@ fn no_watcher_is_named_with_its_last_words_and_how_to_start_it() {
         ],
     );
     assert_eq!(fixes.matches('✗').count(), 1, "{fixes}");
+    assert!(!fixes.contains("another server's words"), "{fixes}");
     let json = server.agentpane(&["doctor", "--json"]).json();
     assert_eq!(json["ok"], false);
     let watcher = json["findings"]
@@ -218,7 +232,6 @@ fn a_pane_whose_agent_uses_another_home_names_its_hooks_and_state_folder() {
             .env("XDG_STATE_HOME", ""),
     );
     let run = doctor(&server);
-    assert_eq!(run.code, 1, "{}", run.stdout);
     // Its chain works (agentpane reads the agent's own HOME) and says whose HOME it is.
     let chain = run
         .stdout
@@ -230,17 +243,18 @@ fn a_pane_whose_agent_uses_another_home_names_its_hooks_and_state_folder() {
         chain.contains(&format!("(its HOME {}, not yours)", other.display())),
         "{chain}"
     );
-    // But its Claude Code reads another settings file, where no hooks are.
+    // But its Claude Code reads another settings file, where no hooks are (a note: hooks
+    // are optional).
     let settings = other.join(".claude/settings.json");
-    to_fix(
-        &server,
-        &[
-            &format!(
-                "✗ no agentpane hooks in {}, which Claude Code in {pane} reads",
-                settings.display()
-            ),
-            &format!("agentpane hooks install --settings {}", settings.display()),
-        ],
+    let note = format!(
+        "! no agentpane hooks in {}, which Claude Code in {pane} reads\n    fix: `agentpane hooks install --settings {}`",
+        settings.display(),
+        settings.display()
+    );
+    assert!(
+        run.stdout.contains(&note),
+        "`{note}` not in:\n{}",
+        run.stdout
     );
 
     // That fix done, the hook events would land in the agent's own state folder.
@@ -262,20 +276,127 @@ fn a_pane_whose_agent_uses_another_home_names_its_hooks_and_state_folder() {
 }
 
 #[test]
-fn absent_hooks_name_the_install_command() {
+fn a_working_install_without_hooks_passes_with_a_note_naming_the_install_command() {
+    // The README's install never mentions hooks: they are optional.
     let (server, pane) = setup(false);
     let settings = server.claude_dir().join("settings.json");
-    let fixes = to_fix(
+    let run = doctor(&server);
+    assert_eq!(run.code, 0, "{}", run.stdout);
+    assert_eq!(fixes(&run), "", "{}", run.stdout);
+    let note = format!(
+        "! no agentpane hooks in {}, which Claude Code in {pane} reads\n    fix: `agentpane hooks install`",
+        settings.display()
+    );
+    assert!(
+        run.stdout.contains(&note),
+        "`{note}` not in:\n{}",
+        run.stdout
+    );
+    assert!(run.stdout.ends_with("all good\n"), "{}", run.stdout);
+}
+
+#[test]
+fn hooks_naming_a_binary_that_is_gone_are_caught() {
+    // `hooks install` writes the path of the binary that ran it; that binary is then removed
+    // (`cargo clean`, the clone deleted).
+    let server = TmuxServer::start();
+    let gone = server.path().join("clone/target/release/agentpane");
+    std::fs::create_dir_all(gone.parent().unwrap()).unwrap();
+    std::fs::copy(agentpane_bin(), &gone).unwrap();
+    let install = std::process::Command::new(&gone)
+        .env_remove("TMUX")
+        .envs(server.env())
+        .args(["-L", &server.name, "hooks", "install"])
+        .output()
+        .unwrap();
+    assert!(install.status.success(), "{install:?}");
+    std::fs::remove_file(&gone).unwrap();
+    let settings = server.claude_dir().join("settings.json");
+    to_fix(
         &server,
         &[
             &format!(
-                "✗ no agentpane hooks in {}, which Claude Code in {pane} reads",
-                settings.display()
+                "✗ the hooks in {} run `{} hook`, which does not exist",
+                settings.display(),
+                gone.display()
             ),
-            "fix: `agentpane hooks install`",
+            "fix: `agentpane hooks install` points them at this binary",
+        ],
+    );
+}
+
+/// The plugin files alone, in a folder of their own: a checkout with no binary and nothing
+/// to build.
+fn plugin_without_binary(server: &TmuxServer) -> std::path::PathBuf {
+    let root = server.path().join("plugin");
+    std::fs::create_dir_all(root.join("tmux")).unwrap();
+    for file in ["agentpane.tmux", "tmux/agentpane.tmux"] {
+        std::fs::copy(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
+            root.join(file),
+        )
+        .unwrap();
+    }
+    root.join("agentpane.tmux")
+}
+
+#[test]
+fn no_binary_is_one_finding_with_its_fix() {
+    let path = "/usr/local/bin:/usr/bin:/bin";
+    assert!(
+        path.split(':')
+            .all(|d| !std::path::Path::new(d).join("agentpane").exists()),
+        "agentpane is on {path}"
+    );
+    let server = TmuxServer::start_with(&[("PATH", path)]);
+    std::fs::set_permissions(
+        server.state_dir(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    for (k, v) in [
+        ("status-right", "#{agentpane_status} %H:%M"),
+        ("window-status-format", "#I:#W#{agentpane_window_status}"),
+        (
+            "window-status-current-format",
+            "#I:#W#{agentpane_window_status}",
+        ),
+    ] {
+        server.tmux(&["set", "-g", k, v]);
+    }
+    server.tmux(&[
+        "run-shell",
+        plugin_without_binary(&server).to_str().unwrap(),
+    ]);
+    let fixes = to_fix(
+        &server,
+        &[
+            "✗ the plugin (",
+            "found no agentpane binary",
+            "@agentpane-bin",
         ],
     );
     assert_eq!(fixes.matches('✗').count(), 1, "{fixes}");
+}
+
+#[test]
+fn a_status_right_length_too_short_for_the_segment_is_a_note() {
+    let server = TmuxServer::start();
+    // tmux's default status-right-length (40) and its default title and date beside the
+    // segment.
+    load_plugin(
+        &server,
+        "#{agentpane_status} \"#{=21:pane_title}\" %H:%M %d-%b-%y",
+    );
+    server.tmux(&["select-pane", "-T", "a title of twenty-one"]);
+    let run = doctor(&server);
+    let note = run
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("! status-right-length is 40"))
+        .unwrap_or_else(|| panic!("no note on status-right-length:\n{}", run.stdout));
+    assert!(note.contains("tmux cuts what does not fit"), "{note}");
+    assert!(run.stdout.contains("fix: add `set -g status-right-length"));
 }
 
 #[test]
@@ -294,4 +415,54 @@ fn without_a_server_the_json_is_still_one_document() {
         first["text"].as_str().unwrap().contains("no tmux server"),
         "{first}"
     );
+}
+
+#[test]
+fn prefix_h_shows_the_report_in_the_pane() {
+    // The plugin's binary need not be on the shell's PATH: the key runs the one it found.
+    let live = Live::start(&[]);
+    live.keys(&["C-b", "H"]);
+    let shown = live.wait_screen("the report", |s| {
+        s.contains("all good") || s.contains("to fix")
+    });
+    let server = format!(
+        "✓ server {}",
+        live.server
+            .tmux(&["display-message", "-p", "#{socket_path}"])
+    );
+    assert!(shown.contains(&server), "{shown}");
+    assert!(shown.contains("✓ plugin loaded from"), "{shown}");
+    live.keys(&["q"]);
+    live.wait_screen("the pane again", |s| !s.contains("✓ plugin loaded from"));
+    live.assert_clean();
+}
+
+#[test]
+fn a_plugin_binary_that_is_gone_is_one_finding() {
+    let server = TmuxServer::start();
+    std::fs::set_permissions(
+        server.state_dir(),
+        std::os::unix::fs::PermissionsExt::from_mode(0o700),
+    )
+    .unwrap();
+    load_plugin(&server, "#{agentpane_status} %H:%M");
+    // The plugin uses a binary that `cargo clean` then removes.
+    let gone = server.path().join("clone/target/release/agentpane");
+    std::fs::create_dir_all(gone.parent().unwrap()).unwrap();
+    std::fs::copy(agentpane_bin(), &gone).unwrap();
+    server.tmux(&["set", "-g", "@agentpane-bin", gone.to_str().unwrap()]);
+    server.tmux(&["run-shell", &plugin()]);
+    std::fs::remove_file(&gone).unwrap();
+    let fixes = to_fix(
+        &server,
+        &[
+            &format!("✗ the plugin's binary {} is gone", gone.display()),
+            &format!(
+                "fix: `tmux -L {} run-shell {}/agentpane.tmux`",
+                server.name,
+                env!("CARGO_MANIFEST_DIR")
+            ),
+        ],
+    );
+    assert_eq!(fixes.matches('✗').count(), 1, "{fixes}");
 }

@@ -161,7 +161,7 @@ fn a_fresh_clone_builds_itself_and_the_status_line_works_without_a_restart() {
 
     // The person attaches: the status line and a message say what is going on.
     let live = Live::attach_until(server, "the message on attach", |s| {
-        s.contains("no agentpane binary yet")
+        s.contains("agentpane: no binary yet; building it with cargo in the background")
     });
     let client = live.client().unwrap();
     let messages = live.server.tmux(&["show-messages", "-t", &client]);
@@ -197,9 +197,20 @@ fn a_fresh_clone_builds_itself_and_the_status_line_works_without_a_restart() {
         !live
             .server
             .tmux(&["show-hooks", "-g"])
-            .contains("client-attached[4243]"),
+            .contains("client-session-changed[4243]"),
         "the attach message is gone once fixed"
     );
+    // And the person is told the build is done, and where the binary is (once the plugin
+    // that started the watcher is done).
+    let done = format!(
+        "message: agentpane: built {}; prefix + H checks the setup",
+        built.display()
+    );
+    wait_until(DEADLINE, &done, || {
+        live.server
+            .tmux(&["show-messages", "-t", &client])
+            .contains(&done)
+    });
 
     // Run again with nothing changed (prefix + I): no build.
     // (Without the go, a build started by mistake would stay `building`.)
@@ -238,32 +249,39 @@ fn without_cargo_the_hint_names_the_ways_and_stays_until_fixed() {
     let (_world, tools, clone) = world();
     let server = server_without_agentpane(&tools);
     run_plugin(&server, &clone);
-    let hint = "agentpane: no binary — prefix+~";
+    let hint = "agentpane: no binary — prefix + H";
     assert_eq!(option(&server, "@agentpane_status"), hint);
     assert!(status_right(&server).starts_with(hint));
 
-    // The person attaches: a message names both ways to get a binary, and stays in
-    // show-messages; a key press ends it and the status line shows the hint.
-    let live = Live::attach_until(server, "the message on attach", |s| s.contains("no cargo"));
+    // The person attaches: one message, whole on the screen (160 columns), says where to
+    // look, and stays in show-messages; a key press ends it and the status line shows the
+    // hint.
+    let message = "agentpane: no agentpane binary and no cargo on the tmux server's PATH; \
+                   prefix + H says what to do";
+    let live = Live::attach_until(server, "the message on attach", |s| s.contains(message));
     let client = live.client().unwrap();
     let messages = live.server.tmux(&["show-messages", "-t", &client]);
-    for way in [
-        "https://rustup.rs",
-        "prefix + I",
-        "cargo install --git",
-        "@agentpane-bin",
-    ] {
-        assert!(messages.contains(way), "{way} not in:\n{messages}");
-    }
+    assert_eq!(
+        messages.matches(" message: agentpane").count(),
+        1,
+        "{messages}"
+    );
     live.keys(&["Escape"]);
     live.wait_screen("the hint in the status line", |s| {
         s.lines().last().is_some_and(|l| l.contains(hint))
     });
+    // prefix + H names both ways to get a binary, in full.
+    live.keys(&["C-b", "H"]);
+    let view = live.wait_screen("the ways in the pane", |s| s.contains("@agentpane-bin"));
+    for way in ["https://rustup.rs", "prefix + I", "cargo install --git"] {
+        assert!(view.contains(way), "{way} not in:\n{view}");
+    }
+    live.keys(&["q"]);
 
     // Sourcing the config again (prefix + I) says it again, and changes nothing.
     run_plugin(&live.server, &clone);
     assert_eq!(option(&live.server, "@agentpane_status"), hint);
-    live.wait_screen("the message again", |s| s.contains("no cargo"));
+    live.wait_screen("the message again", |s| s.contains(message));
     live.keys(&["Escape"]);
 
     // Fixed: a binary named by @agentpane-bin. The hint goes, the segment comes.
@@ -302,7 +320,7 @@ fn at_tmux_start_the_hint_reaches_the_client_that_starts_the_server() {
     live.wait_screen("the hint in the status line", |s| {
         s.lines()
             .last()
-            .is_some_and(|l| l.contains("agentpane: no binary — prefix+~"))
+            .is_some_and(|l| l.contains("agentpane: no binary — prefix + H"))
     });
     live.assert_clean();
 }

@@ -38,11 +38,14 @@
 #   @agentpane-picker-key     key opening the picker of all agent panes in a popup (default S)
 #   @agentpane-answer-key     key showing what the most urgent waiting pane asks, in a popup
 #                             where y allows it once and n denies it (default off)
+#   @agentpane-doctor-key     key running `agentpane doctor` on this server, its report in the
+#                             pane (q closes); before there is a binary, what to do (default H)
 #
-# Each key option accepts `off` to leave that key alone. Every key runs agentpane through
-# `run-shell -b` (which expands #{pane_id} and #{client_name}; display-popup's command is never
-# expanded): agentpane opens the menu or popup on that client itself, says "nothing to do" in
-# one status-line message, and its exit status is dropped so tmux shows no "returned N" view.
+# Each key option accepts `off` to leave that key alone. Every key but the doctor key runs
+# agentpane through `run-shell -b` (which expands #{pane_id} and #{client_name}; display-popup's
+# command is never expanded): agentpane opens the menu or popup on that client itself, says
+# "nothing to do" in one status-line message, and its exit status is dropped so tmux shows no
+# "returned N" view. The doctor key's `run-shell` shows the report in the pane's view mode.
 
 CURRENT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 ROOT="$(cd "$CURRENT_DIR/.." && pwd)"
@@ -101,20 +104,36 @@ interpolate_option() {
 	fi
 }
 
-# Says what is wrong where the user looks: in the status segment (until fixed), to the clients
-# attached now, and to each client that attaches later — a plugin loaded while tmux starts has
-# no client yet, and a message then reaches no one. A message a client was shown is also in
-# its `show-messages`.
+# The key that checks the setup (`agentpane doctor`, or what is missing before there is a
+# binary), and how a message names it.
+doctor_key() { get_option @agentpane-doctor-key H; }
+doctor_help() {
+	local key
+	key="$(doctor_key)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		printf 'prefix + %s' "$key"
+	else
+		printf 'tmux show -gv @agentpane_details'
+	fi
+}
+
+# Says what is wrong where the user looks: in the status segment (until fixed), in one short
+# message to the clients attached now and to each client that attaches later (a plugin
+# loaded while tmux starts has no client yet, and a message then reaches no one), and in
+# full (`details`, too long for a message line) behind the doctor key. A message a client
+# was shown is also in its `show-messages`.
 hint() {
-	local status="$1" message="$2"
+	local status="$1" message="$2" details="$3" key
 	tmux set-option -gq @agentpane_status "$status"
 	tmux set-option -gq @agentpane_hint "$message"
-	# client-attached: `tmux attach`; client-session-changed: the client that starts the
-	# server (`tmux`, `tmux new`), which never "attaches".
-	local hook
-	for hook in client-attached client-session-changed; do
-		tmux set-hook -g "${hook}[4243]" 'display-message -d 15000 "#{@agentpane_hint}"'
-	done
+	tmux set-option -gq @agentpane_details "$details"
+	# Both `tmux attach` and the client that starts the server (`tmux`, `tmux new`, which
+	# never "attaches") change session: one message each.
+	tmux set-hook -g 'client-session-changed[4243]' 'display-message -d 15000 "#{@agentpane_hint}"'
+	key="$(doctor_key)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" run-shell "tmux show-option -gqv @agentpane_details | fold -s -w 78"
+	fi
 	tell "$message"
 }
 
@@ -123,15 +142,25 @@ hint() {
 # hold it until the message times out.
 tell() {
 	local client
+	# No session yet (the server reads its configuration): no client, and list-clients
+	# would log an error in tmux's message log.
+	has_session || return 0
 	tmux list-clients -F '#{client_name}' 2>/dev/null | while IFS= read -r client; do
 		tmux display-message -c "$client" -d 15000 "$1" 2>/dev/null || true
 	done
+}
+
+# True once the server has a session: while tmux reads its configuration at its start, it
+# has none, and commands that need one (list-clients, list-panes -a) fail.
+has_session() {
+	[ -n "$(tmux display-message -p '#{S:x}' 2>/dev/null)" ]
 }
 
 clear_hint() {
 	tmux set-hook -gu 'client-attached[4243]'
 	tmux set-hook -gu 'client-session-changed[4243]'
 	tmux set-option -gqu @agentpane_hint
+	tmux set-option -gqu @agentpane_details
 	case "$(tmux show-option -gqv @agentpane_status)" in
 	agentpane:*) tmux set-option -gqu @agentpane_status ;;
 	esac
@@ -174,6 +203,7 @@ build() {
 		echo "agentpane plugin: built $BUILT" >>"$log"
 		tmux set-option -gqu @agentpane_build
 		main --replace
+		tell "agentpane: built $BUILT; $(doctor_help) checks the setup"
 		return 0
 	fi
 	echo "agentpane plugin: the build failed (cargo exited $rc)" >>"$log"
@@ -181,7 +211,8 @@ build() {
 	if [ -x "$BUILT" ]; then
 		tell "agentpane: rebuilding after an update failed (log: $log); the old binary keeps running"
 	else
-		hint "agentpane: build failed — prefix+~" \
+		hint "agentpane: build failed — $(doctor_help)" \
+			"agentpane: cargo build --release failed; $(doctor_help) says more" \
 			"agentpane: cargo build --release failed in $ROOT; its log is $log. Fix what it says, then press prefix + I to build again."
 	fi
 }
@@ -195,11 +226,13 @@ no_binary() {
 	done
 	if command -v cargo >/dev/null 2>&1 && [ -f "$ROOT/Cargo.toml" ]; then
 		hint "agentpane: building…" \
-			"agentpane: no agentpane binary yet; building $ROOT with cargo in the background (log: $(state_dir)/build.log). The status line picks it up when done."
+			"agentpane: no binary yet; building it with cargo in the background ($(doctor_help): where)" \
+			"agentpane: no agentpane binary yet; building $ROOT with cargo in the background (log: $(state_dir)/build.log). The status line picks it up when done, and says so."
 		start_build
 	else
 		tmux set-option -gqu @agentpane_build
-		hint "agentpane: no binary — prefix+~" \
+		hint "agentpane: no binary — $(doctor_help)" \
+			"agentpane: no agentpane binary and no cargo on the tmux server's PATH; $(doctor_help) says what to do" \
 			"agentpane: no agentpane binary and no cargo on the tmux server's PATH. Either install Rust (https://rustup.rs), give tmux the new PATH (tmux set-environment -g PATH \"\$PATH\" in a new shell) and press prefix + I to build $ROOT; or install agentpane (cargo install --git https://github.com/agentpane/agentpane) and set -g @agentpane-bin /path/to/agentpane, then prefix + I."
 	fi
 }
@@ -271,7 +304,15 @@ main() {
 		for arg in "${flags[@]}"; do flags_q+=" $(q "$arg")"; done
 		# One watcher per server: a second one (plugin re-sourced) sees the lock and exits 0.
 		# Its log is in the state folder (watch.log); run-shell must not show output.
-		tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
+		# At the server's start there is no session yet, and nothing to watch: the plugin
+		# runs again when the first session is created, and starts it then.
+		if has_session; then
+			tmux set-hook -gu 'session-created[4244]'
+			tmux run-shell -b "$base watch$flags_q$look_q >/dev/null 2>&1"
+		else
+			tmux set-hook -g 'session-created[4244]' \
+				"run-shell -b \"$(q "$CURRENT_DIR/agentpane.tmux") >/dev/null 2>&1\""
+		fi
 	fi
 
 	if [ "$watch" = "on" ]; then
@@ -314,6 +355,12 @@ main() {
 	key="$(get_option @agentpane-answer-key off)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
 		tmux bind-key "$key" run-shell -b "$base pick --popup $here --decide >/dev/null 2>&1 || true"
+	fi
+	# `agentpane doctor` on this server, its report in the pane's view mode (q closes): the
+	# plugin's binary need not be on the shell's PATH.
+	key="$(doctor_key)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" run-shell "$base doctor || true"
 	fi
 }
 

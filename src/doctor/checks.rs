@@ -36,10 +36,19 @@ pub fn check(f: &Facts) -> Vec<Finding> {
         out.push(server(t, &f.server));
         out.push(plugin(&t.options, f));
         out.push(status_format(&t.options));
-        out.push(window_format(&t.options));
-        if let Some(w) = &f.watcher {
-            out.push(watcher(w, t, f));
-        }
+        out.extend(status_length(&t.options));
+        // A plugin without a binary leaves the window placeholders alone and starts no
+        // watcher: one cause, said once (by the plugin's finding).
+        let o = &t.options;
+        let binary = o.plugin.is_empty() || !o.plugin_bin.is_empty() && !o.plugin_bin_gone;
+        let follows = |x: &Finding| !binary && x.level == Level::Fix;
+        out.extend(Some(window_format(o)).filter(|x| !follows(x)));
+        out.extend(
+            f.watcher
+                .as_ref()
+                .map(|w| watcher(w, t, f))
+                .filter(|x| !follows(x)),
+        );
         if f.panes.is_empty() {
             out.push(ok(
                 Topic::Pane,
@@ -206,6 +215,20 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
         );
     }
     let dir = tilde(&o.plugin, &f.home);
+    if o.plugin_bin_gone {
+        return fix(
+            topic,
+            format!(
+                "the plugin's binary {} is gone (cargo clean, or a removed clone?)",
+                tilde(&o.plugin_bin, &f.home)
+            ),
+            format!(
+                "`{} run-shell {dir}/agentpane.tmux` (prefix + I with TPM) finds another or \
+                 builds its checkout again",
+                tmux(f)
+            ),
+        );
+    }
     if !o.plugin_bin.is_empty() {
         return ok(
             topic,
@@ -220,7 +243,11 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
         "building" => note(
             topic,
             format!("the plugin is building agentpane in {dir} (log: {log})"),
-            Some("wait: the status line picks the binary up when the build ends".into()),
+            Some(
+                "wait: the status line, the window glyphs and the watcher start when the \
+                 build ends"
+                    .into(),
+            ),
         ),
         "failed" => fix(
             topic,
@@ -240,7 +267,7 @@ fn plugin(o: &ServerOptions, f: &Facts) -> Finding {
                 topic,
                 format!(
                     "the plugin ({dir}) found no agentpane binary on the tmux server's PATH \
-                     and no cargo to build one"
+                     and no cargo to build one, so the window glyphs and the watcher wait"
                 ),
                 format!(
                     "`{tmux} set -g @agentpane-bin {exe}` then `{tmux} run-shell \
@@ -295,9 +322,7 @@ fn status_format(o: &ServerOptions) -> Finding {
             ("status-right", &o.status_right),
             ("status-left", &o.status_left),
         ],
-        rewritten: |v| {
-            v.contains("#{@agentpane_status}") || v.contains("agentpane") && v.contains(" status")
-        },
+        rewritten: shows_segment,
         shows: "the agentpane segment",
         absent: fix(
             Topic::StatusFormat,
@@ -306,6 +331,56 @@ fn status_format(o: &ServerOptions) -> Finding {
              ~/.tmux.conf, then `tmux source-file ~/.tmux.conf`",
         ),
     })
+}
+
+/// A status option that shows the segment: the plugin's, or a hand-written
+/// `#(agentpane status)` call.
+fn shows_segment(v: &str) -> bool {
+    v.contains("#{@agentpane_status}") || v.contains("agentpane") && v.contains(" status")
+}
+
+/// The columns the segment should have at least: a few states and a host.
+const SEGMENT_ROOM: usize = 20;
+
+/// tmux cuts status-right at status-right-length (40 unless set) and status-left at
+/// status-left-length, silently: a note when the side showing the segment leaves it less
+/// than [`SEGMENT_ROOM`] columns (or less than it takes now).
+fn status_length(o: &ServerOptions) -> Option<Finding> {
+    let sides = [
+        (
+            "status-right",
+            &o.status_right,
+            o.status_right_length,
+            o.status_right_width,
+        ),
+        (
+            "status-left",
+            &o.status_left,
+            o.status_left_length,
+            o.status_left_width,
+        ),
+    ];
+    let (name, _, length, width) = sides.into_iter().find(|(_, v, _, _)| shows_segment(v))?;
+    let rest = width.saturating_sub(o.segment_width);
+    let room = length.saturating_sub(rest);
+    if room >= SEGMENT_ROOM.max(o.segment_width) {
+        return None;
+    }
+    let enough = (rest + SEGMENT_ROOM)
+        .max(o.segment_width + rest)
+        .div_ceil(10)
+        * 10;
+    Some(note(
+        Topic::StatusFormat,
+        format!(
+            "{name}-length is {length}: the rest of {name} takes {rest} columns and leaves the \
+             agentpane segment {room}; tmux cuts what does not fit"
+        ),
+        Some(format!(
+            "add `set -g {name}-length {enough}` to ~/.tmux.conf, then `tmux source-file \
+             ~/.tmux.conf`"
+        )),
+    ))
 }
 
 fn window_format(o: &ServerOptions) -> Finding {
@@ -563,11 +638,8 @@ fn hooks(h: &HookFacts, f: &Facts) -> Vec<Finding> {
         let why = format!(
             "`{install}`: Claude Code's hooks tell permission waits apart from long tool runs"
         );
-        out.push(if h.panes.is_empty() {
-            note(topic, text, Some(why))
-        } else {
-            fix(topic, text, why)
-        });
+        // Optional (installing agentpane never needs them): a note saying what they add.
+        out.push(note(topic, text, Some(why)));
         return out;
     }
     if found.events.len() < EVENTS.len() {

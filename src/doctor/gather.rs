@@ -19,7 +19,7 @@ use super::{
 };
 
 /// The fields of the one `display-message -p` doctor sends, in [`TmuxFacts`] order.
-const SERVER_FORMAT: [&str; 11] = [
+const SERVER_FORMAT: [&str; 16] = [
     "#{version}",
     "#{socket_path}",
     "#{status-left}",
@@ -31,6 +31,11 @@ const SERVER_FORMAT: [&str; 11] = [
     "#{@agentpane_build}",
     "#{@agentpane_build_log}",
     "#{@agentpane-watch}",
+    "#{status-left-length}",
+    "#{status-right-length}",
+    "#{T:status-left}",
+    "#{T:status-right}",
+    "#{@agentpane_status}",
 ];
 
 /// Looks at the server `socket` selects, its panes and this user's agentpane files.
@@ -79,7 +84,7 @@ fn server(tmux: &Tmux) -> Result<TmuxFacts, TmuxProblem> {
         })?;
     let mut f = out.split('\u{1f}').map(str::to_string);
     let mut next = || f.next().unwrap_or_default();
-    Ok(TmuxFacts {
+    let mut facts = TmuxFacts {
         version: next(),
         socket_path: next(),
         options: ServerOptions {
@@ -92,8 +97,17 @@ fn server(tmux: &Tmux) -> Result<TmuxFacts, TmuxProblem> {
             build: next(),
             build_log: next(),
             watch: next(),
+            status_left_length: next().parse().unwrap_or(0),
+            status_right_length: next().parse().unwrap_or(0),
+            status_left_width: shown_width(&next()),
+            status_right_width: shown_width(&next()),
+            segment_width: shown_width(&next()),
+            plugin_bin_gone: false,
         },
-    })
+    };
+    let bin = &facts.options.plugin_bin;
+    facts.options.plugin_bin_gone = !bin.is_empty() && !Path::new(bin).is_file();
+    Ok(facts)
 }
 
 fn watcher(state: &Path, socket_path: &str) -> WatcherFacts {
@@ -109,7 +123,9 @@ fn watcher(state: &Path, socket_path: &str) -> WatcherFacts {
     let last_change = snapshot
         .filter(|s| s["socket_path"] == socket_path)
         .and_then(|s| s["written_at"].as_str()?.parse::<Time>().ok());
-    let last_log = pid.is_none().then(|| last_line(&state.join("watch.log")));
+    let last_log = pid
+        .is_none()
+        .then(|| last_line_of(&state.join("watch.log"), socket_path));
     WatcherFacts {
         lock,
         pid,
@@ -119,19 +135,56 @@ fn watcher(state: &Path, socket_path: &str) -> WatcherFacts {
     }
 }
 
-/// The last non-empty line of a file, read from its last 4 KiB.
-fn last_line(path: &Path) -> Option<String> {
+/// The columns a status-line text takes: its `#[…]` styles take none.
+fn shown_width(text: &str) -> usize {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("#[") {
+        out.push_str(&rest[..at]);
+        rest = rest[at..].find(']').map_or("", |end| &rest[at + end + 1..]);
+    }
+    out.push_str(rest);
+    unicode_width::UnicodeWidthStr::width(out.as_str())
+}
+
+/// The last line of the watch log at `path` written by a watcher of the server at
+/// `socket_path`, read from its last 2 MiB: the log may hold other servers' watchers too.
+fn last_line_of(path: &Path, socket_path: &str) -> Option<String> {
     use std::io::{Read, Seek, SeekFrom};
     let mut f = std::fs::File::open(path).ok()?;
     let len = f.metadata().ok()?.len();
-    f.seek(SeekFrom::Start(len.saturating_sub(4096))).ok()?;
+    f.seek(SeekFrom::Start(len.saturating_sub(2 << 20))).ok()?;
     let mut tail = Vec::new();
     f.read_to_end(&mut tail).ok()?;
-    let text = String::from_utf8_lossy(&tail);
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .map(str::to_string)
+    last_line_of_server(&String::from_utf8_lossy(&tail), socket_path)
+}
+
+/// The last line of `log` by a watcher process (`watch[PID]`) that said it watches the
+/// server at `socket_path` (`watching tmux server SOCKET`).
+fn last_line_of_server(log: &str, socket_path: &str) -> Option<String> {
+    let ours = format!("watching tmux server {socket_path} (");
+    let mut watchers: Vec<&str> = Vec::new();
+    let mut last = None;
+    for line in log.lines() {
+        let Some(who) = line
+            .split_once(" agentpane watch[")
+            .and_then(|(_, rest)| rest.split_once("]:"))
+            .map(|(pid, _)| pid)
+        else {
+            continue;
+        };
+        if line.contains(" watching tmux server ") {
+            // A pid used again by another server's watcher is no longer this server's.
+            watchers.retain(|w| *w != who);
+            if line.contains(&ours) {
+                watchers.push(who);
+            }
+        }
+        if watchers.contains(&who) {
+            last = Some(line);
+        }
+    }
+    last.map(str::to_string)
 }
 
 fn resolve_panes(tmux: &Tmux, now: Time, home: &Path) -> Vec<PaneFacts> {
@@ -335,4 +388,44 @@ fn untrusted_inside(root: &Path) -> Vec<(PathBuf, paths::Distrust)> {
         }
     }
     found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\
+2026-01-01T00:00:00.000Z agentpane watch[10]: watching tmux server /tmp/tmux-1/default (lock l)
+2026-01-01T00:00:01.000Z agentpane watch[20]: watching tmux server /tmp/tmux-1/work (lock m)
+2026-01-01T00:00:02.000Z agentpane watch[10]: stopped: Signal(15)
+2026-01-01T00:00:03.000Z agentpane watch[20]: scan failed: tmux: boom
+
+2026-01-01T00:00:04.000Z agentpane watch[20]: stopped: ServerGone
+";
+
+    #[test]
+    fn the_last_watch_log_line_quoted_is_this_servers() {
+        assert_eq!(
+            last_line_of_server(LOG, "/tmp/tmux-1/default").as_deref(),
+            Some("2026-01-01T00:00:02.000Z agentpane watch[10]: stopped: Signal(15)")
+        );
+        assert!(last_line_of_server(LOG, "/tmp/tmux-1/work")
+            .unwrap()
+            .ends_with("stopped: ServerGone"));
+        assert_eq!(last_line_of_server(LOG, "/tmp/tmux-1/other"), None);
+        // The pid, used again by another server's watcher, is no longer this server's.
+        let again = format!(
+            "{LOG}2026-01-01T00:00:05.000Z agentpane watch[10]: watching tmux server /x (lock n)\n\
+             2026-01-01T00:00:06.000Z agentpane watch[10]: stopped: Deadline\n"
+        );
+        assert!(last_line_of_server(&again, "/tmp/tmux-1/default")
+            .unwrap()
+            .ends_with("stopped: Signal(15)"));
+    }
+
+    #[test]
+    fn status_line_styles_take_no_columns() {
+        assert_eq!(shown_width("#[fg=red]●1#[default] ✋2 %H"), 9);
+        assert_eq!(shown_width("ab#[unclosed"), 2);
+    }
 }

@@ -132,12 +132,22 @@ pub struct ServerOptions {
     pub plugin: String,
     /// `@agentpane_bin`: the binary the plugin uses (empty: it found none).
     pub plugin_bin: String,
+    /// That binary is no longer there (`cargo clean`, a removed clone).
+    pub plugin_bin_gone: bool,
     /// `@agentpane_build`: `building` or `failed` while the plugin builds its checkout.
     pub build: String,
     /// `@agentpane_build_log`: that build's log.
     pub build_log: String,
     /// `@agentpane-watch` (the user's setting).
     pub watch: String,
+    /// `status-left-length` and `status-right-length`: tmux cuts each side there.
+    pub status_left_length: usize,
+    pub status_right_length: usize,
+    /// The columns status-left and status-right take now, expanded.
+    pub status_left_width: usize,
+    pub status_right_width: usize,
+    /// The columns the agentpane segment (`@agentpane_status`) takes now.
+    pub segment_width: usize,
 }
 
 /// The watcher of the server: its lock and what it last wrote.
@@ -149,7 +159,7 @@ pub struct WatcherFacts {
     pub since: Option<Time>,
     /// When it last published a change for this server (`state.json`).
     pub last_change: Option<Time>,
-    /// The last line of `watch.log`.
+    /// The last line this server's watchers wrote to `watch.log`.
     pub last_log: Option<String>,
 }
 

@@ -235,6 +235,9 @@ impl Watcher {
             match self.scan_once() {
                 Ok(()) => {}
                 Err(TmuxError::NoServer(_) | TmuxError::Missing) => return Exit::ServerGone,
+                // A server still reading its configuration has no session yet: no panes, and
+                // nothing to say (the plugin starts the watcher from there).
+                Err(TmuxError::Command(e)) if e == "no current target" => {}
                 Err(e) => log::line(&format!("scan failed: {e}")),
             }
             if std::mem::take(&mut self.report_due) {

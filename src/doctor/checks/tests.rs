@@ -30,6 +30,12 @@ fn healthy() -> Facts {
                 build: String::new(),
                 build_log: String::new(),
                 watch: String::new(),
+                status_left_length: 10,
+                status_right_length: 60,
+                status_left_width: 4,
+                status_right_width: 8,
+                segment_width: 2,
+                plugin_bin_gone: false,
             },
         }),
         watcher: Some(WatcherFacts {
@@ -292,6 +298,94 @@ fn the_plugin_without_a_binary_tells_each_way_out() {
 }
 
 #[test]
+fn no_binary_is_one_finding_not_three() {
+    // What the plugin leaves without a binary: the status placeholder rewritten to its hint,
+    // the window placeholders untouched, no watcher.
+    let mut f = healthy();
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.plugin_bin.clear();
+    o.window_status_format = "#I:#W#{agentpane_window_status}".into();
+    o.window_status_current_format = "#I:#W#{agentpane_window_status}".into();
+    f.watcher.as_mut().unwrap().pid = None;
+    only_fix(
+        &f,
+        Topic::Plugin,
+        &["found no agentpane binary"],
+        &["@agentpane-bin"],
+    );
+    assert!(check(&f)
+        .iter()
+        .all(|x| !x.text.contains("load the plugin after")));
+    // While it builds, nothing to fix at all.
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.build = "building".into();
+    assert!(fixes(&f).is_empty(), "{:#?}", fixes(&f));
+    // A binary that is gone is the one cause too.
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.build.clear();
+    o.plugin_bin = "/home/u/src/agentpane/target/release/agentpane".into();
+    o.plugin_bin_gone = true;
+    only_fix(
+        &f,
+        Topic::Plugin,
+        &["binary ~/src/agentpane/target/release/agentpane is gone"],
+        &["tmux run-shell ~/.tmux/plugins/agentpane/agentpane.tmux"],
+    );
+    f.tmux.as_mut().unwrap().options.plugin_bin_gone = false;
+    // With a binary, the same placeholders are the plugin loaded too early.
+    f.tmux.as_mut().unwrap().options.plugin_bin = "/bin/agentpane".into();
+    f.watcher.as_mut().unwrap().pid = Some(4242);
+    only_fix(
+        &f,
+        Topic::WindowFormat,
+        &["window-status-format still holds"],
+        &["load the plugin after"],
+    );
+}
+
+#[test]
+fn a_status_right_too_short_for_the_segment_is_a_note() {
+    // tmux's default status-right-length, 40: the clock and a 30-column title leave the
+    // segment 5 columns.
+    let mut f = healthy();
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.status_right_length = 40;
+    o.status_right_width = 37;
+    o.segment_width = 2;
+    let found = check(&f);
+    let short = found
+        .iter()
+        .find(|x| x.text.contains("status-right-length is 40"))
+        .expect("a note on status-right-length");
+    assert_eq!(short.level, Level::Note);
+    assert!(short.text.contains("takes 35 columns"), "{short:#?}");
+    assert!(
+        short
+            .fix
+            .as_deref()
+            .unwrap()
+            .contains("set -g status-right-length 60"),
+        "{short:#?}"
+    );
+    assert!(crate::doctor::all_good(&found));
+    // The segment on the left side is measured against status-left-length.
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.status_right = "%H:%M".into();
+    o.status_left = "#{@agentpane_status} ".into();
+    let found = check(&f);
+    assert!(
+        found
+            .iter()
+            .any(|x| x.text.starts_with("status-left-length is 10")),
+        "{found:#?}"
+    );
+    // Enough room: no word.
+    let o = &mut f.tmux.as_mut().unwrap().options;
+    o.status_left_length = 60;
+    assert!(check(&f).iter().all(|x| !x.text.contains("-length is")));
+}
+
+#[test]
 fn a_session_without_a_conversation_is_not_broken() {
     let mut f = healthy();
     f.panes[0].transcript = None;
@@ -401,13 +495,21 @@ fn screen_only_agents_are_listed_without_a_chain() {
 fn absent_hooks_for_a_claude_pane_name_the_install_command() {
     let mut f = healthy();
     f.hooks[0].found = Ok(Installed::default());
-    only_fix(
-        &f,
-        Topic::Hooks,
-        &["no agentpane hooks in ~/.claude/settings.json", "%3"],
-        &["`agentpane hooks install`"],
+    // Hooks are optional: a note, with the command, and nothing to fix.
+    let hooks = one(&f, Topic::Hooks);
+    assert_eq!(hooks.level, Level::Note, "{hooks:#?}");
+    assert!(
+        hooks
+            .text
+            .contains("no agentpane hooks in ~/.claude/settings.json, which Claude Code in %3"),
+        "{hooks:#?}"
     );
-    // With no Claude Code pane it is only worth knowing.
+    assert!(hooks
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("`agentpane hooks install`"));
+    assert!(fixes(&f).is_empty(), "{:#?}", fixes(&f));
     f.hooks[0].panes.clear();
     f.panes.clear();
     assert!(fixes(&f).is_empty());
@@ -419,12 +521,16 @@ fn hooks_of_another_config_root_name_its_settings_file() {
     f.hooks[0].default = false;
     f.hooks[0].settings = PathBuf::from("/other/.claude/settings.json");
     f.hooks[0].found = Ok(Installed::default());
-    only_fix(
-        &f,
-        Topic::Hooks,
-        &["/other/.claude/settings.json"],
-        &["agentpane hooks install --settings /other/.claude/settings.json"],
+    let hooks = one(&f, Topic::Hooks);
+    assert!(
+        hooks.text.contains("/other/.claude/settings.json"),
+        "{hooks:#?}"
     );
+    assert!(hooks
+        .fix
+        .as_deref()
+        .unwrap()
+        .contains("agentpane hooks install --settings /other/.claude/settings.json"));
 }
 
 #[test]
