@@ -300,6 +300,11 @@ impl TmuxServer {
             ("XDG_STATE_HOME".into(), self.state_dir()),
             ("CLAUDE_CONFIG_DIR".into(), self.claude_dir()),
             ("CODEX_HOME".into(), self.codex_dir()),
+            // Where a user's XDG settings would send a run to their own config, data
+            // (opencode's store) or cache: the temporary HOME's defaults instead.
+            ("XDG_CONFIG_HOME".into(), self.home().join(".config")),
+            ("XDG_DATA_HOME".into(), self.home().join(".local/share")),
+            ("XDG_CACHE_HOME".into(), self.home().join(".cache")),
             ("SHELL".into(), PathBuf::from("/bin/sh")),
         ];
         env.extend(self.extra.iter().cloned());
@@ -625,16 +630,10 @@ impl Drop for TmuxServer {
     }
 }
 
-/// Runs agentpane against a server name that has no server.
+/// Runs agentpane against a server name that has no server, in a temporary world of its
+/// own (`HOME`, state folder, agent folders) like every other run.
 pub fn agentpane_without_server(args: &[&str]) -> Run {
-    let name = format!("agentpane-test-none-{}", std::process::id());
-    let out = Command::new(agentpane_bin())
-        .env_remove("TMUX")
-        .args(["-L", &name])
-        .args(args)
-        .output()
-        .expect("run agentpane");
-    Run::from(out)
+    TmuxServer::unstarted(&[]).agentpane(args)
 }
 
 /// A watcher running in the background against a test server; killed on drop.
