@@ -8,6 +8,10 @@ use crate::real::{Client, STEP};
 use crate::rig::{alerts_stay, each_client, Rig};
 
 #[test]
+#[cfg_attr(
+    skip_real,
+    ignore = "AGENTPANE_SKIP_REAL is set: the released clients are left out"
+)]
 fn permission_wait_is_alerted_and_escape_interrupts_without_an_alert() {
     each_client(permission_then_interrupts);
 }
