@@ -104,10 +104,7 @@ fn newest(agent: &str) -> Option<Client> {
 }
 
 #[test]
-#[cfg_attr(
-    skip_real,
-    ignore = "AGENTPANE_SKIP_REAL is set: the released clients are left out"
-)]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn every_agent_kind_in_one_session_shows_its_own_state_and_answer() {
     let began = Instant::now();
     let kinds = [

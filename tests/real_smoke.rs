@@ -10,7 +10,7 @@ use std::ffi::OsStr;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use real::http::{MockServer, Reply};
@@ -56,10 +56,7 @@ fn stand_in_streams_and_records() {
 /// Every release of the pin list is installed (on first use, by the harness) and has its
 /// program where [`real::Client::program`] looks.
 #[test]
-#[cfg_attr(
-    skip_real,
-    ignore = "AGENTPANE_SKIP_REAL is set: the released clients are left out"
-)]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn every_pinned_client_is_installed() {
     let pins = real::pinned();
     let agents: BTreeSet<&str> = pins.iter().map(|(a, _)| a.as_str()).collect();
@@ -167,4 +164,53 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
     let (passed, told) = install_probe(&cache, &path, Some(&pins));
     assert!(passed, "the second use failed:\n{told}");
     assert_eq!(installs(), first, "installed again");
+}
+
+/// The test files of the real-client binaries: each `tests/real_*.rs` that runs clients
+/// (`mod real;`) but this one, and `tests/real_claude/`.
+fn real_client_test_files() -> Vec<PathBuf> {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(&tests)
+        .unwrap()
+        .chain(std::fs::read_dir(tests.join("real_claude")).unwrap())
+    {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let binary =
+            name.starts_with("real_") && name != "real_smoke.rs" && text.contains("\nmod real;");
+        if path.extension().is_some_and(|e| e == "rs")
+            && (binary || path.parent().unwrap().ends_with("real_claude"))
+        {
+            files.push(path);
+        }
+    }
+    files
+}
+
+/// `AGENTPANE_SKIP_REAL=1` leaves out every real-client test (cargo counts it as ignored):
+/// each `#[test]` there is ignored under `cfg(skip_real)`, or always.
+#[test]
+fn every_real_client_test_is_left_out_by_the_opt_out() {
+    let files = real_client_test_files();
+    assert!(files.len() > 10, "{files:?}");
+    let mut bare = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<&str> = text.lines().map(str::trim).collect();
+        for (i, line) in lines.iter().enumerate() {
+            let next = lines.get(i + 1).copied().unwrap_or("");
+            if *line == "#[test]"
+                && !next.starts_with("#[ignore")
+                && !next.starts_with("#[cfg_attr(skip_real, ignore")
+            {
+                bare.push(format!("{}:{}", file.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        bare.is_empty(),
+        "real-client tests AGENTPANE_SKIP_REAL does not leave out: {bare:#?}"
+    );
 }

@@ -163,7 +163,7 @@ pub fn installed(agent: &str) -> Vec<Client> {
             root.display()
         );
     }
-    for client in pins.iter().filter(|c| !there(c)) {
+    if let Some(client) = pins.iter().find(|c| !there(c)) {
         panic!(
             "real-client suite: scripts/install-clients.sh finished, but {} is not in {}",
             client.label(),
