@@ -155,3 +155,42 @@ fn the_helpers_never_touch_the_users_home() {
         );
     }
 }
+
+/// Where a test starts the binary itself: `Command::new(` naming it, outside `tests/common`.
+fn spawns_outside_the_helpers(tests: &Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in walkdir::WalkDir::new(tests) {
+        let entry = entry.expect("walk tests/");
+        let path = entry.path();
+        if !path.extension().is_some_and(|e| e == "rs") || path.starts_with(tests.join("common")) {
+            continue;
+        }
+        let text = std::fs::read_to_string(path).expect("read a test file");
+        // Whitespace gone, so a call split over lines reads as one.
+        let flat: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        for (at, _) in flat.match_indices("Command::new(") {
+            let arg = &flat[at + "Command::new(".len()..];
+            let arg = &arg[..arg.find(')').unwrap_or(arg.len())];
+            if ["agentpane_bin", "CARGO_BIN_EXE_agentpane", "BIN"]
+                .iter()
+                .any(|name| arg.contains(name))
+            {
+                found.push(format!("{}: Command::new({arg})", path.display()));
+            }
+        }
+    }
+    found
+}
+
+/// Every run of the binary starts from the helpers that give it a temporary world
+/// (`common::agentpane_in`, `agentpane_with_env`, `TmuxServer`), the ones the tripwire above
+/// checks.
+#[test]
+fn every_test_starts_agentpane_through_the_helpers() {
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let found = spawns_outside_the_helpers(&tests);
+    assert!(
+        found.is_empty(),
+        "start agentpane with common::agentpane_in or agentpane_with_env: {found:#?}"
+    );
+}
