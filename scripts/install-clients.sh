@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Installs the pinned agent clients (tests/real/clients.txt, or the file given as $1) from the
 # npm registry into $AGENTPANE_CLIENTS/<agent>@<version>, skipping those already there, so CI
-# downloads each release once. npm's postinstall scripts are not run: every client's `bin`
-# (or its platform package) is already the program.
+# downloads each release once; the real-client suite runs it on first use
+# (tests/real/install.rs). npm's postinstall scripts are not run: every client's `bin` (or its
+# platform package) is already the program.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 list=${1:-tests/real/clients.txt}
 dest=${AGENTPANE_CLIENTS:-$HOME/.cache/agentpane-clients}
 mkdir -p "$dest"
+# One install at a time into the cache: test binaries that start together (the real-client
+# suite installs on first use) and a CI run share it.
+exec 9>"$dest/.lock"
+flock 9
 if ! command -v npm >/dev/null 2>&1; then
     echo "install-clients: installing nodejs and npm"
     export DEBIAN_FRONTEND=noninteractive

@@ -1,5 +1,6 @@
 //! `agentpane channel` end to end: the real binary, a private state dir per test.
 
+mod common;
 #[path = "channel/world.rs"]
 mod world;
 
@@ -12,7 +13,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-use world::{mode, wait_with_deadline, SpawnWith, World, BIN};
+use world::{mode, wait_with_deadline, SpawnWith, World};
 #[test]
 fn new_channel_is_private_and_carries_the_protocol() {
     let w = World::new();
@@ -574,7 +575,8 @@ fn a_failed_write_leaves_no_partial_message() {
     // SIGXFSZ is ignored so the write returns EFBIG instead of killing the process.
     let body = "a long body line that goes on and on\n".repeat(300);
     let script = format!(
-        "trap '' XFSZ; ulimit -f 2; exec {BIN} channel send {id} --as A --to B --type info -"
+        "trap '' XFSZ; ulimit -f 2; exec {} channel send {id} --as A --to B --type info -",
+        common::agentpane_bin()
     );
     let mut child = w
         .cmd(&[])

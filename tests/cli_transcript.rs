@@ -3,10 +3,13 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
+
+mod common;
 
 fn agentpane(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_agentpane"))
+    let world = tempfile::tempdir().unwrap();
+    common::agentpane_in(world.path())
         .args(args)
         .output()
         .expect("binary runs")

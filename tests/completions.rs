@@ -1,10 +1,11 @@
 //! `agentpane completions SHELL` and the hidden `agentpane man`, run as a user or a packager
 //! would: non-empty, about this program's real subcommands, and (for the man page) roff.
 
-use std::process::Command;
+mod common;
 
 fn run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_agentpane"))
+    let world = tempfile::tempdir().unwrap();
+    let out = common::agentpane_in(world.path())
         .args(args)
         .output()
         .expect("run agentpane");

@@ -23,7 +23,7 @@ use agentpane::state::{classify, Observation, Windows};
 use agentpane::tmux::{Runner, Tmux, TmuxError, PANE_FORMAT};
 use agentpane::transcript::follow::Follower;
 use agentpane::transcript::{classify_file, tail_events_from};
-use common::{agentpane_bin, fixture, wait_until, FakeAgent, TmuxServer, DEADLINE};
+use common::{fixture, wait_until, FakeAgent, TmuxServer, DEADLINE};
 use proptest::prelude::*;
 
 const CLAUDE_FIXTURE: &str = "claude/marot-spotter/short.jsonl";
@@ -43,11 +43,7 @@ fn now() -> Time {
 
 /// `agentpane watch` on `server` in the background, quiet (no bell, notifier or message).
 fn spawn_watcher(server: &TmuxServer) -> std::process::Child {
-    let mut cmd = std::process::Command::new(agentpane_bin());
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in server.env() {
-        cmd.env(k, v);
-    }
+    let mut cmd = common::agentpane_with_env(&server.env());
     cmd.args(["-L", &server.name, "watch", "--poll", "0.5"])
         .args(["--no-notify", "--no-bell", "--no-message"])
         .stdin(std::process::Stdio::null())

@@ -2,11 +2,13 @@
 //! the `hook` command's contract, settings.json round trips, and pane prompt detection on
 //! recorded captures.
 
+mod common;
+
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use agentpane::events::{Event, EventKind, Time};
@@ -101,10 +103,9 @@ fn fixture(rel: &str) -> PathBuf {
 }
 
 fn agentpane(args: &[&str], env: &[(&str, &Path)], stdin: &[u8]) -> (Output, Duration) {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_agentpane"));
+    let world = tempfile::tempdir().unwrap();
+    let mut cmd = common::agentpane_in(world.path());
     cmd.args(args)
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE")
         .env_remove("CLAUDE_CONFIG_DIR")
         .env_remove("XDG_STATE_HOME")
         .stdin(Stdio::piped())

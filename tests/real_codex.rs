@@ -146,6 +146,7 @@ fn no_new_alert(watch: &Watch, pane: &str, before: usize, what: &str) {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn codex_session_reads_idle_answer_waiting_interrupted_and_errors() {
     for client in real::clients("codex") {
         let w = Codex::start(&client);
@@ -234,6 +235,7 @@ fn codex_session_reads_idle_answer_waiting_interrupted_and_errors() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn codex_panes_in_one_folder_each_show_their_own_session_and_routes_arrive() {
     for client in real::clients("codex") {
         let w = Codex::start(&client);
@@ -300,6 +302,7 @@ fn codex_panes_in_one_folder_each_show_their_own_session_and_routes_arrive() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn codex_panes_started_together_never_show_a_neighbours_session() {
     for client in real::clients("codex") {
         let w = Codex::start(&client);
@@ -348,6 +351,7 @@ fn codex_panes_started_together_never_show_a_neighbours_session() {
 /// needs the human: `attention` with where the retries stand, from its status line, alerted
 /// once for the turn — also when the turn then fails for good.
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_retried_rate_limit_is_attention_once() {
     for client in real::clients("codex") {
         let w = Codex::start(&client);
@@ -405,6 +409,7 @@ fn tool_outputs(w: &Codex) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_pending_command_is_shown_and_answered_from_outside() {
     for client in real::clients("codex") {
         let w = Codex::start(&client);

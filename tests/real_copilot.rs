@@ -143,6 +143,7 @@ fn interrupt(server: &TmuxServer, pane: &str) {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
     for client in real::clients("copilot") {
         let label = client.label();
@@ -369,6 +370,7 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn two_copilot_sessions_in_one_folder_each_show_their_own() {
     for client in real::clients("copilot") {
         let label = client.label();
@@ -421,6 +423,7 @@ fn standin() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_pending_command_is_shown_and_answered_from_outside() {
     for client in real::clients("copilot") {
         let label = client.label();

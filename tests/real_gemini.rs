@@ -106,6 +106,7 @@ fn watcher_reads_its_log(server: &TmuxServer, watch: &Watch, pane: &str) {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
     for client in real::clients("gemini") {
         let server = TmuxServer::start();
@@ -284,6 +285,7 @@ fn row(server: &TmuxServer, pane: &str) -> serde_json::Value {
 /// the client gives none), alerted once for the turn; the answer that ends the loop brings
 /// the pane back to `your-turn`.
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
     for client in real::clients("gemini") {
         let server = TmuxServer::start();
@@ -371,6 +373,7 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() {
     for client in real::clients("gemini") {
         let server = TmuxServer::start();
@@ -425,6 +428,7 @@ fn two_gemini_sessions_in_one_folder_each_show_their_own_and_route_byte_exact() 
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_pending_command_is_shown_and_answered_from_outside() {
     for client in real::clients("gemini") {
         let server = TmuxServer::start();

@@ -78,6 +78,7 @@ fn none(r: &Value) -> bool {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn kilo_turns_read_right_alert_once_and_route_in_and_out() {
     for client in real::clients("kilo") {
         let label = client.label();
@@ -214,6 +215,7 @@ fn kilo_turns_read_right_alert_once_and_route_in_and_out() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn two_kilo_sessions_in_one_folder_each_show_their_own() {
     for client in real::clients("kilo") {
         let label = client.label();
@@ -237,6 +239,7 @@ fn two_kilo_sessions_in_one_folder_each_show_their_own() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_pending_command_is_shown_and_answered_from_outside() {
     for client in real::clients("kilo") {
         let label = client.label();

@@ -111,6 +111,7 @@ fn session_titled(db: &Path, title: &str) -> Option<String> {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
     for client in real::clients("opencode") {
         let label = client.label();
@@ -270,6 +271,7 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn two_opencode_sessions_in_one_folder_never_show_a_neighbours() {
     for client in real::clients("opencode") {
         let label = client.label();
@@ -344,6 +346,7 @@ fn two_opencode_sessions_in_one_folder_never_show_a_neighbours() {
 /// itself and its tmux clients. `AGENTPANE_COST_SECS` (default 10) sets the window, and the
 /// measurement is printed (scripts/watcher-kinds.sh runs this with `--nocapture`).
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn an_idle_opencode_leaves_the_watcher_asleep() {
     use common::cost::{counters, cpu_ms, settle, start_watcher};
     let secs: u64 = std::env::var("AGENTPANE_COST_SECS")
@@ -379,6 +382,7 @@ fn an_idle_opencode_leaves_the_watcher_asleep() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_pending_command_is_shown_and_answered_from_outside() {
     for client in real::clients("opencode") {
         let label = client.label();

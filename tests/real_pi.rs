@@ -82,6 +82,7 @@ fn none(r: &Value) -> bool {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn pi_turns_read_right_alert_once_and_route_in_and_out() {
     for client in real::clients("pi") {
         let label = client.label();
@@ -219,6 +220,7 @@ fn pi_turns_read_right_alert_once_and_route_in_and_out() {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn two_pi_sessions_in_one_folder_each_show_their_own_or_none() {
     for client in real::clients("pi") {
         let label = client.label();

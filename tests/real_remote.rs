@@ -28,6 +28,7 @@ fn remote_row(local: &TmuxServer, pane: &str, state: &str) -> serde_json::Value 
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_real_qwen_on_a_remote_host_reads_and_routes_here() {
     for client in real::clients("qwen") {
         let label = client.label();

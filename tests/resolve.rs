@@ -353,7 +353,7 @@ fn panes_work_without_a_utf8_locale() {
     // cron, systemd units and `env -i` have no LANG: tmux must still keep our separators.
     let server = TmuxServer::start();
     let pane = server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
-    let mut cmd = std::process::Command::new(common::agentpane_bin());
+    let mut cmd = common::agentpane_with_env(&server.env());
     cmd.env_clear()
         .env("PATH", std::env::var("PATH").unwrap_or_default());
     for (k, v) in server.env() {

@@ -507,16 +507,11 @@ fn relay_alternates_then_escalates_after_the_round_limit() {
     let server = TmuxServer::start();
     let (a, b) = two_working_codex(&server);
     let log = server.path().join("relay.log");
-    let mut relay = std::process::Command::new(common::agentpane_bin());
+    let mut relay = common::agentpane_with_env(&server.env());
     relay
-        .env_remove("TMUX")
-        .env_remove("TMUX_PANE")
         .args(["-L", &server.name, "relay", &a, &b, "--rounds", "1"])
         .stdout(std::process::Stdio::null())
         .stderr(std::fs::File::create(&log).unwrap());
-    for (k, v) in server.env() {
-        relay.env(k, v);
-    }
     let mut child = relay.spawn().unwrap();
     // Kill the child we started if the test fails midway.
     struct Reap(std::process::Child);
@@ -585,11 +580,7 @@ fn agentpane_with(
     env: &[(&str, &str)],
     args: &[&str],
 ) -> std::process::Output {
-    let mut cmd = std::process::Command::new(common::agentpane_bin());
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in server.env() {
-        cmd.env(k, v);
-    }
+    let mut cmd = common::agentpane_with_env(&server.env());
     for (k, v) in env {
         cmd.env(k, v);
     }

@@ -7,9 +7,7 @@ use std::path::PathBuf;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use common::{
-    agentpane_bin, agentpane_without_server, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE,
-};
+use common::{agentpane_without_server, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
 
 /// A fixture whose single turn ends with `end_turn` (5 lines).
 const ENDS_TURN: &str = "claude/kvsankar-agent-history/session-01.jsonl";
@@ -259,11 +257,7 @@ fn failing_and_hanging_alert_commands_are_logged_and_never_block() {
     ] {
         let server = TmuxServer::start();
         let pane = server.spawn(&FakeAgent::claude().fixture(ENDS_TURN).start_lines(3));
-        let mut cmd = Command::new(agentpane_bin());
-        cmd.env_remove("TMUX");
-        for (k, v) in server.env() {
-            cmd.env(k, v);
-        }
+        let mut cmd = common::agentpane_with_env(&server.env());
         let mut child = cmd
             .args([
                 "-L",
@@ -303,8 +297,8 @@ fn failing_and_hanging_alert_commands_are_logged_and_never_block() {
 /// Runs `agentpane demo --seconds N` in a private temporary folder; its stdout.
 fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
     let tmp = tempfile::tempdir().unwrap();
-    let out = Command::new(agentpane_bin())
-        .env_remove("TMUX")
+    let world = tempfile::tempdir().unwrap();
+    let out = common::agentpane_in(world.path())
         .env("TMPDIR", tmp.path())
         .args(["demo", "--seconds", seconds])
         .stdin(Stdio::null())

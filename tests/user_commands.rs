@@ -6,9 +6,9 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 
-use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, DEADLINE};
+use common::{wait_until, FakeAgent, TmuxServer, DEADLINE};
 
 const ENDS_TURN: &str = "claude/kvsankar-agent-history/session-01.jsonl";
 
@@ -26,11 +26,7 @@ fn alert_command_with_quotes_and_a_spaced_path_gets_the_alert_json_on_stdin() {
     let live = server.spawn(&FakeAgent::claude().fixture(ENDS_TURN).start_lines(3));
     let alerts = server.path().join("my alerts").join("all alerts.jsonl");
     std::fs::create_dir_all(alerts.parent().unwrap()).unwrap();
-    let mut cmd = Command::new(agentpane_bin());
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in server.env() {
-        cmd.env(k, v);
-    }
+    let mut cmd = common::agentpane_with_env(&server.env());
     let child = cmd
         .env("ALERTS_FILE", &alerts)
         .args(["-L", &server.name, "watch", "--poll", "0.5"])
@@ -84,11 +80,7 @@ fn ai_command_pipeline_gets_a_hostile_answer_on_stdin_and_never_runs_it() {
     // The command runs where `route` runs: any executed `touch` would land here.
     let cwd = tempfile::tempdir().unwrap();
     let out_file = server.path().join("ai out.txt");
-    let mut cmd = Command::new(agentpane_bin());
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in server.env() {
-        cmd.env(k, v);
-    }
+    let mut cmd = common::agentpane_with_env(&server.env());
     let route = cmd
         .current_dir(cwd.path())
         .env("AI_OUT", &out_file)

@@ -10,7 +10,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 use agentpane::events::AgentKind;
@@ -72,9 +72,9 @@ fn mid_turn_codex(server: &TmuxServer, dir: &str) -> String {
 }
 
 fn channel(state: &Path, args: &[&str]) -> String {
-    let out = Command::new(agentpane_bin())
+    let world = tempfile::tempdir().unwrap();
+    let out = common::agentpane_in(world.path())
         .env("AGENTPANE_STATE_DIR", state)
-        .env_remove("TMUX_PANE")
         .arg("channel")
         .args(args)
         .output()
@@ -89,7 +89,8 @@ fn channel_watch_sleeps_on_a_quiet_channel() {
     let id = channel(state.path(), &["new", "--as", "alice"]);
     channel(state.path(), &["join", &id, "--as", "bob"]);
     // bob's own join notice sits in the folder: looking at it must not wake the wait.
-    let child = Command::new(agentpane_bin())
+    let world = tempfile::tempdir().unwrap();
+    let child = common::agentpane_in(world.path())
         .env("AGENTPANE_STATE_DIR", state.path())
         .args(["channel", "watch", &id, "--as", "bob", "--timeout", "60s"])
         .stdout(Stdio::null())

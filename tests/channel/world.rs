@@ -9,8 +9,6 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-pub const BIN: &str = env!("CARGO_BIN_EXE_agentpane");
-
 /// One isolated world: its own state dir and home.
 pub struct World {
     _tmp: tempfile::TempDir,
@@ -32,7 +30,7 @@ impl World {
     }
 
     pub fn cmd(&self, args: &[&str]) -> Command {
-        let mut c = Command::new(BIN);
+        let mut c = crate::common::agentpane_in(self._tmp.path());
         c.args(args)
             .env("AGENTPANE_STATE_DIR", &self.state)
             .env("HOME", &self.home)

@@ -27,6 +27,45 @@ pub fn agentpane_bin() -> &'static str {
     env!("CARGO_BIN_EXE_agentpane")
 }
 
+/// The environment of a temporary world under `root`: its `home`, `state`, `claude` and
+/// `codex` folders in place of the user's, and the XDG folders a user may have set (their
+/// config, data — opencode's store — and cache) under that `home`.
+pub fn world_env(root: &Path) -> Vec<(String, PathBuf)> {
+    let home = root.join("home");
+    [
+        ("HOME", home.clone()),
+        ("AGENTPANE_STATE_DIR", root.join("state")),
+        ("XDG_STATE_HOME", root.join("state")),
+        ("CLAUDE_CONFIG_DIR", root.join("claude")),
+        ("CODEX_HOME", root.join("codex")),
+        ("XDG_CONFIG_HOME", home.join(".config")),
+        ("XDG_DATA_HOME", home.join(".local/share")),
+        ("XDG_CACHE_HOME", home.join(".cache")),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// The agentpane binary, not started, with `env` (a world's: [`world_env`],
+/// [`TmuxServer::env`]) and without the calling tmux client's variables. Every test run of
+/// the binary starts here (`tests/isolation.rs` checks).
+pub fn agentpane_with_env(env: &[(String, PathBuf)]) -> Command {
+    let mut cmd = Command::new(agentpane_bin());
+    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd
+}
+
+/// The agentpane binary, not started, in a temporary world of its own under `root` (which
+/// must outlive the run).
+pub fn agentpane_in(root: &Path) -> Command {
+    std::fs::create_dir_all(root.join("home")).expect("create the test HOME");
+    agentpane_with_env(&world_env(root))
+}
+
 /// A file under `fixtures/real/`.
 pub fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -294,14 +333,8 @@ impl TmuxServer {
 
     /// The environment every tmux client, pane and agentpane run gets.
     pub fn env(&self) -> Vec<(String, PathBuf)> {
-        let mut env = vec![
-            ("HOME".into(), self.home()),
-            ("AGENTPANE_STATE_DIR".into(), self.state_dir()),
-            ("XDG_STATE_HOME".into(), self.state_dir()),
-            ("CLAUDE_CONFIG_DIR".into(), self.claude_dir()),
-            ("CODEX_HOME".into(), self.codex_dir()),
-            ("SHELL".into(), PathBuf::from("/bin/sh")),
-        ];
+        let mut env = world_env(self.path());
+        env.push(("SHELL".into(), PathBuf::from("/bin/sh")));
         env.extend(self.extra.iter().cloned());
         env
     }
@@ -610,8 +643,8 @@ impl TmuxServer {
     /// `agentpane -L name ARGS` with the server's environment, not started: for a caller that
     /// runs it in the background.
     pub fn agentpane_command(&self, args: &[&str]) -> Command {
-        let mut cmd = self.command(agentpane_bin());
-        cmd.args(["-L", &self.name]).args(args);
+        let mut cmd = agentpane_with_env(&self.env());
+        cmd.env_remove("CI").args(["-L", &self.name]).args(args);
         cmd
     }
 }
@@ -625,16 +658,10 @@ impl Drop for TmuxServer {
     }
 }
 
-/// Runs agentpane against a server name that has no server.
+/// Runs agentpane against a server name that has no server, in a temporary world of its
+/// own (`HOME`, state folder, agent folders) like every other run.
 pub fn agentpane_without_server(args: &[&str]) -> Run {
-    let name = format!("agentpane-test-none-{}", std::process::id());
-    let out = Command::new(agentpane_bin())
-        .env_remove("TMUX")
-        .args(["-L", &name])
-        .args(args)
-        .output()
-        .expect("run agentpane");
-    Run::from(out)
+    TmuxServer::unstarted(&[]).agentpane(args)
 }
 
 /// A watcher running in the background against a test server; killed on drop.
@@ -646,11 +673,7 @@ pub struct Watch {
 impl Watch {
     pub fn start(server: &TmuxServer, extra: &[&str]) -> Watch {
         let alerts = server.path().join("alerts.jsonl");
-        let mut cmd = Command::new(agentpane_bin());
-        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-        for (k, v) in server.env() {
-            cmd.env(k, v);
-        }
+        let mut cmd = agentpane_with_env(&server.env());
         let alert_cmd = format!("tee -a {}", alerts.display());
         cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
             .args(["--alert-command", &alert_cmd])

@@ -7,11 +7,7 @@ use super::*;
 
 /// Runs agentpane on `server` with `AGENTPANE_STATE_DIR` (and XDG) pointed at `state`.
 fn agentpane_with_state(server: &TmuxServer, state: &Path, args: &[&str]) -> common::Run {
-    let mut cmd = std::process::Command::new(agentpane_bin());
-    cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in server.env() {
-        cmd.env(k, v);
-    }
+    let mut cmd = common::agentpane_with_env(&server.env());
     cmd.env("AGENTPANE_STATE_DIR", state)
         .env("XDG_STATE_HOME", state)
         .args(["-L", &server.name])

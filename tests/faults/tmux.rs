@@ -28,8 +28,8 @@ fn agentpane_with_path(bin: &Path, args: &[&str]) -> common::Run {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = std::process::Command::new(agentpane_bin())
-        .env_remove("TMUX")
+    let world = tempfile::tempdir().unwrap();
+    let out = common::agentpane_in(world.path())
         .env("PATH", path)
         .args(["-L", "agentpane-test-fake"])
         .args(args)
@@ -83,12 +83,8 @@ fn panes_racing_a_server_kill_exits_0_or_3_and_never_panics() {
             let mut codes = Vec::new();
             // Until the server has been gone for a few runs (bounded).
             while codes.iter().filter(|(c, _)| *c == 3).count() < 3 && codes.len() < 500 {
-                let mut cmd = std::process::Command::new(agentpane_bin());
-                cmd.env_remove("TMUX")
-                    .args(["-L", &name, "panes", "--json"]);
-                for (k, v) in &env {
-                    cmd.env(k, v);
-                }
+                let mut cmd = common::agentpane_with_env(&env);
+                cmd.args(["-L", &name, "panes", "--json"]);
                 let out = cmd.output().unwrap();
                 let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
                 assert!(!stderr.contains("panicked"), "{stderr}");
@@ -155,8 +151,7 @@ fn a_stuck_tmux_times_out_with_one_line_and_no_panic() {
 #[test]
 fn tmux_missing_exits_3() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(agentpane_bin())
-        .env_remove("TMUX")
+    let out = common::agentpane_in(dir.path())
         .env("PATH", dir.path())
         .args(["-L", "agentpane-test-nothing", "panes"])
         .output()
@@ -332,12 +327,8 @@ fn panes_while_panes_close_always_prints_whole_json() {
     };
     let mut counts = Vec::new();
     for _ in 0..15 {
-        let mut cmd = std::process::Command::new(agentpane_bin());
-        cmd.env_remove("TMUX")
-            .args(["-L", &name, "panes", "--json"]);
-        for (k, v) in &env {
-            cmd.env(k, v);
-        }
+        let mut cmd = common::agentpane_with_env(&env);
+        cmd.args(["-L", &name, "panes", "--json"]);
         let out = cmd.output().unwrap();
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");

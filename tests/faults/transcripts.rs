@@ -256,7 +256,8 @@ fn classify_cli_on_a_fifo_is_a_clear_error() {
 fn classify_cli_cases(cases: &[(PathBuf, i32)]) {
     for (path, want) in cases {
         let want = Some(*want);
-        let mut child = std::process::Command::new(agentpane_bin())
+        let world = tempfile::tempdir().unwrap();
+        let mut child = common::agentpane_in(world.path())
             .args(["classify", "--json"])
             .arg(path)
             .stdout(std::process::Stdio::piped())

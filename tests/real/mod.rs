@@ -2,11 +2,12 @@
 //! `tests/real/clients.txt`, installed by `scripts/install-clients.sh`) run real turns in a
 //! private tmux server against a stand-in for their model API on 127.0.0.1 ([`http`]).
 //!
-//! A test asks for its clients with [`clients`]: each pinned version that is installed. When
-//! one is missing the suite says so in one line and runs nothing for it — except under
-//! `CI=true`, where a missing client fails the test (CI installs them; a silent skip there
-//! would hide a broken install). `AGENTPANE_CLIENTS_FILE` replaces the pin list (the drift
-//! check runs the same tests against the newest releases that way).
+//! A test asks for its clients with [`clients`]: each pinned version, installed into the
+//! cache on first use ([`install`]). A client that is missing and cannot be installed (no
+//! `npm`, a failed install) fails the test naming what is missing: a test that did not run
+//! never reads as passed. The opt-out is explicit: `AGENTPANE_SKIP_REAL=1` builds these tests
+//! as ignored (`build.rs`), and cargo counts them so. `AGENTPANE_CLIENTS_FILE` replaces the
+//! pin list (the drift check runs the same tests against the newest releases that way).
 //!
 //! Prompts are typed as a person types: the text, a short pause, then Enter.
 
@@ -15,6 +16,7 @@
 pub mod anthropic;
 pub mod gemini;
 pub mod http;
+pub mod install;
 pub mod openai;
 pub mod openai_chat;
 pub mod qwen;
@@ -93,11 +95,16 @@ pub fn clients_root() -> PathBuf {
     }
 }
 
-/// The pinned `(agent, version)` pairs, from `AGENTPANE_CLIENTS_FILE` or `clients.txt`.
-pub fn pinned() -> Vec<(String, String)> {
-    let file = std::env::var_os("AGENTPANE_CLIENTS_FILE")
+/// The pin list: `AGENTPANE_CLIENTS_FILE`, else `tests/real/clients.txt`.
+pub fn pin_list() -> PathBuf {
+    std::env::var_os("AGENTPANE_CLIENTS_FILE")
         .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real/clients.txt"));
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/real/clients.txt"))
+}
+
+/// The pinned `(agent, version)` pairs of the [`pin_list`].
+pub fn pinned() -> Vec<(String, String)> {
+    let file = pin_list();
     let text = std::fs::read_to_string(&file)
         .unwrap_or_else(|e| panic!("read the client pin list {}: {e}", file.display()));
     text.lines()
@@ -110,40 +117,60 @@ pub fn pinned() -> Vec<(String, String)> {
         .collect()
 }
 
-/// Whether this run must not skip (CI).
-pub fn required() -> bool {
-    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false" && v != "0")
-}
-
-/// The installed pinned releases of `agent`. A missing one is reported in one line and left
-/// out; under CI it fails instead.
+/// The pinned releases of `agent`, installed (on first use, see [`install`]) and read into
+/// the page cache. Panics naming what is missing when they are not there and cannot be.
 pub fn clients(agent: &str) -> Vec<Client> {
-    let root = clients_root();
-    let mut found = Vec::new();
-    for (name, version) in pinned().into_iter().filter(|(a, _)| a == agent) {
-        let dir = root.join(format!("{name}@{version}"));
-        if dir.join(".installed").is_file() {
-            warm(&dir);
-            found.push(Client {
-                agent: name,
-                version,
-                dir,
-            });
-        } else if required() {
-            panic!(
-                "{name} {version} is not installed in {} (CI must run the real-client suite: \
-                 run scripts/install-clients.sh)",
-                root.display()
-            );
-        } else {
-            eprintln!(
-                "real-client suite: skipping {name} {version}: not installed in {} \
-                 (run scripts/install-clients.sh)",
-                root.display()
-            );
-        }
+    let found = installed(agent);
+    for client in &found {
+        warm(&client.dir);
     }
     found
+}
+
+/// [`clients`] without warming them.
+pub fn installed(agent: &str) -> Vec<Client> {
+    let root = clients_root();
+    let pins: Vec<Client> = pinned()
+        .into_iter()
+        .filter(|(a, _)| a == agent)
+        .map(|(agent, version)| Client {
+            dir: root.join(format!("{agent}@{version}")),
+            agent,
+            version,
+        })
+        .collect();
+    assert!(
+        !pins.is_empty(),
+        "real-client suite: the pin list {} names no {agent}",
+        pin_list().display()
+    );
+    let there = |c: &Client| c.dir.join(".installed").is_file();
+    let missing: Vec<String> = pins
+        .iter()
+        .filter(|c| !there(c))
+        .map(Client::label)
+        .collect();
+    if missing.is_empty() {
+        return pins;
+    }
+    if let Err(why) = install::ensure(&root, &pin_list()) {
+        panic!(
+            "real-client suite: {} not installed in {} and cannot be installed: {why}.\n\
+             Install node and npm (the suite then installs the pinned clients itself on first \
+             use), or run scripts/install-clients.sh; or set AGENTPANE_SKIP_REAL=1 to leave \
+             the real-client tests out (cargo then counts them as ignored).",
+            missing.join(", "),
+            root.display()
+        );
+    }
+    if let Some(client) = pins.iter().find(|c| !there(c)) {
+        panic!(
+            "real-client suite: scripts/install-clients.sh finished, but {} is not in {}",
+            client.label(),
+            client.dir.display()
+        );
+    }
+    pins
 }
 
 /// Reads every file of a client's install, once per test process, so that the page cache

@@ -8,6 +8,7 @@ use crate::real::{Client, STEP};
 use crate::rig::{alerts_stay, each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn background_agent_is_working_until_done_then_alerted_once() {
     each_client(background_agent);
 }

@@ -18,6 +18,7 @@ use crate::rig::{each_client, Rig};
 const READ: Duration = Duration::from_millis(500);
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_pending_command_is_shown_and_answered_from_outside() {
     each_client(answer_from_outside);
 }
@@ -196,6 +197,7 @@ fn answer_from_outside(client: &Client) {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn allow_always_is_kept_by_the_client() {
     each_client(allow_always);
 }
@@ -272,6 +274,7 @@ fn allow_always(client: &Client) {
 }
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn the_picker_decides_from_a_popup_over_the_pane() {
     each_client(picker_over_the_pane);
 }

@@ -6,6 +6,7 @@ use crate::real::{Client, STEP};
 use crate::rig::{each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn api_400_and_quota_need_attention_and_hand_on_no_answer() {
     each_client(errors);
 }

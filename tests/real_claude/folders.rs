@@ -5,6 +5,7 @@ use crate::real::Client;
 use crate::rig::{each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn sessions_in_one_folder_each_show_their_own() {
     each_client(three_in_one_folder);
 }

@@ -5,6 +5,7 @@ use crate::real::Client;
 use crate::rig::{each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn installed_hooks_reach_agentpane_from_the_real_client() {
     each_client(hooks);
 }

@@ -8,6 +8,7 @@ use crate::real::{Client, STEP};
 use crate::rig::{alerts_stay, each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn permission_wait_is_alerted_and_escape_interrupts_without_an_alert() {
     each_client(permission_then_interrupts);
 }

@@ -10,6 +10,7 @@ use crate::real::{Client, STEP};
 use crate::rig::{alerts_stay, each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_retried_rate_limit_is_attention_once_then_recovers() {
     each_client(retried_rate_limit);
 }

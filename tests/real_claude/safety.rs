@@ -8,6 +8,7 @@ use crate::real::{self, start, Client, STEP};
 use crate::rig::{each_client, Rig, FOLDERS};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn a_suspended_or_exited_client_never_passes_routed_text_to_its_shell() {
     each_client(suspended_then_back_then_exited);
 }

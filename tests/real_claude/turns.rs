@@ -9,6 +9,7 @@ use crate::real::{Client, STEP};
 use crate::rig::{alerts_stay, each_client, Rig};
 
 #[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
 fn fresh_session_is_idle_then_an_answer_is_alerted_once_and_routes_byte_exact() {
     each_client(fresh_then_answer_then_route);
 }
