@@ -100,7 +100,8 @@ fn completions_offer_no_hidden_command_or_flag() {
     assert!(subs.contains(&"route-menu".to_owned()), "{subs:?}");
     assert!(flags.contains(&"exit-after".to_owned()), "{flags:?}");
     // How each shell's script offers a subcommand and a long flag.
-    let shells: [(&str, fn(&str) -> String, fn(&str) -> String); 5] = [
+    type Offers = fn(&str) -> String;
+    let shells: [(&str, Offers, Offers); 5] = [
         ("bash", |s| format!("agentpane,{s})"), |f| format!("--{f} ")),
         ("zsh", |s| format!("'{s}:"), |f| format!("'--{f}[")),
         ("fish", |s| format!("-a \"{s}\""), |f| format!("-l {f} ")),
