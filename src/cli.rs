@@ -15,24 +15,66 @@ use crate::events::AgentKind;
     about = "Which tmux pane's coding agent is working, needs you, or is stuck — from the agents' own transcripts."
 )]
 pub struct Cli {
+    /// The server flags given before the subcommand (`agentpane -L work status`).
+    #[command(flatten)]
+    pub server: ServerArgs,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// A subcommand's own arguments and, after them, the server flags.
+#[derive(Debug, Args)]
+pub struct On<T: Args> {
+    #[command(flatten)]
+    pub args: T,
+    #[command(flatten)]
+    pub server: ServerArgs,
+}
+
+/// `-L/-S/--host`: the tmux server (and remote hosts) a command talks to. Only commands that
+/// talk to tmux take them, before the subcommand or after it.
+#[derive(Debug, Clone, Default, Args)]
+#[command(next_help_heading = "tmux server")]
+pub struct ServerArgs {
     /// tmux socket name, as `tmux -L`.
-    #[arg(short = 'L', long = "socket-name", global = true, value_name = "NAME")]
+    #[arg(short = 'L', long = "socket-name", value_name = "NAME")]
     pub socket_name: Option<String>,
     /// tmux socket path, as `tmux -S`.
     #[arg(
         short = 'S',
         long = "socket-path",
-        global = true,
         value_name = "PATH",
         conflicts_with = "socket_name"
     )]
     pub socket_path: Option<PathBuf>,
     /// A remote host whose agents to include, as `ssh` names it (repeatable; adds to
     /// `@agentpane-hosts`). Its panes are then `HOST:PANE`.
-    #[arg(long = "host", global = true, value_name = "HOST")]
+    #[arg(long = "host", value_name = "HOST")]
     pub hosts: Vec<String>,
-    #[command(subcommand)]
-    pub command: Command,
+}
+
+impl ServerArgs {
+    /// Whether any of the flags was given.
+    pub fn is_set(&self) -> bool {
+        self.socket_name.is_some() || self.socket_path.is_some() || !self.hosts.is_empty()
+    }
+
+    /// These flags, then `later`'s (given after the subcommand): a later socket wins, hosts add up.
+    pub fn then(self, later: &ServerArgs) -> ServerArgs {
+        let later_socket = later.socket_name.is_some() || later.socket_path.is_some();
+        let (socket_name, socket_path) = if later_socket {
+            (later.socket_name.clone(), later.socket_path.clone())
+        } else {
+            (self.socket_name, self.socket_path)
+        };
+        let mut hosts = self.hosts;
+        hosts.extend(later.hosts.iter().cloned());
+        ServerArgs {
+            socket_name,
+            socket_path,
+            hosts,
+        }
+    }
 }
 
 /// `--agent NAME`: an agent whose log agentpane reads (the registry's names).
@@ -63,36 +105,36 @@ fn hook_agent() -> impl clap::builder::TypedValueParser<Value = AgentKind> {
     })
 }
 
-/// The subcommands.
+/// The subcommands. Those that talk to tmux carry their own [`ServerArgs`] (`status -L work`).
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// State of one transcript file (pure: no tmux, no memory).
     Classify(ClassifyArgs),
     /// The clean last answer of a pane's agent, or of a transcript file.
-    Last(LastArgs),
+    Last(On<LastArgs>),
     /// The chain pane → agent process → session record → transcript.
-    Resolve(ResolveArgs),
+    Resolve(On<ResolveArgs>),
     /// All agent panes with their state.
-    Panes(PanesArgs),
+    Panes(On<PanesArgs>),
     /// The status-line segment (empty when there are no agents).
-    Status(StatusArgs),
+    Status(On<StatusArgs>),
     /// The most urgent state per window, and per-pane detail.
-    PaneStatus(PaneStatusArgs),
+    PaneStatus(On<PaneStatusArgs>),
     /// Background watcher: tmux options, alerts, routing queue, relays.
-    Watch(WatchArgs),
+    Watch(On<WatchArgs>),
     /// Hand one pane's answer to another pane.
-    Route(RouteArgs),
+    Route(On<RouteArgs>),
     /// Relay answers between two panes for a bounded number of rounds.
-    Relay(RelayArgs),
+    Relay(On<RelayArgs>),
     /// Pick an agent pane, most urgent first: jump there, route into it, read its last answer.
-    Pick(PickArgs),
+    Pick(On<PickArgs>),
     /// Allow or deny what a waiting agent asks, without switching to its pane.
-    Answer(AnswerArgs),
+    Answer(On<AnswerArgs>),
     /// Open a tmux menu of agent panes to route PANE's answer to.
     #[command(hide = true)]
-    RouteMenu(RouteMenuArgs),
+    RouteMenu(On<RouteMenuArgs>),
     /// The routing queue: what waits, what was held and why; show, re-issue or drop a message.
-    RouteQueue(RouteQueueArgs),
+    RouteQueue(On<RouteQueueArgs>),
     /// A typed file mailbox between agents.
     #[command(subcommand)]
     Channel(ChannelCommand),
@@ -101,34 +143,79 @@ pub enum Command {
     /// Install or remove agentpane's Claude Code hooks (or, with --agent, another agent's).
     #[command(subcommand)]
     Hooks(HooksCommand),
-    /// A self-contained show on a private tmux server.
+    /// A self-contained show on its own private tmux server (takes no -L/-S).
     Demo(DemoArgs),
     /// Switch the client to the most urgent agent pane (the plugin's jump key).
     #[command(hide = true)]
-    Jump(JumpArgs),
+    Jump(On<JumpArgs>),
     /// Wake the watcher now (the plugin's focus hooks: acknowledge a looked-at pane at once).
     #[command(hide = true)]
-    Nudge,
+    Nudge(ServerArgs),
     /// Check the setup — tmux, plugin, watcher, every agent pane, hooks — and say what to fix.
-    Doctor(DoctorArgs),
+    Doctor(On<DoctorArgs>),
     /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(CompletionsArgs),
-    /// The man page (roff) on stdout, for packagers: `agentpane man > agentpane.1`.
-    #[command(hide = true)]
+    /// The man page (roff) on stdout: `agentpane man > agentpane.1`.
     Man,
     /// Stream this host's agent panes as JSON documents (what a remote watcher runs over ssh).
-    #[command(hide = true)]
-    Serve(ServeArgs),
+    Serve(On<ServeArgs>),
     /// Deliver text read on stdin into PANE's agent, with every delivery rule (what `route`
     /// runs over ssh for a pane on this host).
     #[command(hide = true)]
-    DeliverStdin(DeliverStdinArgs),
+    DeliverStdin(On<DeliverStdinArgs>),
     /// Make PANE the current pane of its window and session (what a remote picker runs).
     #[command(hide = true)]
     Focus {
         /// The pane.
         pane: String,
+        #[command(flatten)]
+        server: ServerArgs,
     },
+}
+
+/// What a subcommand does with `-L/-S/--host`.
+#[derive(Debug)]
+pub enum ServerUse<'a> {
+    /// It talks to the user's tmux server: these flags (given after the subcommand) choose it.
+    Talks(&'a ServerArgs),
+    /// It talks to no tmux server: flags before the subcommand are accepted and unused, so one
+    /// prefix (`agentpane -L work …`) fits every command.
+    Without,
+    /// It runs its own private server: the flags are refused, never silently ignored.
+    Own,
+}
+
+impl Command {
+    /// How this subcommand uses the server flags.
+    pub fn server(&self) -> ServerUse<'_> {
+        match self {
+            Command::Last(On { server, .. })
+            | Command::Resolve(On { server, .. })
+            | Command::Panes(On { server, .. })
+            | Command::Status(On { server, .. })
+            | Command::PaneStatus(On { server, .. })
+            | Command::Watch(On { server, .. })
+            | Command::Route(On { server, .. })
+            | Command::Relay(On { server, .. })
+            | Command::Pick(On { server, .. })
+            | Command::Answer(On { server, .. })
+            | Command::RouteMenu(On { server, .. })
+            | Command::RouteQueue(On { server, .. })
+            | Command::Jump(On { server, .. })
+            | Command::Nudge(server)
+            | Command::Doctor(On { server, .. })
+            | Command::Serve(On { server, .. })
+            | Command::DeliverStdin(On { server, .. })
+            | Command::Focus { server, .. } => ServerUse::Talks(server),
+            Command::Classify(_)
+            | Command::Channel(_)
+            | Command::Hook(_)
+            | Command::Hooks(_)
+            | Command::Completions(_)
+            | Command::Man => ServerUse::Without,
+            Command::Demo(_) => ServerUse::Own,
+        }
+    }
 }
 
 /// `serve [--once]`.
@@ -338,10 +425,14 @@ pub struct WatchArgs {
 /// How the routed text is made from the source pane.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum, Default)]
 pub enum Transform {
+    /// The clean last answer.
     #[default]
     Raw,
+    /// The source pane's screen and scrollback, as text.
     FullOutput,
+    /// The answer shortened.
     Summary,
+    /// The answer rewritten by `$AGENTPANE_AI_COMMAND`.
     Ai,
 }
 
@@ -351,6 +442,8 @@ pub struct RouteArgs {
     pub src: String,
     /// Destination pane.
     pub dst: String,
+    /// What is sent: the clean last answer (raw), the source pane's screen (full-output), the
+    /// answer shortened (summary), or the answer rewritten by `$AGENTPANE_AI_COMMAND` (ai).
     #[arg(long, value_enum, default_value_t = Transform::Raw)]
     pub transform: Transform,
     /// Send the source pane's whole screen instead of its answer (a shell's too); never the
@@ -526,6 +619,8 @@ pub enum HooksCommand {
     /// Add agentpane's hooks to Claude Code's settings.json (idempotent, with a backup), or
     /// with --agent pi its pi extension (~/.pi/agent/extensions/agentpane.ts).
     Install {
+        /// Claude Code's settings file to edit (default: `$CLAUDE_CONFIG_DIR/settings.json`,
+        /// else ~/.claude/settings.json).
         #[arg(long, value_name = "FILE", conflicts_with = "agent")]
         settings: Option<PathBuf>,
         /// The agent whose hooks to install, when not Claude Code's.
@@ -534,6 +629,8 @@ pub enum HooksCommand {
     },
     /// Remove exactly what `install` added.
     Uninstall {
+        /// Claude Code's settings file to edit (default: `$CLAUDE_CONFIG_DIR/settings.json`,
+        /// else ~/.claude/settings.json).
         #[arg(long, value_name = "FILE", conflicts_with = "agent")]
         settings: Option<PathBuf>,
         /// The agent whose hooks to remove, when not Claude Code's.
@@ -567,5 +664,44 @@ mod tests {
     #[test]
     fn cli_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    fn parse(args: &[&str]) -> (ServerArgs, Option<ServerArgs>) {
+        let cli = Cli::try_parse_from([&["agentpane"][..], args].concat()).unwrap();
+        let after = match cli.command.server() {
+            ServerUse::Talks(s) => Some(s.clone()),
+            ServerUse::Without | ServerUse::Own => None,
+        };
+        (cli.server, after)
+    }
+
+    #[test]
+    fn a_socket_after_the_subcommand_wins_and_hosts_add_up() {
+        let (before, after) = parse(&[
+            "-L", "a", "--host", "h1", "status", "-S", "/p", "--host", "h2",
+        ]);
+        let both = before.then(&after.unwrap());
+        assert_eq!(both.socket_name, None);
+        assert_eq!(both.socket_path, Some(PathBuf::from("/p")));
+        assert_eq!(both.hosts, ["h1", "h2"]);
+        let (before, after) = parse(&["-L", "a", "status"]);
+        let both = before.then(&after.unwrap());
+        assert_eq!(both.socket_name.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn commands_without_tmux_take_no_server_flag_after_them() {
+        for args in [
+            &["classify", "f", "-L", "a"][..],
+            &["demo", "-L", "a"],
+            &["man", "--host", "h"],
+        ] {
+            assert!(
+                Cli::try_parse_from([&["agentpane"][..], args].concat()).is_err(),
+                "{args:?}"
+            );
+        }
+        let (before, after) = parse(&["-L", "a", "classify", "f"]);
+        assert!(before.is_set() && after.is_none());
     }
 }

@@ -16,7 +16,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{bail, Context as _, Result};
 
-use super::Context;
 use crate::cli::DemoArgs;
 use crate::exit;
 use crate::paths;
@@ -197,7 +196,7 @@ const ACTORS: [Actor; 11] = [
     },
 ];
 
-pub fn run(args: DemoArgs, _ctx: &Context) -> Result<i32> {
+pub fn run(args: DemoArgs) -> Result<i32> {
     if !args.seconds.is_finite() || args.seconds <= 0.0 {
         bail!("--seconds must be a positive number, not {}", args.seconds);
     }

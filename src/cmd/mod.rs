@@ -10,6 +10,7 @@ mod doctor;
 mod form;
 mod hooks;
 mod last;
+mod man;
 mod menu_fit;
 mod panes;
 mod pick;
@@ -24,7 +25,7 @@ mod watch;
 
 use anyhow::Result;
 
-use crate::cli::{Cli, Command};
+use crate::cli::{Cli, Command, On, ServerArgs, ServerUse};
 use crate::exit;
 use crate::tmux::{Socket, Tmux, TmuxError};
 
@@ -64,41 +65,48 @@ impl Context {
 
 /// Runs the command and returns its exit code.
 pub fn dispatch(cli: Cli) -> Result<i32> {
-    let socket = match (cli.socket_name, cli.socket_path) {
+    let server = match cli.command.server() {
+        ServerUse::Talks(after) => cli.server.then(after),
+        ServerUse::Own if cli.server.is_set() => {
+            anyhow::bail!("demo runs on its own private tmux server; it takes no -L/-S/--host")
+        }
+        ServerUse::Own | ServerUse::Without => ServerArgs::default(),
+    };
+    let socket = match (server.socket_name, server.socket_path) {
         (Some(name), _) => Socket::Name(name),
         (None, Some(path)) => Socket::Path(path),
         (None, None) => Socket::Default,
     };
     let ctx = Context {
         socket,
-        hosts: cli.hosts,
+        hosts: server.hosts,
     };
     match cli.command {
         Command::Classify(a) => classify::run(a),
-        Command::Last(a) => last::run(a, &ctx),
-        Command::Resolve(a) => panes::resolve(a, &ctx),
-        Command::Panes(a) => panes::panes(a, &ctx),
-        Command::Status(a) => status::status(a, &ctx),
-        Command::PaneStatus(a) => status::pane_status(a, &ctx),
-        Command::Watch(a) => watch::run(a, &ctx),
-        Command::Route(a) => route::route(a, &ctx),
-        Command::Relay(a) => relay::relay(a, &ctx),
-        Command::Pick(a) => pick::run(a, &ctx),
-        Command::Answer(a) => answer::run(a, &ctx),
-        Command::RouteMenu(a) => route_menu::menu(a, &ctx),
-        Command::RouteQueue(a) => route::queue(a, &ctx),
+        Command::Last(On { args, .. }) => last::run(args, &ctx),
+        Command::Resolve(On { args, .. }) => panes::resolve(args, &ctx),
+        Command::Panes(On { args, .. }) => panes::panes(args, &ctx),
+        Command::Status(On { args, .. }) => status::status(args, &ctx),
+        Command::PaneStatus(On { args, .. }) => status::pane_status(args, &ctx),
+        Command::Watch(On { args, .. }) => watch::run(args, &ctx),
+        Command::Route(On { args, .. }) => route::route(args, &ctx),
+        Command::Relay(On { args, .. }) => relay::relay(args, &ctx),
+        Command::Pick(On { args, .. }) => pick::run(args, &ctx),
+        Command::Answer(On { args, .. }) => answer::run(args, &ctx),
+        Command::RouteMenu(On { args, .. }) => route_menu::menu(args, &ctx),
+        Command::RouteQueue(On { args, .. }) => route::queue(args, &ctx),
         Command::Channel(c) => channel::run(c),
         Command::Hook(a) => hooks::hook(a),
         Command::Hooks(c) => hooks::hooks(c),
-        Command::Demo(a) => demo::run(a, &ctx),
-        Command::Jump(a) => status::jump(a, &ctx),
-        Command::Nudge => watch::nudge(),
-        Command::Doctor(a) => doctor::run(a, &ctx),
+        Command::Demo(a) => demo::run(a),
+        Command::Jump(On { args, .. }) => status::jump(args, &ctx),
+        Command::Nudge(_) => watch::nudge(),
+        Command::Doctor(On { args, .. }) => doctor::run(args, &ctx),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
-        Command::Serve(a) => serve::run(a, &ctx),
-        Command::DeliverStdin(a) => route::deliver_stdin(a, &ctx),
-        Command::Focus { pane } => remote::focus(&pane, &ctx.tmux()),
+        Command::Serve(On { args, .. }) => serve::run(args, &ctx),
+        Command::DeliverStdin(On { args, .. }) => route::deliver_stdin(args, &ctx),
+        Command::Focus { pane, .. } => remote::focus(&pane, &ctx.tmux()),
     }
 }
 
