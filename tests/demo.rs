@@ -269,14 +269,14 @@ impl Demo {
         self.tmux(&["capture-pane", "-p", "-t", pane])
     }
 
-    /// Waits until the infra pane is seen waiting on its permission.
-    fn wait_infra(&self) {
+    /// Waits until the watcher sees the infra pane in `state`.
+    fn wait_infra(&self, state: &str) {
         wait_until_else(
             SHOW,
-            "the infra pane waiting",
+            &format!("the infra pane {state}"),
             || {
                 self.tmux(&["show-options", "-pqv", "-t", "demo:infra", "@agentpane_pane_status"])
-                    == "waiting"
+                    == state
             },
             || self.stdout(),
         );
@@ -360,7 +360,7 @@ fn demo_codex_pane_alerts_when_its_turn_ends() {
 #[test]
 fn demo_waiting_pane_is_decided_by_answer() {
     let demo = Demo::start();
-    demo.wait_infra();
+    demo.wait_infra("waiting");
     let out = demo.agentpane(&["answer", "demo:infra", "allow", "--json"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(
@@ -374,6 +374,9 @@ fn demo_waiting_pane_is_decided_by_answer() {
     assert_eq!(v["keys"], serde_json::json!(["1"]), "{v:#}");
     assert_eq!(v["request"]["tool"], "Bash", "{v:#}");
     assert_eq!(v["request"]["summary"], "mix phx.server 2>&1 | head -80", "{v:#}");
+    // The agent took the key: the dialog closed and its turn ended.
+    assert_eq!(v["closed"], true, "{v:#}");
+    demo.wait_infra("your-turn");
     // The demo says how, with its own socket.
     let how = format!("agentpane -L {} answer demo:infra allow", demo.socket);
     assert!(demo.stdout().contains(&how), "{}", demo.stdout());
@@ -383,7 +386,7 @@ fn demo_waiting_pane_is_decided_by_answer() {
 #[test]
 fn demo_waiting_pane_is_decided_by_the_pickers_n() {
     let demo = Demo::start();
-    demo.wait_infra();
+    demo.wait_infra("waiting");
     let pick = demo.window("pick", &["pick"]);
     wait_until_else(
         common::DEADLINE,
@@ -411,13 +414,15 @@ fn demo_waiting_pane_is_decided_by_the_pickers_n() {
     );
     let screen = demo.screen(&pick);
     assert!(!screen.contains("refused"), "{screen}");
+    assert!(!screen.contains("still on screen"), "{screen}");
+    demo.wait_infra("your-turn");
     demo.finish();
 }
 
 #[test]
 fn demo_waiting_pane_is_decided_by_the_answer_keys_command() {
     let demo = Demo::start();
-    demo.wait_infra();
+    demo.wait_infra("waiting");
     // What the plugin's answer key runs (without the popup: no client is attached).
     let pick = demo.window("decide", &["pick", "--decide"]);
     wait_until_else(
@@ -441,5 +446,7 @@ fn demo_waiting_pane_is_decided_by_the_answer_keys_command() {
     );
     let screen = demo.screen(&pick);
     assert!(!screen.contains("refused"), "{screen}");
+    assert!(!screen.contains("still on screen"), "{screen}");
+    demo.wait_infra("your-turn");
     demo.finish();
 }

@@ -106,21 +106,20 @@ const ACTORS: [Actor; 11] = [
         screen: None,
     },
     // Claude Code 2.1.38 asking to run `mix phx.server 2>&1 | head -80`: the recorded lines
-    // up to that Bash call (the Glob call the session made next never asked), and the dialog
-    // as the client draws it for that command — so `answer`, the picker and the answer key
-    // decide it.
+    // up to that Bash call, and the dialog as the client draws it for that command — so
+    // `answer`, the picker and the answer key decide it. A key in the pane decides it
+    // (`AGENTPANE_FAKE_DECIDE`): a deny writes the session's recorded rejection (the Glob
+    // call it made next, both calls refused, the interruption); an allow ends the turn.
     Actor {
         window: INFRA,
         agent: "claude",
         fixture: (
             "claude-awaiting-permission.jsonl",
-            include_str!(
-                "../../fixtures/real/claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"
-            ),
+            include_str!("../../fixtures/real/claude/marot-spotter/short.jsonl"),
         ),
-        lines: 9,
+        lines: usize::MAX,
         pace_ms: 0,
-        start: "all",
+        start: "9",
         screen: Some((
             "claude-permission-screen.txt",
             include_str!("../../fixtures/demo/claude-infra-screen.txt"),
@@ -375,6 +374,7 @@ impl World {
                 args.push(format!("AGENTPANE_FAKE_PACE_MS={}", actor.pace_ms));
             }
             if let Some((name, _)) = actor.screen {
+                args.extend(["-e".into(), "AGENTPANE_FAKE_DECIDE=1".into()]);
                 args.push("-e".into());
                 let screen = self.root.join("fixtures").join(name);
                 args.push(format!("AGENTPANE_FAKE_SCREEN={}", screen.display()));
