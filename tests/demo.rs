@@ -181,7 +181,9 @@ impl Demo {
                 if n == 0 {
                     break;
                 }
-                sink.lock().unwrap().push_str(&String::from_utf8_lossy(&buf[..n]));
+                sink.lock()
+                    .unwrap()
+                    .push_str(&String::from_utf8_lossy(&buf[..n]));
             }
         });
         let mut demo = Demo {
@@ -275,17 +277,42 @@ impl Demo {
             SHOW,
             &format!("the infra pane {state}"),
             || {
-                self.tmux(&["show-options", "-pqv", "-t", "demo:infra", "@agentpane_pane_status"])
-                    == state
+                self.tmux(&[
+                    "show-options",
+                    "-pqv",
+                    "-t",
+                    "demo:infra",
+                    "@agentpane_pane_status",
+                ]) == state
             },
             || self.stdout(),
         );
     }
 
+    /// Presses `key` in the picker in `pick`; checks it says `said` (not refused, the dialog
+    /// closed) and the infra pane's turn ended.
+    fn decide_in(&self, pick: &str, key: &str, said: &str) {
+        self.tmux(&["send-keys", "-t", pick, key]);
+        wait_until_else(
+            common::DEADLINE,
+            "the picker's answer",
+            || {
+                let s = self.screen(pick);
+                s.contains(said) || s.contains("refused")
+            },
+            || self.screen(pick),
+        );
+        let screen = self.screen(pick);
+        assert!(!screen.contains("refused"), "{screen}");
+        assert!(!screen.contains("still on screen"), "{screen}");
+        self.wait_infra("your-turn");
+    }
+
     /// The watcher's process id.
     fn watcher_pid(&self) -> u32 {
         let pid = self.tmux(&["display-message", "-p", "-t", "demo:watcher", "#{pane_pid}"]);
-        pid.parse().unwrap_or_else(|_| panic!("no watcher pid: {pid:?}"))
+        pid.parse()
+            .unwrap_or_else(|_| panic!("no watcher pid: {pid:?}"))
     }
 
     /// Presses Enter in the demo and waits for it to end; its whole stdout.
@@ -295,7 +322,11 @@ impl Demo {
         drop(stdin);
         let end = Instant::now() + common::DEADLINE;
         while self.child.try_wait().unwrap().is_none() {
-            assert!(Instant::now() < end, "the demo did not end: {}", self.stdout());
+            assert!(
+                Instant::now() < end,
+                "the demo did not end: {}",
+                self.stdout()
+            );
             std::thread::sleep(Duration::from_millis(50));
         }
         // Its stdout closes with it.
@@ -330,7 +361,9 @@ fn alive(pid: u32) -> bool {
 fn demo_keep_runs_its_watcher_until_it_ends() {
     let demo = Demo::start();
     wait_until(common::DEADLINE, "the status line", || {
-        !demo.tmux(&["show-options", "-gqv", "@agentpane_status"]).is_empty()
+        !demo
+            .tmux(&["show-options", "-gqv", "@agentpane_status"])
+            .is_empty()
     });
     let watcher = demo.watcher_pid();
     // Past the exit time a timed demo gives its watcher (1 s + the 1 s grace), with margin.
@@ -351,7 +384,10 @@ fn demo_codex_pane_alerts_when_its_turn_ends() {
     wait_until_else(
         SHOW,
         "the codex pane's alert",
-        || demo.stdout().contains("alert: codex in demo:2.0 is your-turn"),
+        || {
+            demo.stdout()
+                .contains("alert: codex in demo:2.0 is your-turn")
+        },
         || demo.stdout(),
     );
     demo.finish();
@@ -373,7 +409,10 @@ fn demo_waiting_pane_is_decided_by_answer() {
     assert_eq!(v["outcome"], "answered", "{v:#}");
     assert_eq!(v["keys"], serde_json::json!(["1"]), "{v:#}");
     assert_eq!(v["request"]["tool"], "Bash", "{v:#}");
-    assert_eq!(v["request"]["summary"], "mix phx.server 2>&1 | head -80", "{v:#}");
+    assert_eq!(
+        v["request"]["summary"], "mix phx.server 2>&1 | head -80",
+        "{v:#}"
+    );
     // The agent took the key: the dialog closed and its turn ended.
     assert_eq!(v["closed"], true, "{v:#}");
     demo.wait_infra("your-turn");
@@ -402,20 +441,7 @@ fn demo_waiting_pane_is_decided_by_the_pickers_n() {
         || demo.screen(&pick).contains("y allow once · n deny"),
         || demo.screen(&pick),
     );
-    demo.tmux(&["send-keys", "-t", &pick, "n"]);
-    wait_until_else(
-        common::DEADLINE,
-        "the picker's answer",
-        || {
-            let s = demo.screen(&pick);
-            s.contains("denied") || s.contains("refused")
-        },
-        || demo.screen(&pick),
-    );
-    let screen = demo.screen(&pick);
-    assert!(!screen.contains("refused"), "{screen}");
-    assert!(!screen.contains("still on screen"), "{screen}");
-    demo.wait_infra("your-turn");
+    demo.decide_in(&pick, "n", "denied");
     demo.finish();
 }
 
@@ -434,19 +460,6 @@ fn demo_waiting_pane_is_decided_by_the_answer_keys_command() {
         },
         || demo.screen(&pick),
     );
-    demo.tmux(&["send-keys", "-t", &pick, "y"]);
-    wait_until_else(
-        common::DEADLINE,
-        "the picker's answer",
-        || {
-            let s = demo.screen(&pick);
-            s.contains("allowed once") || s.contains("refused")
-        },
-        || demo.screen(&pick),
-    );
-    let screen = demo.screen(&pick);
-    assert!(!screen.contains("refused"), "{screen}");
-    assert!(!screen.contains("still on screen"), "{screen}");
-    demo.wait_infra("your-turn");
+    demo.decide_in(&pick, "y", "allowed once");
     demo.finish();
 }

@@ -513,7 +513,10 @@ impl World {
     /// private server, waits (up to 5 s each) for their processes, and only then removes the
     /// temporary folder.
     fn teardown(&self) {
-        if let Some(pid) = self.watcher_pid().and_then(|p| libc::pid_t::try_from(p).ok()) {
+        if let Some(pid) = self
+            .watcher_pid()
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+        {
             // SAFETY: a plain signal to the watcher this demo started.
             unsafe { libc::kill(pid, libc::SIGTERM) };
             wait_gone(&[pid as u32]);
