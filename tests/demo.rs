@@ -154,6 +154,7 @@ struct Demo {
     tmp: tempfile::TempDir,
     socket: String,
     root: PathBuf,
+    /// When the demo said its socket (its watcher had started by then).
     started: Instant,
 }
 
@@ -170,7 +171,6 @@ impl Demo {
             .stderr(Stdio::null())
             .spawn()
             .expect("start the demo");
-        let started = Instant::now();
         let stdin = child.stdin.take();
         let out = Arc::new(Mutex::new(String::new()));
         let mut stdout = child.stdout.take().unwrap();
@@ -193,7 +193,7 @@ impl Demo {
             tmp,
             socket: String::new(),
             root: PathBuf::new(),
-            started,
+            started: Instant::now(),
         };
         wait_until(common::DEADLINE, "the demo's socket", || {
             demo.socket = demo
@@ -204,6 +204,8 @@ impl Demo {
                 .to_string();
             !demo.socket.is_empty()
         });
+        // The socket is printed once the watcher started: its clock starts no later.
+        demo.started = Instant::now();
         demo.root = std::fs::read_dir(demo.tmp.path())
             .unwrap()
             .filter_map(Result::ok)
