@@ -40,6 +40,14 @@ const NOTES: &str = "notes";
 /// The agent whose answer is routed there once its turn ends.
 const ROUTED_FROM: &str = "api";
 
+/// The agent that waits on a permission the whole show: the one to decide.
+const INFRA: &str = "infra";
+
+/// How long the watcher of a timed demo outlives it, in seconds (`AGENTPANE_DEMO_GRACE`
+/// overrides it, for tests); a `--keep` demo's watcher runs until the demo ends.
+const GRACE_ENV: &str = "AGENTPANE_DEMO_GRACE";
+const GRACE: f64 = 30.0;
+
 /// The agents the demo runs (symlinks to this binary).
 const AGENTS: [&str; 8] = [
     "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi",
@@ -96,21 +104,24 @@ const ACTORS: [Actor; 11] = [
         start: "all",
         screen: None,
     },
+    // Claude Code 2.1.38 asking to run `mix phx.server 2>&1 | head -80`: the recorded lines
+    // up to that Bash call, and the dialog as the client draws it for that command — so
+    // `answer`, the picker and the answer key decide it. A key in the pane decides it
+    // (`AGENTPANE_FAKE_DECIDE`): a deny writes the session's recorded rejection (the Glob
+    // call it made next, both calls refused, the interruption); an allow ends the turn.
     Actor {
-        window: "infra",
+        window: INFRA,
         agent: "claude",
         fixture: (
             "claude-awaiting-permission.jsonl",
-            include_str!(
-                "../../fixtures/real/claude/derived-prefix/short.prefix-L1-10.awaiting-permission.jsonl"
-            ),
+            include_str!("../../fixtures/real/claude/marot-spotter/short.jsonl"),
         ),
         lines: usize::MAX,
         pace_ms: 0,
-        start: "all",
+        start: "9",
         screen: Some((
             "claude-permission-screen.txt",
-            include_str!("../../fixtures/panes/claude/claudeless-2.1.12-permission-bash.txt"),
+            include_str!("../../fixtures/demo/claude-infra-screen.txt"),
         )),
     },
     // Gemini CLI 0.61.0: a first answer, then a shell call (logged once done) and the answer
@@ -254,11 +265,14 @@ impl World {
                 .collect();
             std::fs::write(root.join("fixtures").join(name), replayed)
                 .with_context(|| format!("cannot write the demo fixture {name}"))?;
+            let work = root.join("work").join(actor.window);
             if let Some((name, text)) = actor.screen {
+                // The dialog names the folder the agent runs in.
+                let text = text.replace("{cwd}", &work.to_string_lossy());
                 std::fs::write(root.join("fixtures").join(name), text)
                     .with_context(|| format!("cannot write the demo screen {name}"))?;
             }
-            paths::ensure_private_dir(&root.join("work").join(actor.window))?;
+            paths::ensure_private_dir(&work)?;
         }
         paths::ensure_private_dir(&root.join("work").join(NOTES))?;
         let socket = format!("agentpane-demo-{pid}");
@@ -298,7 +312,9 @@ impl World {
         Ok(self.tmux.cmd(&refs)?)
     }
 
-    fn start(&self, seconds: f64) -> Result<()> {
+    /// Starts the server, its watcher (ending by itself `exit_after` seconds from now, if
+    /// given) and the agents.
+    fn start(&self, exit_after: Option<f64>) -> Result<()> {
         let exe = std::env::current_exe()?.to_string_lossy().into_owned();
         let alerts = self.root.join("alerts.jsonl");
         let mut args: Vec<String> = ["-f", "/dev/null", "new-session", "-d", "-s", "demo"]
@@ -310,7 +326,9 @@ impl World {
         args.extend([exe, "-L".into(), self.socket.clone(), "watch".into()]);
         args.extend(["--poll", "1", "--no-notify", "--alert-command"].map(String::from));
         args.push(format!("tee -a {}", alerts.display()));
-        args.extend(["--exit-after".into(), format!("{}", seconds + 30.0)]);
+        if let Some(secs) = exit_after {
+            args.extend(["--exit-after".into(), format!("{secs}")]);
+        }
         self.cmd(&args)
             .context("cannot start the demo tmux server")?;
         self.cmd(&["set-option", "-g", "status-right", "#{@agentpane_status} "].map(String::from))?;
@@ -355,6 +373,7 @@ impl World {
                 args.push(format!("AGENTPANE_FAKE_PACE_MS={}", actor.pace_ms));
             }
             if let Some((name, _)) = actor.screen {
+                args.extend(["-e".into(), "AGENTPANE_FAKE_DECIDE=1".into()]);
                 args.push("-e".into());
                 let screen = self.root.join("fixtures").join(name);
                 args.push(format!("AGENTPANE_FAKE_SCREEN={}", screen.display()));
@@ -479,9 +498,28 @@ impl World {
         Some(format!("{status:<24} {}", windows.join("  ")))
     }
 
-    /// Kills the private server, waits (up to 5 s) for its processes — the watcher saves its
-    /// memory on the way out — and only then removes the temporary folder.
+    /// The process id of the watcher (its window's pane).
+    fn watcher_pid(&self) -> Option<u32> {
+        self.tmux
+            .cmd(&["display-message", "-p", "-t", "demo:watcher", "#{pane_pid}"])
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    }
+
+    /// Ends the watcher by its process id (it saves its memory on the way out), kills the
+    /// private server, waits (up to 5 s each) for their processes, and only then removes the
+    /// temporary folder.
     fn teardown(&self) {
+        if let Some(pid) = self
+            .watcher_pid()
+            .and_then(|p| libc::pid_t::try_from(p).ok())
+        {
+            // SAFETY: a plain signal to the watcher this demo started.
+            unsafe { libc::kill(pid, libc::SIGTERM) };
+            wait_gone(&[pid as u32]);
+        }
         let pids: Vec<u32> = self
             .tmux
             .cmd(&["list-panes", "-a", "-F", "#{pane_pid}"])
@@ -490,16 +528,14 @@ impl World {
             .filter_map(|l| l.trim().parse().ok())
             .collect();
         let _ = self.tmux.cmd(&["kill-server"]);
-        let deadline = Instant::now() + Duration::from_secs(5);
-        while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        wait_gone(&pids);
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
 
 fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
-    world.start(args.seconds)?;
+    // A `--keep` demo runs until Enter: its watcher too (ended by its id at teardown).
+    world.start((!args.keep).then(|| args.seconds + grace()))?;
     println!(
         "agentpane demo: {} simulated agents ({}) replaying real transcripts",
         ACTORS.len(),
@@ -507,6 +543,10 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
     );
     println!(
         "watch it live in another terminal:  tmux -L {} attach -t demo",
+        world.socket
+    );
+    println!(
+        "{INFRA} waits on a permission: decide it with  agentpane -L {} answer demo:{INFRA} allow",
         world.socket
     );
     if args.keep {
@@ -572,6 +612,24 @@ fn show(world: &World, args: &DemoArgs, stop: &AtomicBool) -> Result<i32> {
         world.root.display()
     );
     Ok(exit::OK)
+}
+
+/// Waits up to 5 s for `pids` to end.
+fn wait_gone(pids: &[u32]) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while pids.iter().any(|p| alive(*p)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// How long a timed demo's watcher outlives it: [`GRACE_ENV`] when it holds a positive number
+/// of seconds, else [`GRACE`].
+fn grace() -> f64 {
+    std::env::var(GRACE_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .unwrap_or(GRACE)
 }
 
 /// A process that exists and is not a zombie.

@@ -34,12 +34,16 @@
 //!   e.g. a routed message) is appended to FILE, so tests see exactly what the agent got.
 //! - `AGENTPANE_FAKE_VERSION=V`: the client version a fake Claude Code's session record
 //!   claims (default `0.0.0-agentpane-fake`, a version never verified).
+//! - `AGENTPANE_FAKE_DECIDE=1`: a fake Claude Code's dialog (its screen) waits for a key, as
+//!   the demo's waiting pane does: `1`/`2` allow its pending call, `3`/Escape deny it
+//!   ([`decide`]); no step is written by time.
 //! - `AGENTPANE_FAKE_FRESH=1`: a fake Claude Code asked nothing yet: its session record at
 //!   start, its transcript only with its first step (as the released client writes it at the
 //!   first prompt).
 //!
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 
+mod decide;
 mod jsonl;
 mod opencode;
 
@@ -95,6 +99,8 @@ enum Command {
     Quit,
     /// Not a command: text typed or pasted into the agent.
     Input(String),
+    /// A key decided the dialog on screen: allowed (`true`) or denied.
+    Decide(bool),
 }
 
 fn parse_command(line: &str) -> Option<Command> {
@@ -126,10 +132,11 @@ fn run_inner(kind: AgentKind) -> Result<()> {
                 .collect(),
         }
     };
+    let deciding = kind == AgentKind::Claude && decide::requested();
     let pace = std::env::var("AGENTPANE_FAKE_PACE_MS")
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
-        .filter(|ms| *ms > 0)
+        .filter(|ms| *ms > 0 && !deciding)
         .map(Duration::from_millis);
     let start = match std::env::var("AGENTPANE_FAKE_START").ok().as_deref() {
         Some("all") => lines.len(),
@@ -156,6 +163,12 @@ fn run_inner(kind: AgentKind) -> Result<()> {
         .is_ok_and(|v| v == "1")
         .then(|| asked(kind, &lines[..start.min(lines.len())]))
         .flatten();
+    let call = deciding
+        .then(|| decide::pending_call(&lines[..start.min(lines.len())]))
+        .flatten();
+    if deciding {
+        decide::single_keys();
+    }
     let mut sink = create_sink(kind, &lines, hold)?;
     let mut steps = Steps::new(lines, sink.consumed(), repeat);
     let mut write_next = |sink: &mut Box<dyn Sink>, n: usize| -> Result<()> {
@@ -191,7 +204,7 @@ fn run_inner(kind: AgentKind) -> Result<()> {
         out.write_all(dialog.as_bytes())?;
         out.flush()?;
     }
-    let commands = spawn_stdin_reader();
+    let commands = spawn_stdin_reader(deciding);
     loop {
         let got = match pace {
             Some(p) => commands.recv_timeout(p),
@@ -208,6 +221,21 @@ fn run_inner(kind: AgentKind) -> Result<()> {
             }
             Ok(Command::Line(l)) => sink.append(&l)?,
             Ok(Command::Input(text)) => received(&text)?,
+            Ok(Command::Decide(allow)) => {
+                let input = call.as_ref().map(|(_, i)| i.clone()).unwrap_or_default();
+                let mut out = std::io::stdout().lock();
+                out.write_all(decide::after(allow, &input).as_bytes())?;
+                out.flush()?;
+                match (&call, allow) {
+                    (Some((id, _)), true) => {
+                        for record in decide::allowed(id) {
+                            sink.append(&record)?;
+                        }
+                    }
+                    // The recorded rejection.
+                    _ => write_next(&mut sink, usize::MAX)?,
+                }
+            }
             Ok(Command::Quit) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
             Err(mpsc::RecvTimeoutError::Timeout) => {
                 write_next(&mut sink, 1)?;
@@ -275,9 +303,18 @@ impl Steps {
     }
 }
 
-/// Reads stdin commands on a thread; the channel closes at EOF or on `quit`.
-fn spawn_stdin_reader() -> mpsc::Receiver<Command> {
+/// Reads stdin commands on a thread (with `keys`, single keys: [`decide::read_keys`]); the
+/// channel closes at EOF or on `quit`.
+fn spawn_stdin_reader(keys: bool) -> mpsc::Receiver<Command> {
     let (tx, rx) = mpsc::channel();
+    if keys {
+        std::thread::spawn(move || {
+            decide::read_keys(tx, |l| {
+                parse_command(l).unwrap_or_else(|| Command::Input(l.to_string()))
+            })
+        });
+        return rx;
+    }
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
