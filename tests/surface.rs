@@ -4,7 +4,7 @@
 mod common;
 
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::Duration;
 
 use common::{agentpane_without_server, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
