@@ -1,7 +1,7 @@
 //! The hidden `serve`: what a remote host runs for a watcher elsewhere
 //! (docs/design.md#remote-hosts). It prints one JSON document of this host's agent panes
 //! ([`crate::remote::doc`]) whenever it changes, and nothing while nothing does: it sleeps on
-//! the state folder until the local watcher rewrites its snapshot, and starts that watcher when
+//! the server's folder of the state folder until the local watcher rewrites its snapshot, and starts that watcher when
 //! none runs. It ends when its stdin closes (the ssh connection went away) or stdout breaks.
 
 use std::io::{Read, Write};
