@@ -168,3 +168,16 @@ fn the_same_pane_id_on_two_servers_keeps_separate_alert_memory() {
     assert_eq!((watch_a.alerts().len(), watch_b.alerts().len()), (1, 1));
     drop((watch_a, watch_b));
 }
+
+#[test]
+fn a_watcher_of_an_older_agentpane_still_serves_its_server() {
+    let server = TmuxServer::start();
+    let socket = server.tmux(&["display-message", "-p", "#{socket_path}"]);
+    let old = agentpane::watch::lock::legacy_lock_path(&server.state_dir(), &socket);
+    let held = agentpane::paths::FileLock::acquire(&old).unwrap();
+    let run = server.agentpane(&["watch", "--exit-after", "5", "--no-notify"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(run.stderr.contains("already running"), "{run:?}");
+    assert!(!server.server_dir().join("state.json").exists());
+    drop(held);
+}

@@ -16,6 +16,20 @@ pub fn lock_path(state: &Path, socket_path: &str) -> PathBuf {
     crate::paths::server_dir(state, socket_path).join("watch.lock")
 }
 
+/// The lock a watcher of an agentpane from before per-server folders holds for the server at
+/// `socket_path`: `watch<socket path>.lock` at the top of the state folder `state`. Such a
+/// watcher may still run after an upgrade; it serves the server as well.
+pub fn legacy_lock_path(state: &Path, socket_path: &str) -> PathBuf {
+    let name: String = socket_path
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '-' | '.' => c,
+            _ => '_',
+        })
+        .collect();
+    state.join(format!("watch{name}.lock"))
+}
+
 /// Takes the lock, or `Ok(None)` when another watcher holds it. The server's folder must
 /// exist (an error otherwise: no watcher made it, so none runs).
 pub fn try_lock(state: &Path, socket_path: &str) -> Result<Option<ServerLock>> {
@@ -42,6 +56,12 @@ mod tests {
         assert!(try_lock(dir.path(), "/tmp/tmux-0/default")
             .unwrap()
             .is_some());
+    }
+
+    #[test]
+    fn the_old_lock_keeps_its_old_name() {
+        let p = legacy_lock_path(Path::new("/s"), "/tmp/tmux-1000/my sock");
+        assert_eq!(p, Path::new("/s/watch_tmp_tmux-1000_my_sock.lock"));
     }
 
     #[test]

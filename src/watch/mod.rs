@@ -76,7 +76,8 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     let server = paths::server_dir(&dir, &socket_path);
     paths::ensure_private_dir(&server)?;
     log::init(server.join(log::FILE));
-    let Some(lock) = lock::try_lock(&dir, &socket_path)? else {
+    let older = paths::lock_holder(&lock::legacy_lock_path(&dir, &socket_path));
+    let Some(lock) = lock::try_lock(&dir, &socket_path)?.filter(|_| older.is_none()) else {
         eprintln!("agentpane: a watcher is already running for the tmux server at {socket_path}");
         return Ok(crate::exit::OK);
     };
