@@ -242,9 +242,18 @@ pub fn remembered_scan(
     now: Time,
     windows: &Windows,
 ) -> Result<Vec<PaneReport>, TmuxError> {
-    let dir = server_dir(tmux)?;
+    remembered_scan_in(&server_dir(tmux)?, tmux, now, windows)
+}
+
+/// [`remembered_scan`] for a caller that knows the server's folder `dir` already.
+pub fn remembered_scan_in(
+    dir: &Path,
+    tmux: &Tmux,
+    now: Time,
+    windows: &Windows,
+) -> Result<Vec<PaneReport>, TmuxError> {
     let mut reports = crate::scan::scan(tmux, now)?;
-    remember_in(&dir, &mut reports, now, windows);
+    remember_in(dir, &mut reports, now, windows);
     Ok(reports)
 }
 

@@ -7,7 +7,7 @@ use serde::Deserialize;
 use super::Context;
 use crate::cli::{JumpArgs, PaneStatusArgs, StatusArgs};
 use crate::exit;
-use crate::memory::remembered_scan;
+use crate::memory::{remembered_scan, remembered_scan_in};
 use crate::remote::link::HostView;
 use crate::segment::{self, Counts, Icons};
 use crate::state::{urgency, State, Windows};
@@ -55,7 +55,9 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
         Some((w, _)) => w.counts(now),
         None => {
             // No agents, a failing scan: all render as nothing, exit 0.
-            let reports = remembered_scan(&tmux, now, &Windows::default()).unwrap_or_default();
+            let server = crate::paths::server_dir(&dir, &socket);
+            let reports =
+                remembered_scan_in(&server, &tmux, now, &Windows::default()).unwrap_or_default();
             Counts::of(&reports, now)
         }
     };
