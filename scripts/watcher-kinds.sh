@@ -119,15 +119,15 @@ cpu() {
 
 wakes_now() { # the watcher's wake count from its SIGUSR1 log line
     local before now
-    before=$(grep -c 'counters:' "$AGENTPANE_STATE_DIR/watch.log" 2>/dev/null)
+    before=$(cat "$AGENTPANE_STATE_DIR"/servers/*/watch.log 2>/dev/null | grep -c 'counters:')
     before=${before:-0}
     kill -USR1 "$WATCHER"
     for _ in $(seq 1 50); do
-        now=$(grep -c 'counters:' "$AGENTPANE_STATE_DIR/watch.log" 2>/dev/null)
+        now=$(cat "$AGENTPANE_STATE_DIR"/servers/*/watch.log 2>/dev/null | grep -c 'counters:')
         ((${now:-0} > before)) && break
         sleep 0.1
     done
-    grep 'counters:' "$AGENTPANE_STATE_DIR/watch.log" | tail -1 | sed -E 's/.*wakes ([0-9]+).*/\1/'
+    cat "$AGENTPANE_STATE_DIR"/servers/*/watch.log | grep 'counters:' | tail -1 | sed -E 's/.*wakes ([0-9]+).*/\1/'
 }
 
 # start_watcher [PATH]: the watcher, started and settled: its first scan published, then no
@@ -176,7 +176,7 @@ old_wakes() {
 # SIGUSR1 log line (0 for a build older than that).
 quiet_polls() {
     wakes_now >/dev/null
-    grep 'counters:' "$AGENTPANE_STATE_DIR/watch.log" | tail -1 |
+    cat "$AGENTPANE_STATE_DIR"/servers/*/watch.log | grep 'counters:' | tail -1 |
         sed -nE 's/.*quiet polls ([0-9]+).*/\1/p' | grep . || echo 0
 }
 

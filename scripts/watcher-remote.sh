@@ -149,7 +149,7 @@ cpu_tree() { # ns on CPU of PID's threads, by ticks for its children (live ssh c
 wakes() {
     kill -USR1 "$WATCHER"
     sleep 0.5
-    grep 'counters:' "$AGENTPANE_STATE_DIR/watch.log" | tail -1 | sed -E 's/.*wakes ([0-9]+).*/\1/'
+    cat "$AGENTPANE_STATE_DIR"/servers/*/watch.log | grep 'counters:' | tail -1 | sed -E 's/.*wakes ([0-9]+).*/\1/'
 }
 
 measure() { # measure LABEL [watch flags…]: one row

@@ -1,4 +1,6 @@
-//! What agentpane remembers between scans and across restarts, in the state folder:
+//! What agentpane remembers between scans and across restarts, in the folder of the tmux
+//! server it is about ([`paths::server_dir`]: a pane id names a different pane on another
+//! server):
 //!
 //! - `observed.json`: when each session (thread) was last seen `working`, so an open turn that
 //!   went quiet reads `stalled` only when this monitor saw it working (docs/design.md#freshness).
@@ -240,19 +242,41 @@ pub fn remembered_scan(
     now: Time,
     windows: &Windows,
 ) -> Result<Vec<PaneReport>, TmuxError> {
+    remembered_scan_in(&server_dir(tmux)?, tmux, now, windows)
+}
+
+/// [`remembered_scan`] for a caller that knows the server's folder `dir` already.
+pub fn remembered_scan_in(
+    dir: &Path,
+    tmux: &Tmux,
+    now: Time,
+    windows: &Windows,
+) -> Result<Vec<PaneReport>, TmuxError> {
     let mut reports = crate::scan::scan(tmux, now)?;
-    remember(&mut reports, now, windows);
+    remember_in(dir, &mut reports, now, windows);
     Ok(reports)
 }
 
-/// [`remembered_scan`] for reports a caller scanned itself (the picker reuses resolutions).
-pub fn remember(reports: &mut [PaneReport], now: Time, windows: &Windows) {
-    let dir = paths::state_dir();
-    let mut observed = Observed::load(&dir);
+/// The folder of the server `tmux` talks to, in the state folder (one tmux call).
+pub fn server_dir(tmux: &Tmux) -> Result<PathBuf, TmuxError> {
+    Ok(paths::server_dir(&paths::state_dir(), &tmux.socket_path()?))
+}
+
+/// [`remembered_scan`] for reports a caller scanned itself on `tmux` (the picker reuses
+/// resolutions). Without the server's folder, the reports stay as scanned.
+pub fn remember(tmux: &Tmux, reports: &mut [PaneReport], now: Time, windows: &Windows) {
+    if let Ok(dir) = server_dir(tmux) {
+        remember_in(&dir, reports, now, windows);
+    }
+}
+
+/// [`remember`] with the memories of the server folder `dir`.
+fn remember_in(dir: &Path, reports: &mut [PaneReport], now: Time, windows: &Windows) {
+    let mut observed = Observed::load(dir);
     observed.apply(reports, now, windows);
-    AlertMemory::load(&dir).apply_seen(reports);
+    AlertMemory::load(dir).apply_seen(reports);
     if observed.observe(reports, now) {
-        let _ = observed.save(&dir, now);
+        let _ = observed.save(dir, now);
     }
 }
 

@@ -58,6 +58,28 @@ fn state_dir_override(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> 
     set("AGENTPANE_STATE_DIR").or_else(|| set("XDG_STATE_HOME").map(|d| d.join("agentpane")))
 }
 
+/// The folder in the state folder `state` for what belongs to the tmux server at
+/// `socket_path` (`#{socket_path}`): its watcher's snapshot, lock and log, its alert and
+/// observation memories. Pane ids such as `%1` repeat across servers, so nothing of one server
+/// may be read as another's. `servers/<name>`, the name the socket path with `/` written `+`
+/// and any other byte but `[A-Za-z0-9._-]` (a leading `.` too) as `%XX`: readable, and two
+/// paths never share a folder. Pure: the caller creates it ([`ensure_private_dir`]).
+pub fn server_dir(state: &Path, socket_path: &str) -> PathBuf {
+    let mut name = String::new();
+    for (i, b) in socket_path.trim_start_matches('/').bytes().enumerate() {
+        match b {
+            b'/' => name.push('+'),
+            b'.' if i == 0 => name.push_str("%2E"),
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'_' | b'-' => name.push(b as char),
+            _ => name.push_str(&format!("%{b:02X}")),
+        }
+    }
+    if name.is_empty() {
+        name.push('%');
+    }
+    state.join("servers").join(name)
+}
+
 /// `$XDG_CONFIG_HOME/agentpane` (or the platform equivalent).
 pub fn config_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
@@ -350,6 +372,31 @@ mod tests {
         let err = format!("{:#}", ensure_private_dir(&open).unwrap_err());
         let want = format!("is owned by uid 65534, not you (uid {})", euid());
         assert!(err.contains(&want), "{err}");
+    }
+
+    #[test]
+    fn each_tmux_server_has_its_own_readable_folder() {
+        let s = Path::new("/st");
+        let default = server_dir(s, "/tmp/tmux-1000/default");
+        assert_eq!(default, Path::new("/st/servers/tmp+tmux-1000+default"));
+        let work = server_dir(s, "/tmp/tmux-1000/work");
+        assert_ne!(default, work);
+        // Names that a plain `/` → `_` would join stay apart, and nothing leaves `servers/`.
+        assert_ne!(server_dir(s, "/tmp/a_b"), server_dir(s, "/tmp/a/b"));
+        assert_ne!(server_dir(s, "/tmp/a+b"), server_dir(s, "/tmp/a/b"));
+        assert_eq!(
+            server_dir(s, "/tmp/my sock%"),
+            Path::new("/st/servers/tmp+my%20sock%25")
+        );
+        for odd in ["/..", "..", "/", "", "/tmp/../x"] {
+            let d = server_dir(s, odd);
+            assert_eq!(d.parent(), Some(Path::new("/st/servers")), "{odd:?}: {d:?}");
+            let name = d.file_name().unwrap().to_str().unwrap();
+            assert!(
+                name != "." && name != ".." && !name.contains('/'),
+                "{odd:?}"
+            );
+        }
     }
 
     #[test]

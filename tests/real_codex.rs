@@ -127,7 +127,7 @@ fn wait_alerts(w: &Codex, watch: &Watch, pane: &str, n: usize) {
     let end = std::time::Instant::now() + STEP;
     while alerts_for(watch, pane).len() < n {
         if std::time::Instant::now() > end {
-            let state = std::fs::read_to_string(w.server.state_dir().join("state.json"));
+            let state = std::fs::read_to_string(w.server.server_dir().join("state.json"));
             panic!(
                 "{pane}: {n} alert(s) expected, got {:?}\nwatcher state: {state:?}",
                 watch.alerts()

@@ -68,7 +68,7 @@ fn watcher_view(server: &TmuxServer, watch: &Watch, pane: &str) -> String {
         alerts_for(watch, pane),
         server.snapshot_row(pane),
         row(server, pane),
-        std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default(),
+        std::fs::read_to_string(server.server_dir().join("watch.log")).unwrap_or_default(),
         real::screen(server, pane)
     )
 }
@@ -343,8 +343,8 @@ fn an_unanswered_prompt_under_hidden_retries_is_attention_once_then_recovers() {
             "attention",
             "{label}: {:?}\nthe watcher's log:\n{}\nits snapshot:\n{}",
             watch.alerts(),
-            std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default(),
-            std::fs::read_to_string(server.state_dir().join("state.json")).unwrap_or_default()
+            std::fs::read_to_string(server.server_dir().join("watch.log")).unwrap_or_default(),
+            std::fs::read_to_string(server.server_dir().join("state.json")).unwrap_or_default()
         );
 
         // The fifth attempt is answered: your-turn, its answer, no retry left.

@@ -33,7 +33,7 @@ fn wait_status(local: &TmuxServer, what: &str, cond: impl Fn(&str) -> bool) {
         if std::time::Instant::now() > end {
             panic!(
                 "timed out waiting for {what}: status {last:?}, snapshot {}",
-                read(&local.state_dir().join("state.json"))
+                read(&local.server_dir().join("state.json"))
             );
         }
         std::thread::sleep(Duration::from_millis(100));
@@ -62,7 +62,7 @@ fn select_row(local: &TmuxServer, pane: &str, text: &str) {
 /// The local watcher's view of `host`, from its snapshot.
 fn host_view(local: &TmuxServer, host: &str) -> serde_json::Value {
     let snapshot: serde_json::Value =
-        serde_json::from_str(&read(&local.state_dir().join("state.json"))).expect("snapshot");
+        serde_json::from_str(&read(&local.server_dir().join("state.json"))).expect("snapshot");
     snapshot["hosts"]
         .as_array()
         .expect("hosts in the snapshot")
@@ -274,7 +274,7 @@ fn remote_agents_over_a_real_sshd() {
     });
     wait_status(&local, "devbox back", |s| !s.contains("devbox ✕"));
     assert_eq!(watch.stop(), 0);
-    let log = read(&local.state_dir().join("watch.log"));
+    let log = read(&local.server_dir().join("watch.log"));
     eprintln!(
         "{}",
         log.lines()

@@ -387,7 +387,7 @@ fn a_torn_journal_line_hides_no_later_record_from_the_next_watcher() {
         .state_dir()
         .join(format!("queue/held/{}.json", started.id));
     let queued = server.state_dir().join(format!("queue/{}.json", done.id));
-    let log = server.state_dir().join("watch.log");
+    let log = server.server_dir().join("watch.log");
     // The watcher logs the damage once its pass is over, after the files moved.
     wait_for(
         "the started paste held, the delivered one dropped, the damage logged",

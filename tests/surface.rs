@@ -107,7 +107,7 @@ fn status_counts_the_serving_watchers_view() {
     });
     assert_eq!(counts(&[]), "0/1");
     // The watcher writes its snapshot only when its view changes: two waiting panes stay.
-    let path = server.state_dir().join("state.json");
+    let path = server.server_dir().join("state.json");
     let mut snap: serde_json::Value =
         serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     let mut waiting = snap["panes"][0].clone();
@@ -273,9 +273,9 @@ fn failing_and_hanging_alert_commands_are_logged_and_never_block() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        let log = server.state_dir().join("watch.log");
+        let log = server.server_dir().join("watch.log");
         wait_until(DEADLINE, "the watcher", || {
-            server.state_dir().join("state.json").exists()
+            server.server_dir().join("state.json").exists()
         });
         server.send_line(&pane, "step");
         wait_until(DEADLINE, expect, || {

@@ -46,7 +46,7 @@ fn alert_command_with_quotes_and_a_spaced_path_gets_the_alert_json_on_stdin() {
     }
     let _watch = Reap(child);
     wait_until(DEADLINE, "the watcher's first scan", || {
-        server.state_dir().join("state.json").exists()
+        server.server_dir().join("state.json").exists()
     });
     server.send_line(&live, "step");
     wait_until(DEADLINE, "the alert in the file", || {

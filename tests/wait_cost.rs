@@ -153,6 +153,7 @@ fn watcher_sleeps_between_safety_polls() {
     mid_turn_codex(&server, "busy");
     // A channel with mail in it: the watcher reads channel folders on every scan.
     let state = server.state_dir();
+    let snapshot = server.server_dir().join("state.json");
     let id = channel(&state, &["new", "--as", "alice"]);
     channel(&state, &["join", &id, "--as", "bob"]);
     // A long safety poll: what is measured is what wakes the watcher besides it.
@@ -167,9 +168,7 @@ fn watcher_sleeps_between_safety_polls() {
             "--no-message",
         ],
     );
-    wait_until(DEADLINE, "the watcher's first scan", || {
-        state.join("state.json").exists()
-    });
+    wait_until(DEADLINE, "the watcher's first scan", || snapshot.exists());
     assert_sleeps("watch", &mut watch.0);
 }
 
@@ -504,7 +503,7 @@ fn an_idle_watcher_asks_tmux_nothing_until_a_pane_changes() {
         let lists = counters(server, watch).lists;
         let fake = FakeAgent::idle(*kind);
         server.start_from_shell(shell, fake.name, &fake.env);
-        let snapshot = server.state_dir().join("state.json");
+        let snapshot = server.server_dir().join("state.json");
         wait_until(
             DEADLINE,
             &format!("the watcher to see {kind} start"),

@@ -185,7 +185,7 @@ fn an_escalated_thread_is_told_to_the_human_once() {
     assert_eq!(send(Some(&thread), "Please answer: total?").code, 0);
     let fourth = send(Some(&thread), "Total??");
     assert_eq!(fourth.code, 5, "{fourth:?}");
-    let log = server.state_dir().join("watch.log");
+    let log = server.server_dir().join("watch.log");
     let told = || {
         std::fs::read_to_string(&log)
             .unwrap_or_default()

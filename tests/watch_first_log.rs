@@ -45,7 +45,7 @@ fn first_log_is_read(kind: AgentKind) {
             format!(
                 "its row: {:#}\nits log:\n{}",
                 server.snapshot_row(&pane),
-                std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap_or_default()
+                std::fs::read_to_string(server.server_dir().join("watch.log")).unwrap_or_default()
             )
         },
     );

@@ -11,7 +11,7 @@ use crate::exit;
 
 pub fn run(args: DoctorArgs, ctx: &Context) -> Result<i32> {
     let mut facts = doctor::gather(&ctx.socket, Utc::now());
-    facts.hosts = super::remote::views(&ctx.remote_hosts()?);
+    facts.hosts = super::remote::views(&ctx.tmux(), &ctx.remote_hosts()?);
     let findings = doctor::check(&facts);
     let good = doctor::all_good(&findings);
     if args.json {

@@ -215,9 +215,9 @@ fn chain_text(report: &PaneReport, now: Time) -> String {
 pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     let now = Utc::now();
     // With the observation memory, as `status` does: `stalled` and acknowledged turns agree.
-    let reports =
-        crate::memory::remembered_scan(&ctx.tmux(), now, &crate::state::Windows::default())?;
-    let views = super::remote::views(&ctx.remote_hosts()?);
+    let tmux = ctx.tmux();
+    let reports = crate::memory::remembered_scan(&tmux, now, &crate::state::Windows::default())?;
+    let views = super::remote::views(&tmux, &ctx.remote_hosts()?);
     for v in views.iter().filter(|v| v.is_down()) {
         if let crate::remote::link::Link::Down { reason } = &v.link {
             eprintln!("agentpane: {} is unreachable: {reason}", v.host);

@@ -197,7 +197,7 @@ fn register(
 ) -> Result<(i32, String)> {
     for side in [a, b] {
         if let Some((host, _)) = crate::route::relays::remote_side(side) {
-            if !super::remote::kept_views()
+            if !super::remote::kept_views(tmux)
                 .iter()
                 .any(|v| v.host == host.as_str())
             {
@@ -252,7 +252,7 @@ fn side_id(tmux: &Tmux, hosts: &[Host], target: &str, stopping: bool) -> Result<
     if stopping && crate::remote::doc::is_pane_id(pane) {
         return Ok(format!("{host}:{pane}"));
     }
-    let views = super::remote::views(std::slice::from_ref(&host));
+    let views = super::remote::views(tmux, std::slice::from_ref(&host));
     let view = views.first().context("no view of the host")?;
     if let Link::Down { reason } = &view.link {
         bail!("{host} is unreachable: {reason}");
@@ -277,7 +277,7 @@ fn side_agent(
         let key = report_of(reports, side).and_then(|r| Turn::of(r).closed_key());
         return Ok((SideAgent::Here(agent), key));
     };
-    let views = super::remote::views(std::slice::from_ref(&host));
+    let views = super::remote::views(tmux, std::slice::from_ref(&host));
     let found = views
         .iter()
         .flat_map(|v| v.panes())

@@ -24,13 +24,14 @@ struct SnapshotHosts {
     hosts: Vec<HostView>,
 }
 
-/// Every host's view: the watcher's when it has one for that host, else asked now (the hosts
-/// in parallel, each within the connect timeout plus a little).
-pub fn views(hosts: &[Host]) -> Vec<HostView> {
+/// Every host's view: the watcher's of the server `tmux` talks to when it has one for that
+/// host, else asked now (the hosts in parallel, each within the connect timeout plus a
+/// little).
+pub fn views(tmux: &Tmux, hosts: &[Host]) -> Vec<HostView> {
     if hosts.is_empty() {
         return Vec::new();
     }
-    let kept = kept_views();
+    let kept = kept_views(tmux);
     let ssh = Ssh::from_env();
     let asks: Vec<_> = hosts
         .iter()
@@ -56,10 +57,13 @@ pub fn views(hosts: &[Host]) -> Vec<HostView> {
         .collect()
 }
 
-/// The hosts' views the watcher keeps (its snapshot), without asking any host: what the
-/// status segment shows, so a slow or dead host never holds it up.
-pub fn kept_views() -> Vec<HostView> {
-    std::fs::read(Snapshot::path(&crate::paths::state_dir()))
+/// The hosts' views the watcher of the server `tmux` talks to keeps (its snapshot), without
+/// asking any host: what the status segment shows, so a slow or dead host never holds it up.
+/// None without that server (another server's watcher keeps other hosts).
+pub fn kept_views(tmux: &Tmux) -> Vec<HostView> {
+    crate::memory::server_dir(tmux)
+        .ok()
+        .and_then(|dir| std::fs::read(Snapshot::path(&dir)).ok())
         .map(|d| hosts_in(&d))
         .unwrap_or_default()
 }

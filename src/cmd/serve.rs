@@ -1,7 +1,7 @@
 //! The hidden `serve`: what a remote host runs for a watcher elsewhere
 //! (docs/design.md#remote-hosts). It prints one JSON document of this host's agent panes
 //! ([`crate::remote::doc`]) whenever it changes, and nothing while nothing does: it sleeps on
-//! the state folder until the local watcher rewrites its snapshot, and starts that watcher when
+//! the server's folder of the state folder until the local watcher rewrites its snapshot, and starts that watcher when
 //! none runs. It ends when its stdin closes (the ssh connection went away) or stdout breaks.
 
 use std::io::{Read, Write};
@@ -71,21 +71,30 @@ pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
         while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
         let _ = gone.send(Ev::Gone);
     });
-    let snapshot = Snapshot::path(&dir);
     let mut watcher = notify::recommended_watcher(move |res: notify::Result<notify::Event>| {
-        // Only a change of the snapshot: reading it (as this loop does) is no news.
+        // Only a change of the snapshot (the one folder watched is the server's): reading it
+        // (as this loop does) is no news.
         if res.is_ok_and(|ev| {
-            crate::watch::wake::is_change(&ev.kind) && ev.paths.iter().any(|p| p == &snapshot)
+            crate::watch::wake::is_change(&ev.kind)
+                && ev
+                    .paths
+                    .iter()
+                    .any(|p| p.file_name() == Some(Snapshot::FILE.as_ref()))
         }) {
             let _ = tx.send(Ev::Changed);
         }
     })?;
-    watcher.watch(&dir, RecursiveMode::NonRecursive)?;
     let mut socket: Option<String> = None;
     let mut last: Option<Document> = None;
     loop {
         if socket.is_none() {
             socket = tmux.socket_path().ok();
+            // The snapshot is in the server's own folder, known once the server is.
+            if let Some(s) = &socket {
+                let server = crate::paths::server_dir(&dir, s);
+                crate::paths::ensure_private_dir(&server)?;
+                watcher.watch(&server, RecursiveMode::NonRecursive)?;
+            }
         }
         let doc = current(&tmux, &dir, socket.as_deref(), true);
         if last.as_ref() != Some(&doc) {
@@ -118,7 +127,8 @@ fn current(tmux: &Tmux, dir: &Path, socket: Option<&str>, start: bool) -> Docume
         return Document::new(Vec::new(), Some("no tmux server on this host".into()));
     };
     if crate::watch::running(dir, socket) {
-        if let Some(panes) = read_snapshot(&Snapshot::path(dir), socket) {
+        let server = crate::paths::server_dir(dir, socket);
+        if let Some(panes) = read_snapshot(&Snapshot::path(&server), socket) {
             return Document::new(panes, None);
         }
     } else if start {

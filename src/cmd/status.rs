@@ -7,7 +7,8 @@ use serde::Deserialize;
 use super::Context;
 use crate::cli::{JumpArgs, PaneStatusArgs, StatusArgs};
 use crate::exit;
-use crate::memory::remembered_scan;
+use crate::memory::{remembered_scan, remembered_scan_in};
+use crate::remote::link::HostView;
 use crate::segment::{self, Counts, Icons};
 use crate::state::{urgency, State, Windows};
 use crate::tmux::TmuxError;
@@ -44,17 +45,24 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     if crate::paths::distrusted_folder(&dir).is_some() {
         return Ok(exit::OK);
     }
-    let snapshot = std::fs::read(crate::watch::snapshot::Snapshot::path(&dir)).unwrap_or_default();
-    let watched = (!args.scan)
-        .then(|| watched_counts(&tmux, &dir, &snapshot, now))
-        .flatten();
-    let mut counts = watched.unwrap_or_else(|| {
-        // No server, no agents, a failing scan: all render as nothing, exit 0.
-        let reports = remembered_scan(&tmux, now, &Windows::default()).unwrap_or_default();
-        Counts::of(&reports, now)
-    });
+    // Only the snapshot of the watcher serving this very server: another server's panes and
+    // hosts are not this one's. No server: nothing.
+    let Ok(socket) = tmux.socket_path() else {
+        return Ok(exit::OK);
+    };
+    let watched = watched(&dir, &socket);
+    let mut counts = match watched.as_ref().filter(|_| !args.scan) {
+        Some((w, _)) => w.counts(now),
+        None => {
+            // No agents, a failing scan: all render as nothing, exit 0.
+            let server = crate::paths::server_dir(&dir, &socket);
+            let reports =
+                remembered_scan_in(&server, &tmux, now, &Windows::default()).unwrap_or_default();
+            Counts::of(&reports, now)
+        }
+    };
     // The hosts the watcher keeps, as it last saw them: a status line never waits on ssh.
-    let hosts = super::remote::hosts_in(&snapshot);
+    let hosts = watched.map(|(_, hosts)| hosts).unwrap_or_default();
     let extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
     let line = segment::render_with(&format, &icons, &counts, &extra, now);
     if !line.is_empty() {
@@ -78,28 +86,29 @@ struct WatchedPane {
     resets_at: Option<crate::events::Time>,
 }
 
-/// The counts of the watcher that serves this server, from its `snapshot` (the bytes of the
-/// state folder `dir`'s `state.json`), when one runs: a status bar outside tmux that asks
-/// `status` then gets what the tmux status line shows, for one tmux call and no scan. The
-/// snapshot is shared by every server's watcher, so it counts only when the process holding
-/// this server's watcher lock wrote it for this server.
-fn watched_counts(
-    tmux: &crate::tmux::Tmux,
-    dir: &std::path::Path,
-    snapshot: &[u8],
-    now: crate::events::Time,
-) -> Option<Counts> {
-    let socket = tmux.socket_path().ok()?;
-    let holder = crate::paths::lock_holder(&crate::watch::lock::lock_path(dir, &socket))?;
-    let watched: Watched = serde_json::from_slice(snapshot).ok()?;
-    if watched.pid != holder || watched.socket_path != socket {
-        return None;
+impl Watched {
+    fn counts(&self, now: crate::events::Time) -> Counts {
+        let mut counts = Counts::default();
+        for p in &self.panes {
+            counts.add(p.state, p.seen, p.resets_at, now);
+        }
+        counts
     }
-    let mut counts = Counts::default();
-    for p in &watched.panes {
-        counts.add(p.state, p.seen, p.resets_at, now);
-    }
-    Some(counts)
+}
+
+/// The snapshot of the watcher that serves the server at `socket`, in its folder of the
+/// state folder `dir`, when one runs: a status bar outside tmux that asks `status` then gets
+/// what the tmux status line shows, for one tmux call and no scan. It counts only when the
+/// process holding this server's watcher lock wrote it for this server (a watcher that
+/// crashed leaves its last snapshot behind). With the hosts it keeps.
+fn watched(dir: &std::path::Path, socket: &str) -> Option<(Watched, Vec<HostView>)> {
+    let holder = crate::paths::lock_holder(&crate::watch::lock::lock_path(dir, socket))?;
+    let server = crate::paths::server_dir(dir, socket);
+    let bytes =
+        crate::paths::read_trusted(&crate::watch::snapshot::Snapshot::path(&server)).ok()?;
+    let watched: Watched = serde_json::from_slice(&bytes).ok()?;
+    (watched.pid == holder && watched.socket_path == socket)
+        .then(|| (watched, super::remote::hosts_in(&bytes)))
 }
 
 pub fn pane_status(args: PaneStatusArgs, ctx: &Context) -> Result<i32> {

@@ -61,20 +61,26 @@ const REPLACE_WAIT: Duration = Duration::from_secs(10);
 
 /// Sends SIGTERM to the watcher holding this server's lock and waits until it let go (it
 /// clears its tmux options first, so the new watcher's are not wiped after it set them).
+/// A watcher of an older agentpane (its lock at the top of the state folder) is ended too.
 fn end_running_watcher(ctx: &Context) -> Result<()> {
     let socket = ctx.tmux().socket_path()?;
-    let lock = crate::watch::lock::lock_path(&crate::paths::state_dir(), &socket);
-    let Some(pid) = crate::paths::lock_holder(&lock) else {
-        return Ok(());
-    };
-    if pid == std::process::id() {
-        return Ok(());
-    }
-    let pid = i32::try_from(pid)?;
-    // SAFETY: kill(2) with a pid from /proc/locks and a valid signal number.
-    unsafe { libc::kill(pid, libc::SIGTERM) };
-    if crate::paths::FileLock::acquire_within(&lock, REPLACE_WAIT)?.is_none() {
-        bail!("the watcher pid {pid} did not stop within {REPLACE_WAIT:?}");
+    let state = crate::paths::state_dir();
+    for lock in [
+        crate::watch::lock::lock_path(&state, &socket),
+        crate::watch::lock::legacy_lock_path(&state, &socket),
+    ] {
+        let Some(pid) = crate::paths::lock_holder(&lock) else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        let pid = i32::try_from(pid)?;
+        // SAFETY: kill(2) with a pid from /proc/locks and a valid signal number.
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        if crate::paths::FileLock::acquire_within(&lock, REPLACE_WAIT)?.is_none() {
+            bail!("the watcher pid {pid} did not stop within {REPLACE_WAIT:?}");
+        }
     }
     Ok(())
 }

@@ -116,16 +116,18 @@ fn watcher(state: &Path, socket_path: &str) -> WatcherFacts {
     let since = pid
         .and_then(procfs::start_ms)
         .and_then(|ms| chrono::DateTime::from_timestamp_millis(ms as i64));
-    // The snapshot is shared by every server's watcher: only this server's counts.
-    let snapshot: Option<serde_json::Value> = std::fs::read(state.join("state.json"))
-        .ok()
-        .and_then(|b| serde_json::from_slice(&b).ok());
+    // This server's own snapshot and log: another server's say nothing about this one.
+    let server = paths::server_dir(state, socket_path);
+    let snapshot: Option<serde_json::Value> =
+        std::fs::read(crate::watch::snapshot::Snapshot::path(&server))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
     let last_change = snapshot
         .filter(|s| s["socket_path"] == socket_path)
         .and_then(|s| s["written_at"].as_str()?.parse::<Time>().ok());
     let last_log = pid
         .is_none()
-        .then(|| last_line_of(&state.join("watch.log"), socket_path));
+        .then(|| last_line_of(&server.join(crate::watch::log::FILE), socket_path));
     WatcherFacts {
         lock,
         pid,

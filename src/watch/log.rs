@@ -1,5 +1,5 @@
-//! The watcher's log: stderr plus `watch.log` in the state folder (a watcher started by the
-//! plugin has no terminal). The file is rotated once it passes 1 MiB.
+//! The watcher's log: stderr plus `watch.log` in its server's folder of the state folder
+//! ([`crate::paths::server_dir`]; a watcher started by the plugin has no terminal). The file is rotated once it passes 1 MiB.
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
@@ -7,6 +7,9 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 const MAX_LOG: u64 = 1 << 20;
+
+/// The log's file name, in the server's folder.
+pub const FILE: &str = "watch.log";
 
 static LOG_FILE: OnceLock<PathBuf> = OnceLock::new();
 

@@ -72,8 +72,12 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     let socket_path = tmux.socket_path().context("cannot reach the tmux server")?;
     let dir = paths::trusted_state_dir()?;
     paths::ensure_private_dir(&dir)?;
-    log::init(dir.join("watch.log"));
-    let Some(lock) = lock::try_lock(&dir, &socket_path)? else {
+    // What belongs to this server (pane ids repeat across servers) lives in its own folder.
+    let server = paths::server_dir(&dir, &socket_path);
+    paths::ensure_private_dir(&server)?;
+    log::init(server.join(log::FILE));
+    let older = paths::lock_holder(&lock::legacy_lock_path(&dir, &socket_path));
+    let Some(lock) = lock::try_lock(&dir, &socket_path)?.filter(|_| older.is_none()) else {
         eprintln!("agentpane: a watcher is already running for the tmux server at {socket_path}");
         return Ok(crate::exit::OK);
     };
@@ -99,11 +103,11 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         sinks: Sinks::start(opts.sinks.clone()),
         engine: Engine::new(opts.alert),
         alerts: {
-            let mut m = AlertMemory::load(&dir);
+            let mut m = AlertMemory::load(&server);
             m.prune(chrono::Utc::now());
             m
         },
-        observed: Observed::load(&dir),
+        observed: Observed::load(&server),
         observed_dirty: false,
         observed_saved: Instant::now(),
         published: Options::new(),
@@ -133,6 +137,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         tmux,
         fs,
         dir,
+        server,
         opts,
     };
     let exit = w.main_loop(&rx);
@@ -145,7 +150,10 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
 struct Watcher {
     opts: WatchOptions,
     tmux: Tmux,
+    /// The state folder (shared by every server: queue, relays, channels, nudges).
     dir: PathBuf,
+    /// This server's own folder in it ([`paths::server_dir`]).
+    server: PathBuf,
     socket_path: PathBuf,
     fs: FsWatch,
     sinks: Sinks,
@@ -518,7 +526,7 @@ impl Watcher {
     fn remember(&mut self, now: Time, before: &AlertMemory) {
         if &self.alerts != before {
             self.alerts.prune(now);
-            if let Err(e) = self.alerts.save(&self.dir) {
+            if let Err(e) = self.alerts.save(&self.server) {
                 log::line(&format!("cannot save alert memory: {e:#}"));
             }
         }
@@ -528,7 +536,7 @@ impl Watcher {
     }
 
     fn save_observed(&mut self, now: Time) {
-        match self.observed.save(&self.dir, now) {
+        match self.observed.save(&self.server, now) {
             Ok(()) => self.observed_dirty = false,
             Err(e) => log::line(&format!("cannot save observations: {e:#}")),
         }
@@ -578,11 +586,11 @@ impl Watcher {
             Change::Counted => {}
         }
         self.snapshot_due = None;
-        match snap.write(&self.dir) {
+        match snap.write(&self.server) {
             Ok(()) => self.snapshot = Some((snap, now_i)),
             Err(e) => log::line(&format!(
                 "cannot write {}: {e:#}",
-                Snapshot::path(&self.dir).display()
+                Snapshot::path(&self.server).display()
             )),
         }
     }
@@ -596,8 +604,8 @@ impl Watcher {
         if self.observed_dirty {
             self.save_observed(now);
         }
-        let _ = self.alerts.save(&self.dir);
-        let _ = std::fs::remove_file(Snapshot::path(&self.dir));
+        let _ = self.alerts.save(&self.server);
+        let _ = std::fs::remove_file(Snapshot::path(&self.server));
         if let Some(links) = self.links.take() {
             links.stop();
         }

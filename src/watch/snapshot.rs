@@ -1,4 +1,5 @@
-//! `state.json` in the state folder: what the watcher last saw, for other commands and for
+//! `state.json` in the server's own folder of the state folder (`servers/<name>/`, see
+//! [`crate::paths::server_dir`]): what the watcher last saw, for other commands and for
 //! humans (`jq`). Replaced atomically, and only when its content changes: at once when what
 //! `status` counts changed, else at most once per [`DETAIL_GAP`].
 
@@ -47,9 +48,12 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    /// The file in `dir`.
+    /// The snapshot's file name.
+    pub const FILE: &'static str = "state.json";
+
+    /// The file in the server folder `dir`.
     pub fn path(dir: &Path) -> PathBuf {
-        dir.join("state.json")
+        dir.join(Snapshot::FILE)
     }
 
     /// How `new` differs from this snapshot (the write time does not count).

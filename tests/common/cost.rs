@@ -74,7 +74,7 @@ pub fn start_watcher(server: &TmuxServer, extra: &[&str]) -> Reap {
     let mut args = vec!["watch", "--no-bell", "--no-notify", "--no-message"];
     args.extend(extra);
     let watch = start(server, &args);
-    let snapshot = server.state_dir().join("state.json");
+    let snapshot = server.server_dir().join("state.json");
     wait_until(DEADLINE, "the watcher's first scan", || snapshot.exists());
     watch
 }
@@ -98,7 +98,7 @@ pub struct Counters {
 
 /// Asks the watcher for its counters and reads them from its log.
 pub fn counters(server: &TmuxServer, watcher: &Reap) -> Counters {
-    let log = server.state_dir().join("watch.log");
+    let log = server.server_dir().join("watch.log");
     let lines = |log: &Path| {
         std::fs::read_to_string(log)
             .unwrap_or_default()

@@ -351,7 +351,7 @@ impl TmuxServer {
 
     /// `pane`'s row in the watcher's snapshot (`state.json`), or null.
     pub fn snapshot_row(&self, pane: &str) -> serde_json::Value {
-        std::fs::read(self.state_dir().join("state.json"))
+        std::fs::read(self.server_dir().join("state.json"))
             .ok()
             .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
             .and_then(|s| {
@@ -683,7 +683,7 @@ impl Watch {
             .stderr(Stdio::null());
         let child = cmd.spawn().expect("start watcher");
         let w = Watch { child, alerts };
-        let snapshot = server.state_dir().join("state.json");
+        let snapshot = server.server_dir().join("state.json");
         wait_until(DEADLINE, "the watcher's first scan", || snapshot.exists());
         w
     }
@@ -719,5 +719,23 @@ impl Drop for Watch {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+impl TmuxServer {
+    /// This server's own folder in the state folder its runs use (an `AGENTPANE_STATE_DIR`
+    /// it was started with, else its own): the watcher's snapshot (`state.json`), lock,
+    /// `watch.log` and memories ([`agentpane::paths::server_dir`]).
+    pub fn server_dir(&self) -> PathBuf {
+        let socket = match &self.socket {
+            Some(s) => s.to_string_lossy().into_owned(),
+            None => self.tmux(&["display-message", "-p", "#{socket_path}"]),
+        };
+        let state = self
+            .extra
+            .iter()
+            .rfind(|(k, _)| k == "AGENTPANE_STATE_DIR")
+            .map_or_else(|| self.state_dir(), |(_, v)| v.clone());
+        agentpane::paths::server_dir(&state, socket.trim())
     }
 }

@@ -51,7 +51,7 @@ pub fn read(path: &Path) -> String {
 /// `pane` in the document of `host` that `local`'s watcher last had (its snapshot).
 pub fn remote_pane(local: &TmuxServer, host: &str, pane: &str) -> Option<serde_json::Value> {
     let snapshot: serde_json::Value =
-        serde_json::from_str(&read(&local.state_dir().join("state.json"))).ok()?;
+        serde_json::from_str(&read(&local.server_dir().join("state.json"))).ok()?;
     snapshot["hosts"]
         .as_array()?
         .iter()

@@ -61,15 +61,17 @@ fn corrupt_state_files_are_skipped_not_fatal() {
     let server = TmuxServer::start();
     server.spawn(&FakeAgent::claude().fixture(CLAUDE_FIXTURE));
     let state = server.state_dir();
+    let own = server.server_dir();
     std::fs::create_dir_all(state.join("queue")).unwrap();
-    for (name, junk) in [
-        ("alerts.json", &b"{\"keys\": [tru"[..]),
-        ("observed.json", b"\0\0\xff"),
-        ("state.json", b"[]"),
-        ("queue/20260101-000000-000-1-0.json", b"{\"id\":"),
-        ("journal.jsonl", b"{\"id\":\"x\",\"outc\n\xff\n"),
+    agentpane::paths::ensure_private_dir(&own).unwrap();
+    for (dir, name, junk) in [
+        (&own, "alerts.json", &b"{\"keys\": [tru"[..]),
+        (&own, "observed.json", b"\0\0\xff"),
+        (&own, "state.json", b"[]"),
+        (&state, "queue/20260101-000000-000-1-0.json", b"{\"id\":"),
+        (&state, "journal.jsonl", b"{\"id\":\"x\",\"outc\n\xff\n"),
     ] {
-        std::fs::write(state.join(name), junk).unwrap();
+        std::fs::write(dir.join(name), junk).unwrap();
     }
     let run = server.agentpane(&["status"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -89,7 +91,7 @@ fn corrupt_state_files_are_skipped_not_fatal() {
     let status = watcher.wait().unwrap();
     assert_eq!(status.code(), Some(0));
     // Its memory is whole JSON again.
-    let alerts = std::fs::read(state.join("alerts.json")).unwrap();
+    let alerts = std::fs::read(own.join("alerts.json")).unwrap();
     serde_json::from_slice::<serde_json::Value>(&alerts)
         .unwrap_or_else(|e| panic!("alerts.json after a clean stop ({e})"));
 }

@@ -173,7 +173,7 @@ impl Data {
             .remote_read
             .map_or(true, |t| t.elapsed() >= REMOTE_REFRESH)
         {
-            self.remote = super::remote::views(&self.hosts);
+            self.remote = super::remote::views(&self.tmux, &self.hosts);
             self.remote_read = Some(Instant::now());
         }
         super::remote::rows(&self.remote)
@@ -189,7 +189,7 @@ impl Data {
         // The picker shows what tmux has now: every refresh asks for the panes.
         self.resolved.list_panes();
         let mut reports = self.resolved.scan(&self.tmux, now)?;
-        crate::memory::remember(&mut reports, now, &Windows::default());
+        crate::memory::remember(&self.tmux, &mut reports, now, &Windows::default());
         let mail = crate::channel::pane_members().unwrap_or_default();
         let remote = self.remote_rows();
         let rows: Vec<Row> = reports
