@@ -107,7 +107,10 @@ fn type_after_interrupt(server: &TmuxServer, pane: &str, text: &str) {
         }
         std::thread::sleep(Duration::from_millis(300));
     }
-    panic!("{pane}: {text:?} never reached the input box whole:\n{}", real::screen(server, pane));
+    panic!(
+        "{pane}: {text:?} never reached the input box whole:\n{}",
+        real::screen(server, pane)
+    );
 }
 
 /// Escape twice, as Copilot's footer asks (`esc esc interrupt`), again if the first double
