@@ -152,10 +152,10 @@ fn no_watcher_is_named_with_its_last_words_and_how_to_start_it() {
     wait_until(DEADLINE, "the watcher to let go of its lock", || {
         server.watcher_pid().is_none()
     });
-    // A watcher of another server, sharing the state folder, wrote after it.
+    // Lines of another server's watcher after it (an older agentpane kept one log for all).
     let mut log = std::fs::OpenOptions::new()
         .append(true)
-        .open(server.state_dir().join("watch.log"))
+        .open(server.server_dir().join("watch.log"))
         .unwrap();
     std::io::Write::write_all(
         &mut log,

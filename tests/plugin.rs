@@ -34,8 +34,9 @@ fn plugin_interpolates_options_starts_one_watcher_and_binds_keys() {
     assert!(server
         .tmux(&["show", "-gv", "window-status-format"])
         .contains("#{@agentpane_window_status}"));
+    let folder = server.server_dir();
     wait_until(DEADLINE, "the watcher's lock", || {
-        std::fs::read_dir(server.state_dir())
+        std::fs::read_dir(&folder)
             .map(|d| {
                 d.flatten()
                     .any(|e| e.file_name().to_string_lossy().contains("watch"))

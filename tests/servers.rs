@@ -89,12 +89,7 @@ fn a_server_without_a_watcher_never_shows_another_servers_snapshot() {
     });
     assert_eq!(status(&b), "", "b has neither agents nor a watcher");
     // Nor a server that does not exist.
-    let mut none = std::process::Command::new(common::agentpane_bin());
-    none.env_remove("TMUX").env_remove("TMUX_PANE");
-    for (k, v) in b.env() {
-        none.env(k, v);
-    }
-    let out = none
+    let out = common::agentpane_with_env(&b.env())
         .args(["-L", &format!("{}-none", a.name), "status"])
         .output()
         .unwrap();

@@ -37,10 +37,11 @@ fn a_server_start_with_the_plugin_logs_no_error() {
     assert!(start.status.success(), "{start:?}");
     server.learn_socket();
     // The watcher's first scan with the session there: its snapshot.
+    let folder = server.server_dir();
     wait_until(DEADLINE, "the watcher's first snapshot", || {
-        server.state_dir().join("state.json").exists()
+        folder.join("state.json").exists()
     });
-    let log = std::fs::read_to_string(server.state_dir().join("watch.log")).unwrap();
+    let log = std::fs::read_to_string(folder.join("watch.log")).unwrap();
     assert!(log.contains("watching tmux server"), "{log}");
     assert!(!log.contains("scan failed"), "{log}");
     // tmux's message log, as prefix + ~ shows it.
