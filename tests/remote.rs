@@ -704,3 +704,18 @@ fn a_host_flooding_documents_neither_grows_the_watcher_nor_delays_sigterm() {
     );
     eprintln!("SIGTERM to exit: {:?}", asked.elapsed());
 }
+
+/// `last HOST:PANE` for a HOST that is not configured says so, with how to configure it,
+/// rather than tmux's bare `no pane`; a session of that name stays a local target.
+#[test]
+fn a_host_that_is_not_configured_is_named_with_how_to_add_it() {
+    let local = TmuxServer::start();
+    let run = local.agentpane(&["last", "nosuchhost:%3"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "nosuchhost is not a remote host here (add it to @agentpane-hosts or pass --host nosuchhost)"
+        ),
+        "{run:?}"
+    );
+}

@@ -59,7 +59,7 @@ fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
         return super::remote::last(&host, pane, form);
     }
     let tmux = ctx.tmux();
-    let pane = tmux.pane_id(target)?;
+    let pane = super::remote::local_pane(&tmux, target)?;
     let reports = crate::scan::scan(&tmux, chrono::Utc::now())?;
     let report = report_of(&reports, &pane);
     let found = if args.screen {
