@@ -719,3 +719,21 @@ fn a_host_that_is_not_configured_is_named_with_how_to_add_it() {
         "{run:?}"
     );
 }
+
+/// A route from a local pane to a remote one: a pane the host does not have is bad input
+/// (exit 2) naming the pane and the host, not a refusal for safety.
+#[test]
+fn a_local_route_to_a_host_names_its_panes_as_typed() {
+    let remote = TmuxServer::start();
+    let sshd = Sshd::new(&remote);
+    let local = sshd.local_server();
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    let l_claude = local.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    wait_until(DEADLINE, "the local claude's answer", || {
+        local.agentpane(&["last", &l_claude]).code == 0
+    });
+
+    let run = local.agentpane(&["route", &l_claude, "devbox:%999"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no pane `%999` on devbox"), "{run:?}");
+}

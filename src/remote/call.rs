@@ -130,13 +130,21 @@ pub fn deliver(ssh: &Ssh, host: &Host, d: &Delivery, text: &str) -> Result<(i32,
 }
 
 /// Asks `host` whether `pane` there runs an agent that could take text (no text sent):
-/// `Ok(None)` yes, `Ok(Some(why))` refused there (the reason, exit 6 on that side).
+/// `Ok(None)` yes, `Ok(Some(why))` refused there (the reason, exit 6 on that side); `Err`
+/// naming the pane and host when the host finds no such pane (bad input, exit 2 there).
 pub fn check_destination(ssh: &Ssh, host: &Host, pane: &str) -> Result<Option<String>> {
     let pane = remote_pane_arg(pane)?;
     let words = ["deliver-stdin", pane, "--check"];
     let (code, out) = ssh.run(host, &words, None, one_shot_timeout())?;
     match code {
         code::OK => Ok(None),
+        code::USAGE => {
+            let line = first_line(&out.stderr);
+            if line.contains("no pane") {
+                bail!("no pane `{pane}` on {host}");
+            }
+            bail!("{host}:{pane}: {}", explain(host, Some(code), &line))
+        }
         c => Ok(Some(format!(
             "{host}: {}",
             explain(host, Some(c), &first_line(&out.stderr))
