@@ -720,17 +720,41 @@ fn a_host_that_is_not_configured_is_named_with_how_to_add_it() {
     );
 }
 
-/// A route from a local pane to a remote one: a pane the host does not have is bad input
-/// (exit 2) naming the pane and the host, not a refusal for safety.
+/// A route from a local pane to a remote one: its line names both panes as typed; a pane the
+/// host does not have is bad input (exit 2) naming the pane and the host, not a refusal for
+/// safety.
 #[test]
 fn a_local_route_to_a_host_names_its_panes_as_typed() {
     let remote = TmuxServer::start();
+    let (r_inbox, r_inbox_file) = remote.inbox_agent("rinbox");
     let sshd = Sshd::new(&remote);
     let local = sshd.local_server();
     local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
     let l_claude = local.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
     wait_until(DEADLINE, "the local claude's answer", || {
         local.agentpane(&["last", &l_claude]).code == 0
+    });
+
+    // The line printed names the source and destination as typed, not as the host sees them.
+    let src = local
+        .tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &l_claude,
+            "#{session_name}:#{window_index}.#{pane_index}",
+        ])
+        .trim()
+        .to_string();
+    let dst = format!("devbox:{r_inbox}");
+    let run = local.agentpane(&["route", &src, &dst]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with(&format!("routed {src} → {dst} (")),
+        "{run:?}"
+    );
+    wait_until(DEADLINE, "the local answer in the remote inbox", || {
+        !read(&r_inbox_file).is_empty()
     });
 
     let run = local.agentpane(&["route", &l_claude, "devbox:%999"]);
