@@ -761,3 +761,38 @@ fn a_local_route_to_a_host_names_its_panes_as_typed() {
     assert_eq!(run.code, 2, "{run:?}");
     assert!(run.stderr.contains("no pane `%999` on devbox"), "{run:?}");
 }
+
+/// A review of a remote pane's answer names the folder that pane works in on its host.
+#[test]
+fn a_review_of_a_remote_answer_names_the_remote_folder() {
+    let remote = TmuxServer::start();
+    let r_claude = remote.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    let sshd = Sshd::new(&remote);
+    let local = sshd.local_server();
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    let (l_inbox, l_inbox_file) = local.inbox_agent("linbox");
+    wait_until(DEADLINE, "the remote claude's answer", || {
+        remote.agentpane(&["last", &r_claude]).code == 0
+    });
+    let cwd = remote
+        .tmux(&[
+            "display-message",
+            "-p",
+            "-t",
+            &r_claude,
+            "#{pane_current_path}",
+        ])
+        .trim()
+        .to_string();
+    assert!(!cwd.is_empty());
+
+    let src = format!("devbox:{r_claude}");
+    let run = local.agentpane(&["route", &src, &l_inbox, "--template", "review"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let want = format!("from claude in {src} (working in {cwd}).");
+    wait_until(DEADLINE, "the review in the local inbox", || {
+        read(&l_inbox_file).contains("<answer>")
+    });
+    let got = read(&l_inbox_file);
+    assert!(got.contains(&want), "want {want:?} in {got:?}");
+}

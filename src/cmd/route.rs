@@ -222,7 +222,8 @@ fn route_across(
                         Some(agent) => format!("{agent} in {label}"),
                         None => format!("pane {label}"),
                     };
-                    finish_text(args, a.text, &who, "")?
+                    let cwd = a.cwd.as_deref().unwrap_or("");
+                    finish_text(args, a.text, &who, cwd)?
                 }
                 None => None,
             };

@@ -42,6 +42,9 @@ pub struct RemoteAnswer {
     /// The key of the turn the answer closed, when the remote knows it.
     #[serde(default)]
     pub key: Option<String>,
+    /// The pane's working folder there (an older agentpane does not say).
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 /// `last PANE --json` on `host`: `None` when the pane has no answer (exit 1 there).
