@@ -720,6 +720,22 @@ fn a_host_that_is_not_configured_is_named_with_how_to_add_it() {
     );
 }
 
+/// A local server whose host `devbox` is `remote` over a real sshd (kept while the first is).
+fn local_with_devbox(remote: &TmuxServer) -> (Sshd, TmuxServer) {
+    let sshd = Sshd::new(remote);
+    let local = sshd.local_server();
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    (sshd, local)
+}
+
+/// A tmux format of `pane` on `server`.
+fn shown(server: &TmuxServer, pane: &str, format: &str) -> String {
+    server
+        .tmux(&["display-message", "-p", "-t", pane, format])
+        .trim()
+        .to_string()
+}
+
 /// A route from a local pane to a remote one: its line names both panes as typed; a pane the
 /// host does not have is bad input (exit 2) naming the pane and the host, not a refusal for
 /// safety.
@@ -727,25 +743,18 @@ fn a_host_that_is_not_configured_is_named_with_how_to_add_it() {
 fn a_local_route_to_a_host_names_its_panes_as_typed() {
     let remote = TmuxServer::start();
     let (r_inbox, r_inbox_file) = remote.inbox_agent("rinbox");
-    let sshd = Sshd::new(&remote);
-    let local = sshd.local_server();
-    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    let (_sshd, local) = local_with_devbox(&remote);
     let l_claude = local.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
     wait_until(DEADLINE, "the local claude's answer", || {
         local.agentpane(&["last", &l_claude]).code == 0
     });
 
     // The line printed names the source and destination as typed, not as the host sees them.
-    let src = local
-        .tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &l_claude,
-            "#{session_name}:#{window_index}.#{pane_index}",
-        ])
-        .trim()
-        .to_string();
+    let src = shown(
+        &local,
+        &l_claude,
+        "#{session_name}:#{window_index}.#{pane_index}",
+    );
     let dst = format!("devbox:{r_inbox}");
     let run = local.agentpane(&["route", &src, &dst]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -767,23 +776,12 @@ fn a_local_route_to_a_host_names_its_panes_as_typed() {
 fn a_review_of_a_remote_answer_names_the_remote_folder() {
     let remote = TmuxServer::start();
     let r_claude = remote.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
-    let sshd = Sshd::new(&remote);
-    let local = sshd.local_server();
-    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    let (_sshd, local) = local_with_devbox(&remote);
     let (l_inbox, l_inbox_file) = local.inbox_agent("linbox");
     wait_until(DEADLINE, "the remote claude's answer", || {
         remote.agentpane(&["last", &r_claude]).code == 0
     });
-    let cwd = remote
-        .tmux(&[
-            "display-message",
-            "-p",
-            "-t",
-            &r_claude,
-            "#{pane_current_path}",
-        ])
-        .trim()
-        .to_string();
+    let cwd = shown(&remote, &r_claude, "#{pane_current_path}");
     assert!(!cwd.is_empty());
 
     let src = format!("devbox:{r_claude}");
