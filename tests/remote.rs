@@ -704,3 +704,93 @@ fn a_host_flooding_documents_neither_grows_the_watcher_nor_delays_sigterm() {
     );
     eprintln!("SIGTERM to exit: {:?}", asked.elapsed());
 }
+
+/// `last HOST:PANE` for a HOST that is not configured says so, with how to configure it,
+/// rather than tmux's bare `no pane`; a session of that name stays a local target.
+#[test]
+fn a_host_that_is_not_configured_is_named_with_how_to_add_it() {
+    let local = TmuxServer::start();
+    let run = local.agentpane(&["last", "nosuchhost:%3"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(
+        run.stderr.contains(
+            "nosuchhost is not a remote host here (add it to @agentpane-hosts or pass --host nosuchhost)"
+        ),
+        "{run:?}"
+    );
+}
+
+/// A local server whose host `devbox` is `remote` over a real sshd (kept while the first is).
+fn local_with_devbox(remote: &TmuxServer) -> (Sshd, TmuxServer) {
+    let sshd = Sshd::new(remote);
+    let local = sshd.local_server();
+    local.tmux(&["set-option", "-g", "@agentpane-hosts", "devbox"]);
+    (sshd, local)
+}
+
+/// A tmux format of `pane` on `server`.
+fn shown(server: &TmuxServer, pane: &str, format: &str) -> String {
+    server
+        .tmux(&["display-message", "-p", "-t", pane, format])
+        .trim()
+        .to_string()
+}
+
+/// A route from a local pane to a remote one: its line names both panes as typed; a pane the
+/// host does not have is bad input (exit 2) naming the pane and the host, not a refusal for
+/// safety.
+#[test]
+fn a_local_route_to_a_host_names_its_panes_as_typed() {
+    let remote = TmuxServer::start();
+    let (r_inbox, r_inbox_file) = remote.inbox_agent("rinbox");
+    let (_sshd, local) = local_with_devbox(&remote);
+    let l_claude = local.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    wait_until(DEADLINE, "the local claude's answer", || {
+        local.agentpane(&["last", &l_claude]).code == 0
+    });
+
+    // The line printed names the source and destination as typed, not as the host sees them.
+    let src = shown(
+        &local,
+        &l_claude,
+        "#{session_name}:#{window_index}.#{pane_index}",
+    );
+    let dst = format!("devbox:{r_inbox}");
+    let run = local.agentpane(&["route", &src, &dst]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert!(
+        run.stdout.starts_with(&format!("routed {src} → {dst} (")),
+        "{run:?}"
+    );
+    wait_until(DEADLINE, "the local answer in the remote inbox", || {
+        !read(&r_inbox_file).is_empty()
+    });
+
+    let run = local.agentpane(&["route", &l_claude, "devbox:%999"]);
+    assert_eq!(run.code, 2, "{run:?}");
+    assert!(run.stderr.contains("no pane `%999` on devbox"), "{run:?}");
+}
+
+/// A review of a remote pane's answer names the folder that pane works in on its host.
+#[test]
+fn a_review_of_a_remote_answer_names_the_remote_folder() {
+    let remote = TmuxServer::start();
+    let r_claude = remote.spawn(&FakeAgent::claude().fixture(CLAUDE_WITH_ANSWER));
+    let (_sshd, local) = local_with_devbox(&remote);
+    let (l_inbox, l_inbox_file) = local.inbox_agent("linbox");
+    wait_until(DEADLINE, "the remote claude's answer", || {
+        remote.agentpane(&["last", &r_claude]).code == 0
+    });
+    let cwd = shown(&remote, &r_claude, "#{pane_current_path}");
+    assert!(!cwd.is_empty());
+
+    let src = format!("devbox:{r_claude}");
+    let run = local.agentpane(&["route", &src, &l_inbox, "--template", "review"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let want = format!("from claude in {src} (working in {cwd}).");
+    wait_until(DEADLINE, "the review in the local inbox", || {
+        read(&l_inbox_file).contains("<answer>")
+    });
+    let got = read(&l_inbox_file);
+    assert!(got.contains(&want), "want {want:?} in {got:?}");
+}

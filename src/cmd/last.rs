@@ -25,6 +25,9 @@ struct Output<'a> {
     transcript: Option<&'a std::path::Path>,
     at: Option<Time>,
     key: Option<&'a str>,
+    /// The pane's working folder (a review template's `{cwd}` on another host).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    cwd: Option<&'a str>,
 }
 
 pub fn run(args: LastArgs, ctx: &Context) -> Result<i32> {
@@ -59,7 +62,7 @@ fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
         return super::remote::last(&host, pane, form);
     }
     let tmux = ctx.tmux();
-    let pane = tmux.pane_id(target)?;
+    let pane = super::remote::local_pane(&tmux, target)?;
     let reports = crate::scan::scan(&tmux, chrono::Utc::now())?;
     let report = report_of(&reports, &pane);
     let found = if args.screen {
@@ -107,6 +110,9 @@ fn run_pane(args: &LastArgs, form: Form, ctx: &Context) -> Result<i32> {
             transcript: found.transcript.as_deref(),
             at: found.at,
             key: found.key.as_deref(),
+            cwd: report
+                .map(|r| r.resolved.pane.cwd.as_str())
+                .filter(|c| !c.is_empty()),
         };
         println!("{}", serde_json::to_string(&out)?);
     } else {
@@ -179,6 +185,7 @@ fn print_answer(
             transcript,
             at: answer.at,
             key: answer.key.as_deref(),
+            cwd: None,
         };
         println!("{}", serde_json::to_string(&out)?);
     } else {

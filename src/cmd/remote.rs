@@ -132,6 +132,25 @@ pub fn last(host: &Host, pane: &str, form: super::form::Form) -> Result<i32> {
     Ok(exit::OK)
 }
 
+/// A local pane's id; when `target` names no pane here and reads as `HOST:PANE` for a host
+/// that is not configured, the error says so (exit 2) rather than only tmux's `no pane`.
+pub fn local_pane(tmux: &Tmux, target: &str) -> Result<String> {
+    match tmux.pane_id(target) {
+        Ok(id) => Ok(id),
+        Err(e @ crate::tmux::TmuxError::Command(_)) => {
+            let sessions: Vec<String> = tmux
+                .list_panes()
+                .map(|ps| ps.into_iter().map(|p| p.session).collect())
+                .unwrap_or_default();
+            match crate::remote::unknown_host(target, &sessions) {
+                Some(why) => bail!(why),
+                None => Err(e.into()),
+            }
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
 /// A document's panes, with their host, for listings.
 pub fn rows(views: &[HostView]) -> Vec<(&str, &doc::RemotePane)> {
     views

@@ -222,7 +222,8 @@ fn route_across(
                         Some(agent) => format!("{agent} in {label}"),
                         None => format!("pane {label}"),
                     };
-                    finish_text(args, a.text, &who, "")?
+                    let cwd = a.cwd.as_deref().unwrap_or("");
+                    finish_text(args, a.text, &who, cwd)?
                 }
                 None => None,
             };
@@ -252,13 +253,35 @@ fn route_across(
                 wait: args.wait,
                 id: None,
             };
-            let (code, out) = call::deliver(&ssh, &host, &delivery, &text)?;
+            let (code, mut out) = call::deliver(&ssh, &host, &delivery, &text)?;
+            if code == exit::OK && !args.json && out.stdout.starts_with("routed ") {
+                let ms = started.elapsed().as_millis();
+                let line = as_typed(args, text.len(), ms);
+                out.stdout = format!("{line}\n");
+                out.message = line;
+            }
             if !args.notify {
                 print!("{}", out.stdout);
             }
             Ok((code, out.message))
         }
     }
+}
+
+/// A delivery on another host told as the route was typed here: that host's own line names
+/// the panes as it sees them (the source by this host's name, the destination without its
+/// host).
+fn as_typed(args: &RouteArgs, bytes: usize, ms: u128) -> String {
+    let submitted = if args.no_submit {
+        "not submitted"
+    } else {
+        "submitted"
+    };
+    format!(
+        "routed {} → {} ({bytes} bytes, {submitted}, in {ms} ms)",
+        crate::text::terminal_line(&args.src),
+        crate::text::terminal_line(&args.dst)
+    )
 }
 
 /// `deliver-stdin PANE`: text from another host, delivered here as a route's would be. With

@@ -42,6 +42,9 @@ pub struct RemoteAnswer {
     /// The key of the turn the answer closed, when the remote knows it.
     #[serde(default)]
     pub key: Option<String>,
+    /// The pane's working folder there (an older agentpane does not say).
+    #[serde(default)]
+    pub cwd: Option<String>,
 }
 
 /// `last PANE --json` on `host`: `None` when the pane has no answer (exit 1 there).
@@ -130,13 +133,21 @@ pub fn deliver(ssh: &Ssh, host: &Host, d: &Delivery, text: &str) -> Result<(i32,
 }
 
 /// Asks `host` whether `pane` there runs an agent that could take text (no text sent):
-/// `Ok(None)` yes, `Ok(Some(why))` refused there (the reason, exit 6 on that side).
+/// `Ok(None)` yes, `Ok(Some(why))` refused there (the reason, exit 6 on that side); `Err`
+/// naming the pane and host when the host finds no such pane (bad input, exit 2 there).
 pub fn check_destination(ssh: &Ssh, host: &Host, pane: &str) -> Result<Option<String>> {
     let pane = remote_pane_arg(pane)?;
     let words = ["deliver-stdin", pane, "--check"];
     let (code, out) = ssh.run(host, &words, None, one_shot_timeout())?;
     match code {
         code::OK => Ok(None),
+        code::USAGE => {
+            let line = first_line(&out.stderr);
+            if line.contains("no pane") {
+                bail!("no pane `{pane}` on {host}");
+            }
+            bail!("{host}:{pane}: {}", explain(host, Some(code), &line))
+        }
         c => Ok(Some(format!(
             "{host}: {}",
             explain(host, Some(c), &first_line(&out.stderr))

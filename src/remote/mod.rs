@@ -83,6 +83,20 @@ pub fn split_target<'a>(target: &'a str, hosts: &[Host]) -> Target<'a> {
     Target::Local(target)
 }
 
+/// Why a `NAME:PANE` target that names no pane here reads as a host that is not configured:
+/// NAME is a host name and no session of this server (`sessions`) is called so. `None` when
+/// the target is a plain local one.
+pub fn unknown_host(target: &str, sessions: &[String]) -> Option<String> {
+    let (name, _) = target.split_once(':')?;
+    if Host::parse(name).is_err() || sessions.iter().any(|s| s == name) {
+        return None;
+    }
+    Some(format!(
+        "no pane `{target}` here: {name} is not a remote host here \
+         (add it to @agentpane-hosts or pass --host {name})"
+    ))
+}
+
 /// A pane target handed to a remote command line: a pane id or a `session:window.pane` of
 /// plain characters (no spaces, quotes or shell syntax), else an error.
 pub fn remote_pane_arg(pane: &str) -> Result<&str> {
@@ -180,6 +194,20 @@ mod tests {
         );
         assert_eq!(split_target("work:1.0", &hosts), Target::Local("work:1.0"));
         assert_eq!(split_target("%3", &hosts), Target::Local("%3"));
+    }
+
+    #[test]
+    fn a_host_that_is_not_configured_is_named_as_such() {
+        let sessions = vec!["main".to_string()];
+        let why = unknown_host("nosuchhost:%3", &sessions).unwrap();
+        assert!(
+            why.contains("nosuchhost is not a remote host here (add it to @agentpane-hosts or pass --host nosuchhost)"),
+            "{why}"
+        );
+        // A session of this server, a plain pane id, a name no host can have: local.
+        assert_eq!(unknown_host("main:2.0", &sessions), None);
+        assert_eq!(unknown_host("%3", &sessions), None);
+        assert_eq!(unknown_host("a b:%3", &sessions), None);
     }
 
     #[test]
