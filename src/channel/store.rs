@@ -63,7 +63,7 @@ impl ChannelInfo {
     /// True when `member`'s pane belongs to the server at `socket_path` (or its server is
     /// unknown: an old record).
     pub fn on_server(&self, member: &str, socket_path: &str) -> bool {
-        self.servers.get(member).is_none_or(|s| s == socket_path)
+        self.servers.get(member).map_or(true, |s| s == socket_path)
     }
 }
 
