@@ -254,3 +254,95 @@ fn mail_for_a_suspended_agent_is_held_not_typed_into_its_shell() {
     assert!(held.stdout.contains("suspended (Ctrl-Z)"), "{held:?}");
     assert_eq!(watch.stop(), 0);
 }
+
+/// Runs `agentpane channel send ID --as FROM --to TO --type KIND TEXT` on `server`.
+fn send(server: &TmuxServer, id: &str, from: &str, to: &str, kind: &str, text: &str) {
+    let run = server.agentpane(&[
+        "channel", "send", id, "--as", from, "--to", to, "--type", kind, text,
+    ]);
+    assert_eq!(run.code, 0, "{run:?}");
+}
+
+#[test]
+fn mail_for_one_servers_pane_never_reaches_the_same_pane_id_on_another_server() {
+    let a = TmuxServer::start();
+    let state = a.state_dir().to_string_lossy().into_owned();
+    let b = TmuxServer::start_with(&[("AGENTPANE_STATE_DIR", &state), ("XDG_STATE_HOME", &state)]);
+    let coder_a = a.spawn(&FakeAgent::claude().fixture(ENDS_TURN));
+    let coder_b = b.spawn(&FakeAgent::claude().fixture(ENDS_TURN));
+    assert_eq!(coder_a, coder_b, "the same pane id on both servers");
+    let shell_b = b.tmux(&["display-message", "-p", "-t", "main:0", "#{pane_id}"]);
+    // `coder` joins from a's pane, `bystander` from b's shell pane, each with the `$TMUX`
+    // that tmux gives a pane.
+    let tmux_env = |s: &TmuxServer| {
+        let socket = s.tmux(&["display-message", "-p", "#{socket_path}"]);
+        format!("{socket},1,0")
+    };
+    let (tmux_a, tmux_b) = (tmux_env(&a), tmux_env(&b));
+    let new = a.agentpane_env(
+        &[("TMUX_PANE", &coder_a), ("TMUX", &tmux_a)],
+        &["channel", "new", "--as", "coder"],
+    );
+    assert_eq!(new.code, 0, "{new:?}");
+    let id = new.stdout.trim().to_string();
+    let join = b.agentpane_env(
+        &[("TMUX_PANE", &shell_b), ("TMUX", &tmux_b)],
+        &["channel", "join", &id, "--as", "bystander"],
+    );
+    assert_eq!(join.code, 0, "{join:?}");
+    let join = a.agentpane(&["channel", "join", &id, "--as", "reviewer"]);
+    assert_eq!(join.code, 0, "{join:?}");
+
+    // Only b's watcher runs while the request waits; b's agent in the same pane id is free.
+    let watch_b = Watch::start(&b, &["--channel-grace", "0"]);
+    wait_until(DEADLINE, "b's agent free", || {
+        b.agentpane(&["status"]).stdout.contains("●1")
+    });
+    send(
+        &a,
+        &id,
+        "reviewer",
+        "coder",
+        "request",
+        "Which server are you on?",
+    );
+    // A note for the bystander shows on b in a step of b's watcher that read the request too;
+    // once a second note shows, that step is over, pastes included.
+    send(&a, &id, "reviewer", "bystander", "info", "first note");
+    wait_until(DEADLINE, "b counting the first note", || {
+        pane_opt(&b, &shell_b, "@agentpane_pane_unread") == "✉2"
+    });
+    send(&a, &id, "reviewer", "bystander", "info", "second note");
+    wait_until(DEADLINE, "b counting the second note", || {
+        pane_opt(&b, &shell_b, "@agentpane_pane_unread") == "✉3"
+    });
+    let screen_b = || b.tmux(&["capture-pane", "-p", "-J", "-t", &coder_b]);
+    assert_eq!(pane_opt(&b, &coder_b, "@agentpane_pane_unread"), "");
+    assert!(!screen_b().contains("Which server"), "{}", screen_b());
+    // The popup detail (agent panes only) counts each member on its own server only.
+    let unread = |s: &TmuxServer, pane: &str| {
+        let detail = s.agentpane(&["pane-status", "--json"]).json();
+        let found = detail.as_array().into_iter().flatten().find_map(|w| {
+            w["panes"]
+                .as_array()?
+                .iter()
+                .find(|p| p["pane_id"] == pane)
+                .map(|p| p["unread"].clone())
+        });
+        found.unwrap_or_else(|| panic!("no pane {pane} in {detail}"))
+    };
+    assert_eq!(unread(&a, &coder_a), 3, "two join notices and the request");
+    assert_eq!(unread(&b, &coder_b), 0);
+
+    // a's watcher delivers into a's pane, and shows nothing for b's bystander on a's `%0`.
+    let watch_a = Watch::start(&a, &["--channel-grace", "0"]);
+    wait_until(DEADLINE, "the mail pasted into a's pane", || {
+        a.tmux(&["capture-pane", "-p", "-J", "-t", &coder_a])
+            .contains("Which server are you on?")
+    });
+    assert_eq!(pane_opt(&a, &shell_b, "@agentpane_pane_unread"), "");
+    assert!(!screen_b().contains("Which server"), "{}", screen_b());
+    assert_eq!(pane_opt(&b, &coder_b, "@agentpane_pane_unread"), "");
+    assert_eq!(watch_a.stop(), 0);
+    assert_eq!(watch_b.stop(), 0);
+}

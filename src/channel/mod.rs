@@ -22,7 +22,7 @@ use thiserror::Error;
 
 pub use message::{Kind, Message, Recipient};
 pub use rules::{Refusal, MAX_ROUNDS};
-pub use store::{ChannelDir, ChannelInfo, Listing, MAX_MEMBERS};
+pub use store::{ChannelDir, ChannelInfo, Listing, Seat, MAX_MEMBERS};
 
 use crate::events::Time;
 use store::NewMessage;
@@ -164,26 +164,27 @@ pub fn valid_pane(pane: &str) -> bool {
     pane.len() > 1 && pane.starts_with('%') && pane[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
-/// Creates a channel with `owner` as its first member, remembering its tmux `pane` if given.
-pub fn create(owner: &str, pane: Option<&str>, now: Time) -> Result<ChannelInfo> {
+/// Creates a channel with `owner` as its first member, remembering its tmux `seat` if given.
+pub fn create(owner: &str, seat: Option<&Seat>, now: Time) -> Result<ChannelInfo> {
     check_member_name(owner)?;
-    let (_, info) = ChannelDir::create(owner, pane.filter(|p| valid_pane(p)), now)?;
+    let (_, info) = ChannelDir::create(owner, seat.filter(|s| valid_pane(&s.pane)), now)?;
     Ok(info)
 }
 
 /// Adds `name` to channel `id` (at most [`MAX_MEMBERS`]) and tells the others with an `info`.
 /// The newcomer's cursor starts after the existing history. Joining again only updates the
-/// member's tmux `pane`.
-pub fn join(id: &str, name: &str, pane: Option<&str>, now: Time) -> Result<Joined> {
+/// member's tmux `seat`.
+pub fn join(id: &str, name: &str, seat: Option<&Seat>, now: Time) -> Result<Joined> {
     check_member_name(name)?;
-    let pane = pane.filter(|p| valid_pane(p));
+    let seat = seat.filter(|s| valid_pane(&s.pane));
     let ch = ChannelDir::open(id)?;
     let _lock = ch.lock()?;
     let mut info = ch.info()?;
     if info.members.iter().any(|m| m == name) {
-        if let Some(p) = pane {
-            if info.panes.get(name).map(String::as_str) != Some(p) {
-                info.panes.insert(name.to_string(), p.to_string());
+        if let Some(seat) = seat {
+            let before = info.clone();
+            info.seat(name, seat);
+            if info != before {
                 ch.save_info(&info)?;
             }
         }
@@ -199,8 +200,8 @@ pub fn join(id: &str, name: &str, pane: Option<&str>, now: Time) -> Result<Joine
     }
     let before = ch.list(None)?.newest;
     info.members.push(name.to_string());
-    if let Some(p) = pane {
-        info.panes.insert(name.to_string(), p.to_string());
+    if let Some(seat) = seat {
+        info.seat(name, seat);
     }
     ch.save_info(&info)?;
     if let Some(newest) = before {
@@ -420,11 +421,11 @@ fn channel_ids() -> Result<Vec<String>> {
     Ok(ids)
 }
 
-/// Every member bound to a tmux pane in every channel, with unread counts: what the watcher
-/// needs to show "2 unread" on a pane or deliver a message there. Unreadable channels are
+/// Every member bound to a pane of the tmux server at `socket_path`, in every channel, with
+/// unread counts: what a display needs to show "2 unread" on a pane. Unreadable channels are
 /// left out.
-pub fn pane_members() -> Result<Vec<PaneMember>> {
-    Ok(pane_mail()?
+pub fn pane_members(socket_path: &str) -> Result<Vec<PaneMember>> {
+    Ok(pane_mail(socket_path)?
         .into_iter()
         .map(|m| PaneMember {
             unread: m.messages.len(),
@@ -446,9 +447,11 @@ pub struct PaneMail {
     pub messages: Vec<Message>,
 }
 
-/// Every pane-bound member with its unread messages (empty lists included, so a display can
-/// clear). Unreadable channels are left out.
-pub fn pane_mail() -> Result<Vec<PaneMail>> {
+/// Every member bound to a pane of the tmux server at `socket_path`, with its unread messages
+/// (empty lists included, so a display can clear). Pane ids repeat across servers: a member
+/// that joined from another server is left out, one recorded without a server is not.
+/// Unreadable channels are left out.
+pub fn pane_mail(socket_path: &str) -> Result<Vec<PaneMail>> {
     let mut out = Vec::new();
     for id in channel_ids()? {
         let Ok(ch) = ChannelDir::open(&id) else {
@@ -456,7 +459,7 @@ pub fn pane_mail() -> Result<Vec<PaneMail>> {
         };
         let Ok(info) = ch.info() else { continue };
         for (member, pane) in &info.panes {
-            if !info.members.contains(member) {
+            if !info.members.contains(member) || !info.on_server(member, socket_path) {
                 continue;
             }
             let Ok(unread) = unread_in(&ch, member) else {

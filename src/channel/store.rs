@@ -43,6 +43,36 @@ pub struct ChannelInfo {
     /// watcher can show unread counts on that pane and deliver there.
     #[serde(default)]
     pub panes: BTreeMap<String, String>,
+    /// The tmux server (socket path) of each member's pane: pane ids repeat on every server,
+    /// so only that server's watcher shows the count or delivers. Members recorded before
+    /// servers were have none, and every server serves them as before.
+    #[serde(default)]
+    pub servers: BTreeMap<String, String>,
+}
+
+impl ChannelInfo {
+    /// Records that `member` runs at `seat` (its pane, and its server when known).
+    pub fn seat(&mut self, member: &str, seat: &Seat) {
+        self.panes.insert(member.to_string(), seat.pane.clone());
+        match &seat.server {
+            Some(s) => self.servers.insert(member.to_string(), s.clone()),
+            None => self.servers.remove(member),
+        };
+    }
+
+    /// True when `member`'s pane belongs to the server at `socket_path` (or its server is
+    /// unknown: an old record).
+    pub fn on_server(&self, member: &str, socket_path: &str) -> bool {
+        self.servers.get(member).map_or(true, |s| s == socket_path)
+    }
+}
+
+/// Where a member runs: its tmux pane (`%3`) and, when known, that pane's server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seat {
+    pub pane: String,
+    /// The server's socket path (`#{socket_path}`, the first field of `$TMUX`).
+    pub server: Option<String>,
 }
 
 /// Messages read from the folder, plus what was skipped and why.
@@ -93,7 +123,11 @@ pub type Lock = FileLock;
 
 impl ChannelDir {
     /// Creates a new channel owned by `owner`, with a fresh random id.
-    pub fn create(owner: &str, pane: Option<&str>, now: Time) -> Result<(ChannelDir, ChannelInfo)> {
+    pub fn create(
+        owner: &str,
+        seat: Option<&Seat>,
+        now: Time,
+    ) -> Result<(ChannelDir, ChannelInfo)> {
         let root = channels_root();
         paths::ensure_private_dir(&root)?;
         for _ in 0..16 {
@@ -114,17 +148,18 @@ impl ChannelDir {
             };
             paths::ensure_private_dir(&ch.messages_dir())?;
             paths::ensure_private_dir(&ch.cursors_dir())?;
-            let info = ChannelInfo {
+            let mut info = ChannelInfo {
                 id,
                 owner: owner.to_string(),
                 members: vec![owner.to_string()],
                 max_members: MAX_MEMBERS,
                 created: now,
-                panes: pane
-                    .map(|p| (owner.to_string(), p.to_string()))
-                    .into_iter()
-                    .collect(),
+                panes: BTreeMap::new(),
+                servers: BTreeMap::new(),
             };
+            if let Some(seat) = seat {
+                info.seat(owner, seat);
+            }
             paths::write_atomic(&ch.dir.join("PROTOCOL.md"), PROTOCOL.as_bytes())?;
             ch.save_info(&info)?;
             return Ok((ch, info));
@@ -416,6 +451,27 @@ fn random_suffix() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_member_without_a_server_is_on_every_server_one_with_a_server_on_its_own() {
+        // A record written before servers were kept.
+        let old = r#"{"id":"abcd","owner":"A","members":["A","B"],"max_members":5,
+            "created":"2026-06-12T21:15:04Z","panes":{"A":"%1"}}"#;
+        let mut info: ChannelInfo = serde_json::from_str(old).unwrap();
+        assert!(info.on_server("A", "/tmp/tmux-1/default"));
+        assert!(info.on_server("A", "/tmp/tmux-1/work"));
+        let seat = |server: Option<&str>| Seat {
+            pane: "%2".into(),
+            server: server.map(String::from),
+        };
+        info.seat("B", &seat(Some("/tmp/tmux-1/work")));
+        assert_eq!(info.panes["B"], "%2");
+        assert!(info.on_server("B", "/tmp/tmux-1/work"));
+        assert!(!info.on_server("B", "/tmp/tmux-1/default"));
+        // Seated again where the server is unknown: no stale server stays behind.
+        info.seat("B", &seat(None));
+        assert!(info.on_server("B", "/tmp/tmux-1/default"));
+    }
 
     fn scratch() -> (tempfile::TempDir, ChannelDir) {
         let tmp = tempfile::tempdir().unwrap();

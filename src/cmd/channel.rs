@@ -9,7 +9,7 @@ use anyhow::{bail, Context, Result};
 use chrono::Utc;
 use serde::Serialize;
 
-use crate::channel::{self, message, ChannelError, Joined, Kind, Message, Recipient};
+use crate::channel::{self, message, ChannelError, Joined, Kind, Message, Recipient, Seat};
 use crate::cli::ChannelCommand;
 use crate::paths;
 
@@ -32,7 +32,7 @@ pub fn run(cmd: ChannelCommand) -> Result<i32> {
 fn dispatch(cmd: ChannelCommand) -> Result<i32> {
     match cmd {
         ChannelCommand::New { name } => {
-            let info = channel::create(&name, tmux_pane().as_deref(), Utc::now())?;
+            let info = channel::create(&name, seat().as_ref(), Utc::now())?;
             println!("{}", info.id);
             eprintln!(
                 "channel {id} created; others join with: agentpane channel join {id} --as NAME",
@@ -40,7 +40,7 @@ fn dispatch(cmd: ChannelCommand) -> Result<i32> {
             );
         }
         ChannelCommand::Join { id, name } => {
-            match channel::join(&id, &name, tmux_pane().as_deref(), Utc::now())? {
+            match channel::join(&id, &name, seat().as_ref(), Utc::now())? {
                 Joined::Added => println!("joined channel {id} as {name}"),
                 Joined::AlreadyMember => println!("{name} is already a member of channel {id}"),
             }
@@ -133,8 +133,18 @@ fn dispatch(cmd: ChannelCommand) -> Result<i32> {
 }
 
 /// The pane this command runs in, when inside tmux: recorded so the watcher can find the member.
-fn tmux_pane() -> Option<String> {
-    std::env::var("TMUX_PANE").ok()
+/// The tmux pane this command runs in (`$TMUX_PANE`) and its server: the socket path that
+/// starts `$TMUX`, which tmux sets beside it. `None` outside tmux.
+fn seat() -> Option<Seat> {
+    let pane = std::env::var("TMUX_PANE").ok()?;
+    let server = std::env::var("TMUX").ok().and_then(|t| socket_of(&t));
+    Some(Seat { pane, server })
+}
+
+/// The socket path in a `$TMUX` value (`/tmp/tmux-1000/default,1234,0`).
+fn socket_of(tmux_env: &str) -> Option<String> {
+    let (path, _) = tmux_env.rsplit_once(',')?.0.rsplit_once(',')?;
+    Some(path.to_string()).filter(|p| !p.is_empty())
 }
 
 /// Bodies are re-sanitised on output: files may have been written by something else.
@@ -260,6 +270,22 @@ mod tests {
     use crate::text::{assert_terminal_safe, HOSTILE};
 
     #[test]
+    fn the_socket_path_is_what_tmux_env_starts_with() {
+        let server = |v: &str| socket_of(v);
+        assert_eq!(
+            server("/tmp/tmux-1000/default,1234,0").as_deref(),
+            Some("/tmp/tmux-1000/default")
+        );
+        assert_eq!(
+            server("/tmp/a,b/sock,1,0").as_deref(),
+            Some("/tmp/a,b/sock")
+        );
+        assert_eq!(server(""), None);
+        assert_eq!(server("/tmp/sock"), None);
+        assert_eq!(server(",1,0"), None);
+    }
+
+    #[test]
     fn channel_list_is_terminal_safe() {
         let info = channel::ChannelInfo {
             id: "abcd".into(),
@@ -268,6 +294,7 @@ mod tests {
             max_members: channel::MAX_MEMBERS,
             created: Utc::now(),
             panes: Default::default(),
+            servers: Default::default(),
         };
         let message = Message {
             header: message::Header {

@@ -134,8 +134,9 @@ pub fn pane_status(args: PaneStatusArgs, ctx: &Context) -> Result<i32> {
         summaries.retain(|w| &w.window_id == id);
     }
     if args.json {
-        // Channel mail per pane, for the popup detail.
-        let unread = crate::channel::pane_members().unwrap_or_default();
+        // Channel mail per pane of this server, for the popup detail.
+        let socket = tmux.socket_path().unwrap_or_default();
+        let unread = crate::channel::pane_members(&socket).unwrap_or_default();
         for pane in summaries.iter_mut().flat_map(|w| w.panes.iter_mut()) {
             pane.unread = unread
                 .iter()

@@ -134,7 +134,7 @@ impl Mail {
         grace: Option<Duration>,
     ) -> (Vec<OptionChange>, Vec<String>) {
         let mut log = Vec::new();
-        let mail = match channel::pane_mail() {
+        let mail = match channel::pane_mail(server) {
             Ok(m) => m,
             Err(e) => {
                 log.push(format!("channels unreadable: {e:#}"));

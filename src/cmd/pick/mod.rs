@@ -190,7 +190,8 @@ impl Data {
         self.resolved.list_panes();
         let mut reports = self.resolved.scan(&self.tmux, now)?;
         crate::memory::remember(&self.tmux, &mut reports, now, &Windows::default());
-        let mail = crate::channel::pane_members().unwrap_or_default();
+        let socket = self.tmux.socket_path().unwrap_or_default();
+        let mail = crate::channel::pane_members(&socket).unwrap_or_default();
         let remote = self.remote_rows();
         let rows: Vec<Row> = reports
             .iter()
