@@ -86,12 +86,6 @@ pub fn ensure_own_private(dir: &Path, uid: u32) -> Result<()> {
     Ok(())
 }
 
-/// The effective user id.
-pub fn uid() -> u32 {
-    // SAFETY: geteuid(2) cannot fail and touches no memory.
-    unsafe { libc::geteuid() }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -133,7 +127,7 @@ mod tests {
     #[test]
     fn a_shared_tmp_folder_that_is_not_ours_and_private_is_refused() {
         let tmp = tempfile::tempdir().unwrap();
-        let me = uid();
+        let me = crate::paths::euid();
         let dir = tmp.path().join("agentpane-x");
         ensure_own_private(&dir, me).unwrap();
         assert_eq!(std::fs::metadata(&dir).unwrap().mode() & 0o777, 0o700);

@@ -40,7 +40,7 @@ impl Ssh {
         let control = control::choose(
             runtime.as_deref().map(Path::new),
             tmpdir.as_deref().map(Path::new),
-            control::uid(),
+            crate::paths::euid(),
         );
         Ssh {
             config: var("AGENTPANE_SSH_CONFIG").map(PathBuf::from),
@@ -82,7 +82,7 @@ impl Ssh {
     pub fn command(&self, host: &Host, remote: &[&str]) -> Result<Command> {
         let dir = &self.control.path;
         if self.control.shared_tmp {
-            control::ensure_own_private(dir, control::uid())
+            control::ensure_own_private(dir, crate::paths::euid())
         } else {
             crate::paths::ensure_private_dir(dir)
         }
