@@ -27,6 +27,7 @@ pub mod state;
 pub mod text;
 pub mod tmux;
 pub mod transcript;
+pub mod usage;
 pub mod watch;
 
 use std::ffi::OsString;

@@ -173,6 +173,28 @@ pub trait Agent: Sync {
         None
     }
 
+    // --- What its session used (docs/design.md#usage) --------------------------------------
+
+    /// What one line of its JSONL log says about usage (tokens, model, cost, plan windows);
+    /// `None` for a line that says nothing about it.
+    fn usage(&self, _line: &[u8]) -> Option<crate::usage::Reading> {
+        None
+    }
+
+    /// The session's usage when its log is not an append-only JSONL file (a session in a
+    /// database, a chat log rewritten in place); `None` for a JSONL log read by
+    /// [`Agent::usage`].
+    fn session_usage(&self, _path: &Path) -> Option<Result<crate::usage::Usage>> {
+        None
+    }
+
+    /// The context window of `model` when the log does not state it: from the agent's own
+    /// config (the process `pid`, its home `home`), else a small table of the agent's known
+    /// models. `None` when unknown: never guessed.
+    fn context_window(&self, _model: &str, _pid: Option<u32>, _home: &Path) -> Option<u64> {
+        None
+    }
+
     // --- Its screen and title ------------------------------------------------------------
 
     /// Whether it shows a retry loop on its screen that [`Agent::retrying`] reads.
