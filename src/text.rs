@@ -59,34 +59,53 @@ pub fn join_blocks<'a>(blocks: impl Iterator<Item = &'a str>) -> String {
 }
 
 /// `text` as it may reach a person's terminal (docs/design.md#terminal-safe-output): escape
-/// sequences (CSI, OSC, DCS, SOS, PM, APC, 7- or 8-bit) removed whole, every other control
-/// character ([`is_control`]) dropped, `\r\n` and a lone `\r` made `\n`; `\n` and `\t` kept.
-/// Borrowed when there was nothing to clean.
+/// sequences (CSI, OSC, DCS, SOS, PM, APC, 7- or 8-bit) removed whole by a terminal's own
+/// parser (`vte`), every other control character ([`is_control`]) dropped, `\r\n` and a lone
+/// `\r` made `\n`; `\n` and `\t` kept. A sequence left open swallows the rest, as it would
+/// in a terminal. Borrowed when there was nothing to clean.
 pub fn terminal_safe(text: &str) -> Cow<'_, str> {
     if !text.chars().any(|c| c == '\r' || is_control(c)) {
         return Cow::Borrowed(text);
     }
-    let chars: Vec<char> = text.chars().collect();
-    let mut out = String::with_capacity(text.len());
-    let mut i = 0;
-    while i < chars.len() {
-        let c = chars[i];
-        i = match c {
-            '\x1b' => after_escape(&chars, i + 1),
-            '\u{9b}' => after_csi(&chars, i + 1),
-            '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => after_string(&chars, i + 1),
-            '\r' => {
-                out.push('\n');
-                i + 1 + usize::from(chars.get(i + 1) == Some(&'\n'))
-            }
-            c if is_control(c) => i + 1,
-            c => {
-                out.push(c);
-                i + 1
+    let lines = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut kept = Printed(String::with_capacity(lines.len()));
+    let mut parser = vte::Parser::new();
+    for c in lines.chars() {
+        // An 8-bit introducer (CSI, OSC, DCS, SOS, PM, APC, ST) as its 7-bit form, which the
+        // parser reads as the same sequence.
+        let seven: &[u8] = match c {
+            '\u{9b}' => b"\x1b[",
+            '\u{9d}' => b"\x1b]",
+            '\u{90}' => b"\x1bP",
+            '\u{98}' => b"\x1bX",
+            '\u{9e}' => b"\x1b^",
+            '\u{9f}' => b"\x1b_",
+            '\u{9c}' => b"\x1b\\",
+            _ => {
+                parser.advance(&mut kept, c.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
             }
         };
+        parser.advance(&mut kept, seven);
     }
-    Cow::Owned(out)
+    Cow::Owned(kept.0)
+}
+
+/// What a terminal would print of a text: its characters and its newlines and tabs.
+struct Printed(String);
+
+impl vte::Perform for Printed {
+    fn print(&mut self, c: char) {
+        if !is_control(c) {
+            self.0.push(c);
+        }
+    }
+
+    fn execute(&mut self, byte: u8) {
+        if byte == b'\n' || byte == b'\t' {
+            self.0.push(byte as char);
+        }
+    }
 }
 
 /// [`terminal_safe`] for one cell or line of a table: newlines and tabs become spaces.
@@ -104,54 +123,6 @@ pub fn is_control(c: char) -> bool {
         || (0x80..=0x9f).contains(&u)
         || (0x202a..=0x202e).contains(&u)
         || (0x2066..=0x2069).contains(&u)
-}
-
-/// Where the text resumes after an ESC whose next character is at `i`.
-fn after_escape(chars: &[char], i: usize) -> usize {
-    match chars.get(i).copied() {
-        Some('[') => after_csi(chars, i + 1),
-        Some(']' | 'P' | 'X' | '^' | '_') => after_string(chars, i + 1),
-        // `ESC ( B` and the like: intermediates, then one final character.
-        Some(c) if in_range(c, 0x20, 0x2f) => {
-            let j = skip(chars, i, 0x20, 0x2f);
-            j + usize::from(chars.get(j).is_some_and(|&c| in_range(c, 0x30, 0x7e)))
-        }
-        Some(c) if in_range(c, 0x30, 0x7e) => i + 1,
-        _ => i,
-    }
-}
-
-/// Where the text resumes after a CSI whose parameters start at `i`: parameters,
-/// intermediates, and the final character when there is one.
-fn after_csi(chars: &[char], i: usize) -> usize {
-    let j = skip(chars, skip(chars, i, 0x30, 0x3f), 0x20, 0x2f);
-    j + usize::from(chars.get(j).is_some_and(|&c| in_range(c, 0x40, 0x7e)))
-}
-
-/// Where the text resumes after a control string (OSC, DCS, …) whose body starts at `i`: after
-/// its BEL or string terminator. Another ESC ends it too, as in a terminal. Without any end the
-/// introducer alone goes and the rest is kept as text: it can no longer command anything.
-fn after_string(chars: &[char], i: usize) -> usize {
-    for j in i..chars.len() {
-        match chars[j] {
-            '\x07' | '\u{9c}' => return j + 1,
-            '\x1b' if chars.get(j + 1) == Some(&'\\') => return j + 2,
-            '\x1b' => return j,
-            _ => {}
-        }
-    }
-    i
-}
-
-fn skip(chars: &[char], mut i: usize, lo: u32, hi: u32) -> usize {
-    while chars.get(i).is_some_and(|&c| in_range(c, lo, hi)) {
-        i += 1;
-    }
-    i
-}
-
-fn in_range(c: char, lo: u32, hi: u32) -> bool {
-    (lo..=hi).contains(&(c as u32))
 }
 
 /// Model text that tries each way to command a terminal — a clipboard write (OSC 52), a title
@@ -190,12 +161,13 @@ mod tests {
     }
 
     #[test]
-    fn broken_sequences_lose_their_control_and_keep_the_text() {
-        // Unterminated OSC: the text after it stays, without the ESC.
-        assert_eq!(terminal_safe("a\x1b]0;title and more"), "a0;title and more");
-        // CSI cut by a non-final character, ESC at the end, ESC before a non-ASCII letter.
-        assert_eq!(terminal_safe("x\x1b[12\ny\x1b"), "x\ny");
-        assert_eq!(terminal_safe("\x1bé"), "é");
+    fn broken_sequences_are_read_as_a_terminal_reads_them() {
+        // Unterminated OSC: a terminal takes the rest as its string, and prints none of it.
+        assert_eq!(terminal_safe("a\x1b]0;title and more"), "a");
+        // A newline inside a CSI is executed and the CSI goes on to its final byte (`y`); an
+        // ESC at the end; an ESC before a non-ASCII letter lasts to the next final byte (`a`).
+        assert_eq!(terminal_safe("x\x1b[12\ny\x1b"), "x\n");
+        assert_eq!(terminal_safe("\x1béab"), "b");
         assert_eq!(terminal_safe("\x1b]0;a\x1b[31mb"), "b");
     }
 
