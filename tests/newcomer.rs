@@ -137,7 +137,7 @@ fn verified_claude() -> String {
         .lines()
         .filter_map(|l| l.strip_prefix("claude "))
         .filter_map(|l| l.split_whitespace().next())
-        .last()
+        .next_back()
         .expect("a pinned claude")
         .to_string()
 }
