@@ -241,28 +241,9 @@ fn demo_refuses_a_server_flag_instead_of_ignoring_it() {
     }
 }
 
-/// The shell lines of the README's "Completions and man page" block.
-fn readme_completion_lines() -> Vec<String> {
-    let readme = include_str!("../README.md");
-    let section = readme
-        .split("## Completions and man page\n")
-        .nth(1)
-        .expect("the README has a completions section");
-    let block = section
-        .split("```sh\n")
-        .nth(1)
-        .and_then(|b| b.split("\n```").next())
-        .expect("a sh block");
-    block
-        .lines()
-        .filter(|l| !l.trim_start().starts_with('#') && !l.trim().is_empty())
-        .map(str::to_owned)
-        .collect()
-}
-
 #[test]
 fn readme_completion_lines_work_in_a_fresh_home() {
-    let lines = readme_completion_lines();
+    let lines = common::readme::completion_lines();
     assert!(
         lines.iter().any(|l| l.contains("completions bash")),
         "{lines:?}"

@@ -13,86 +13,15 @@ mod common;
 mod live;
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use common::install::{assert_bare_system_path, cargo_calls, clone_to, fake_cargo, SYSTEM_PATH};
 use common::{agentpane_bin, wait_until, FakeAgent, TmuxServer, CLAUDE_ANSWER, DEADLINE};
 use live::Live;
-
-/// The PATH of the server: the test's own bin folder first, then the system's, which must
-/// hold neither agentpane nor cargo (checked, so the test cannot pass by finding them).
-const SYSTEM_PATH: &str = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-fn on_system_path(program: &str) -> Option<PathBuf> {
-    SYSTEM_PATH
-        .split(':')
-        .map(|d| Path::new(d).join(program))
-        .find(|p| p.exists())
-}
-
-/// A fresh clone of this repository under `dir`, as TPM makes it. The plugin files are then
-/// copied from the working tree, so an uncommitted change to the plugin is what is tested.
-fn fresh_clone(dir: &Path) -> PathBuf {
-    let clone = dir.join("plugins/agentpane");
-    let out = Command::new("git")
-        .args(["clone", "--quiet", env!("CARGO_MANIFEST_DIR")])
-        .arg(&clone)
-        .output()
-        .expect("run git clone");
-    assert!(
-        out.status.success(),
-        "git clone: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for file in ["agentpane.tmux", "tmux/agentpane.tmux"] {
-        std::fs::copy(
-            Path::new(env!("CARGO_MANIFEST_DIR")).join(file),
-            clone.join(file),
-        )
-        .expect("copy the plugin file");
-    }
-    assert!(!clone.join("target").exists(), "a fresh clone has no build");
-    clone
-}
-
-/// The fake `cargo` in `bin`: records each call in `<bin>/cargo-calls`, waits for
-/// `<bin>/go`, then puts the binary under test where `cargo build --release` would — as a
-/// new file, the way cargo does, since a running binary cannot be written over.
-fn fake_cargo(bin: &Path) {
-    let script = format!(
-        "#!/bin/sh\n\
-         echo \"$PWD $*\" >> '{calls}'\n\
-         while [ ! -e '{go}' ]; do sleep 0.05; done\n\
-         echo '   Compiling agentpane (fake cargo)'\n\
-         mkdir -p target/release && cp '{exe}' target/release/agentpane.new\n\
-         mv -f target/release/agentpane.new target/release/agentpane\n",
-        calls = bin.join("cargo-calls").display(),
-        go = bin.join("go").display(),
-        exe = agentpane_bin(),
-    );
-    let path = bin.join("cargo");
-    std::fs::write(&path, script).expect("write the fake cargo");
-    let mut perms = std::fs::metadata(&path).unwrap().permissions();
-    std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-    std::fs::set_permissions(&path, perms).unwrap();
-}
-
-fn cargo_calls(bin: &Path) -> Vec<String> {
-    std::fs::read_to_string(bin.join("cargo-calls"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::to_string)
-        .collect()
-}
 
 /// A server whose PATH is `<own bin>:SYSTEM_PATH`, set up as the README says, with a fake
 /// Claude Code that has answered (segment `●1`); the plugin is not loaded yet.
 fn server_without_agentpane(tools: &Path) -> TmuxServer {
-    assert_eq!(
-        on_system_path("agentpane"),
-        None,
-        "agentpane is on {SYSTEM_PATH}"
-    );
-    assert_eq!(on_system_path("cargo"), None, "cargo is on {SYSTEM_PATH}");
+    assert_bare_system_path();
     let path = format!("{}:{SYSTEM_PATH}", tools.display());
     let server = TmuxServer::start_with(&[("PATH", &path)]);
     for (k, v) in [
@@ -116,7 +45,7 @@ fn world() -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let tools = tmp.path().join("bin");
     std::fs::create_dir_all(&tools).unwrap();
-    let clone = fresh_clone(tmp.path());
+    let clone = clone_to(&tmp.path().join("plugins/agentpane"));
     (tmp, tools, clone)
 }
 

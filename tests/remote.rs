@@ -794,3 +794,79 @@ fn a_review_of_a_remote_answer_names_the_remote_folder() {
     let got = read(&l_inbox_file);
     assert!(got.contains(&want), "want {want:?} in {got:?}");
 }
+
+/// The `answer_head` of `pane` in a `panes --json` run (a remote row when `host` is given).
+fn head_in(rows: &serde_json::Value, host: Option<&str>, pane: &str) -> serde_json::Value {
+    rows.as_array()
+        .expect("rows")
+        .iter()
+        .find(|r| r["host"].as_str() == host && r["pane_id"] == pane)
+        .unwrap_or_else(|| panic!("no row {host:?} {pane} in {rows}"))["answer_head"]
+        .clone()
+}
+
+/// A remote pane's last-answer head shows in `panes`, `panes --json` and the picker as its
+/// host shows it for a local pane: asked over ssh (the host scans) and from the local
+/// watcher's link (the host's watcher snapshot).
+#[test]
+fn a_remote_row_shows_its_last_answer_head() {
+    let remote = TmuxServer::start();
+    let first = format!("Remote head: the build is green {}", "and long ".repeat(12));
+    let r_claude = remote.claude_answering("rc", &format!("{first}\nsecond line"));
+    let (_sshd, local) = local_with_devbox(&remote);
+    wait_until(DEADLINE, "the remote claude's answer", || {
+        remote.agentpane(&["last", &r_claude]).code == 0
+    });
+    let want = head_in(
+        &remote.agentpane(&["panes", "--json"]).json(),
+        None,
+        &r_claude,
+    );
+    let cut = want.as_str().expect("a head on its own host").to_string();
+    assert!(cut.starts_with("Remote head: the build is green") && cut.ends_with('…'));
+
+    // No watcher anywhere: `serve --once` scans the host.
+    let run = local.agentpane(&["panes", "--json"]);
+    assert_eq!(
+        head_in(&run.json(), Some("devbox"), &r_claude),
+        want,
+        "{run:?}"
+    );
+    let run = local.agentpane(&["panes"]);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("devbox:") && l.ends_with(&cut)),
+        "{run:?}"
+    );
+
+    // The host's watcher runs and the local one keeps a link: the head comes from the host's
+    // snapshot and travels in the streamed document.
+    let _remote_watch = Watch::start(&remote, &[]);
+    let watch = Watch::start(&local, &[]);
+    wait_until(DEADLINE, "the head in the watcher's view of devbox", || {
+        host_view(&local, "devbox")["doc"]["panes"]
+            .as_array()
+            .is_some_and(|ps| ps.iter().any(|p| p["answer_head"].is_string()))
+    });
+    let run = local.agentpane(&["panes", "--json"]);
+    assert_eq!(
+        head_in(&run.json(), Some("devbox"), &r_claude),
+        want,
+        "{run:?}"
+    );
+
+    // The picker shows it on the remote row, as on a local one.
+    let picker = local.new_window(
+        &format!("{} -L {} pick", agentpane_bin(), local.name),
+        &local.work("proj"),
+        &[],
+    );
+    wait_until(DEADLINE, "the remote head in the picker", || {
+        local
+            .tmux(&["capture-pane", "-p", "-t", &picker])
+            .lines()
+            .any(|l| l.contains("devbox:") && l.contains("Remote head: the build"))
+    });
+    assert_eq!(watch.stop(), 0);
+}

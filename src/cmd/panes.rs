@@ -129,7 +129,7 @@ fn answer_head(report: &PaneReport) -> Option<String> {
     };
     let agent = report.resolved.agent.as_ref().map(|a| a.kind);
     let answer = crate::extract::last_answer_within(path, agent, budget).ok()??;
-    Some(answer.head(60))
+    Some(answer.head(HEAD))
 }
 
 /// A pane without an agent reads as state `none`.
@@ -228,7 +228,7 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
         let rows: Vec<Row> = reports
             .iter()
             .map(|r| Row::Local(PaneRow::new(r)))
-            .chain(remote.iter().map(|(host, p)| Row::Remote { host, pane: p }))
+            .chain(remote.iter().map(|(host, p)| Row::remote(host, p)))
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
         return Ok(exit::OK);
@@ -262,9 +262,31 @@ enum Row<'a> {
     Local(PaneRow<'a>),
     Remote {
         host: &'a str,
+        /// As a local row's: the first line, as long as a local row's.
+        answer_head: Option<String>,
         #[serde(flatten)]
-        pane: &'a crate::remote::doc::RemotePane,
+        pane: crate::remote::doc::RemotePane,
     },
+}
+
+impl<'a> Row<'a> {
+    /// A remote pane's row: the head it sent is cut as a local one is.
+    fn remote(host: &'a str, p: &crate::remote::doc::RemotePane) -> Row<'a> {
+        let mut pane = p.clone();
+        Row::Remote {
+            host,
+            answer_head: pane.answer_head.take().map(|h| remote_head(&h)),
+            pane,
+        }
+    }
+}
+
+/// Characters of the last answer's first line a `panes` row shows.
+const HEAD: usize = 60;
+
+/// A remote pane's answer head, as long as a local row's.
+fn remote_head(head: &str) -> String {
+    crate::text::chars(head, HEAD)
 }
 
 /// The `panes` table: target, agent, state, reason, age, cwd, last answer head; remote panes
@@ -317,7 +339,9 @@ fn table(
             p.reason.clone().unwrap_or_else(|| "-".into()),
             p.at.map_or("-".into(), |at| age(now, at)),
             "-".into(),
-            "-".into(),
+            p.answer_head
+                .as_deref()
+                .map_or_else(|| "-".into(), remote_head),
         ]);
     }
     let rows: Vec<[String; 7]> = rows

@@ -15,8 +15,10 @@ use serde::Deserialize;
 
 use super::Context;
 use crate::cli::ServeArgs;
+use crate::events::AgentKind;
 use crate::exit;
-use crate::remote::doc::{Document, RemotePane};
+use crate::extract::cache::AnswerCache;
+use crate::remote::doc::{Document, RemotePane, HEAD_CHARS};
 use crate::segment::{pane_detail, PaneDetail};
 use crate::state::{State, Windows};
 use crate::tmux::Tmux;
@@ -50,15 +52,19 @@ struct PaneDetailView {
     turn_key: Option<String>,
     at: Option<crate::events::Time>,
     resets_at: Option<crate::events::Time>,
+    #[serde(default)]
+    transcript: Option<PathBuf>,
 }
 
 pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
     let dir = crate::paths::state_dir();
     let mut out = std::io::stdout().lock();
+    // Answers are read again only when a transcript changed.
+    let mut answers = AnswerCache::new(64);
     if args.once {
         let socket = tmux.socket_path().ok();
-        let doc = current(&tmux, &dir, socket.as_deref(), false);
+        let doc = current(&tmux, &dir, socket.as_deref(), false, &mut answers);
         writeln!(out, "{}", doc.to_line())?;
         return Ok(exit::OK);
     }
@@ -96,7 +102,7 @@ pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
                 watcher.watch(&server, RecursiveMode::NonRecursive)?;
             }
         }
-        let doc = current(&tmux, &dir, socket.as_deref(), true);
+        let doc = current(&tmux, &dir, socket.as_deref(), true, &mut answers);
         if last.as_ref() != Some(&doc) {
             if writeln!(out, "{}", doc.to_line())
                 .and_then(|()| out.flush())
@@ -121,14 +127,21 @@ pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
 }
 
 /// This host's document now: the watcher's snapshot when one serves this server, else a scan
-/// of its own (and, when `start` is set, the watcher is started so later changes arrive).
-fn current(tmux: &Tmux, dir: &Path, socket: Option<&str>, start: bool) -> Document {
+/// of its own (and, when `start` is set, the watcher is started so later changes arrive). Each
+/// pane carries the head of its last answer, read from its transcript.
+fn current(
+    tmux: &Tmux,
+    dir: &Path,
+    socket: Option<&str>,
+    start: bool,
+    answers: &mut AnswerCache,
+) -> Document {
     let Some(socket) = socket.filter(|s| crate::watch::server_alive(Path::new(s))) else {
         return Document::new(Vec::new(), Some("no tmux server on this host".into()));
     };
     if crate::watch::running(dir, socket) {
         let server = crate::paths::server_dir(dir, socket);
-        if let Some(panes) = read_snapshot(&Snapshot::path(&server), socket) {
+        if let Some(panes) = read_snapshot(&Snapshot::path(&server), socket, answers) {
             return Document::new(panes, None);
         }
     } else if start {
@@ -143,13 +156,29 @@ fn current(tmux: &Tmux, dir: &Path, socket: Option<&str>, start: bool) -> Docume
         details
             .iter()
             .filter(|d| d.state != State::None)
-            .map(RemotePane::from_detail)
+            .map(|d| {
+                RemotePane::from_detail(d, answer_head(answers, d.transcript.as_deref(), d.agent))
+            })
             .collect(),
         None,
     )
 }
 
-fn read_snapshot(path: &PathBuf, socket: &str) -> Option<Vec<RemotePane>> {
+/// The head of the last answer in `transcript`, as the picker shows a local one.
+fn answer_head(
+    answers: &mut AnswerCache,
+    transcript: Option<&Path>,
+    agent: Option<AgentKind>,
+) -> Option<String> {
+    let answer = answers.get_or_extract(transcript?, agent).ok()??;
+    Some(answer.head(HEAD_CHARS))
+}
+
+fn read_snapshot(
+    path: &PathBuf,
+    socket: &str,
+    answers: &mut AnswerCache,
+) -> Option<Vec<RemotePane>> {
     let data = std::fs::read(path).ok()?;
     let snap: SnapshotView = serde_json::from_slice(&data).ok()?;
     if snap.socket_path != socket {
@@ -160,6 +189,11 @@ fn read_snapshot(path: &PathBuf, socket: &str) -> Option<Vec<RemotePane>> {
             .into_iter()
             .filter(|p| p.state != State::None)
             .map(|p| RemotePane {
+                answer_head: answer_head(
+                    answers,
+                    p.transcript.as_deref(),
+                    p.agent.as_deref().and_then(AgentKind::from_name),
+                ),
                 pane_id: p.pane_id,
                 target: p.target,
                 agent: p.agent,

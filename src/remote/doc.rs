@@ -11,9 +11,16 @@ use crate::events::Time;
 use crate::segment::PaneDetail;
 use crate::state::State;
 
-/// The version of this document's shape; bumped when a field changes meaning or goes away.
-/// (2: each pane's `turn_key`, which relays across hosts follow.)
-pub const SCHEMA: u32 = 2;
+/// The version of this document's shape; bumped when a field changes meaning, goes away or
+/// comes (an older reader refuses a field it does not know, so it says "install the same
+/// agentpane" rather than "not valid"). (2: each pane's `turn_key`, which relays across hosts
+/// follow; 3: each pane's `answer_head`.)
+pub const SCHEMA: u32 = 3;
+/// The oldest schema still read: its documents lack only fields that are optional here.
+pub const OLDEST_SCHEMA: u32 = 2;
+/// Longest answer head a remote sends, in characters (what the picker shows; `panes` shows
+/// fewer).
+pub const HEAD_CHARS: usize = 200;
 /// Longest document (one line) read from a remote.
 pub const MAX_DOC_BYTES: usize = 1 << 20;
 /// Most panes one remote may report.
@@ -54,11 +61,15 @@ pub struct RemotePane {
     pub turn_key: Option<String>,
     pub at: Option<Time>,
     pub resets_at: Option<Time>,
+    /// First line of the pane's last answer (at most [`HEAD_CHARS`]), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer_head: Option<String>,
 }
 
 impl RemotePane {
-    /// The remote side: a pane of the local watcher's snapshot.
-    pub fn from_detail(d: &PaneDetail) -> RemotePane {
+    /// The remote side: a pane of the local watcher's snapshot, with the head of its last
+    /// answer.
+    pub fn from_detail(d: &PaneDetail, answer_head: Option<String>) -> RemotePane {
         RemotePane {
             pane_id: d.pane_id.clone(),
             target: d.target.clone(),
@@ -69,6 +80,7 @@ impl RemotePane {
             turn_key: d.turn_key.clone(),
             at: d.at,
             resets_at: d.resets_at,
+            answer_head,
         }
     }
 }
@@ -124,7 +136,7 @@ pub fn parse(line: &[u8]) -> Result<Document, DocError> {
         _ => "of unknown version".to_string(),
     };
     match probe.schema.as_ref().and_then(serde_json::Value::as_u64) {
-        Some(s) if s == u64::from(SCHEMA) => {}
+        Some(s) if (u64::from(OLDEST_SCHEMA)..=u64::from(SCHEMA)).contains(&s) => {}
         Some(theirs) => return Err(DocError::Schema { theirs, version }),
         None => return Err(DocError::Invalid("no schema version".into())),
     }
@@ -151,6 +163,10 @@ fn check(mut doc: Document) -> Result<Document, DocError> {
             p.target = clean_text(&p.target);
             p.reason = p.reason.as_deref().map(clean_text);
             p.turn_key = p.turn_key.as_deref().map(clean_text);
+            p.answer_head = p
+                .answer_head
+                .as_deref()
+                .map(|h| crate::text::chars(&clean_text(h), HEAD_CHARS));
             true
         }
     });
@@ -239,6 +255,7 @@ mod tests {
             turn_key: Some("msg_1".into()),
             at: None,
             resets_at: None,
+            answer_head: Some("Done: the tests pass.".into()),
         }
     }
 
@@ -318,11 +335,39 @@ mod tests {
         );
     }
 
+    #[test]
+    fn an_older_remote_without_answer_heads_still_reads() {
+        let line = r#"{"schema":2,"agentpane":"0.1.0","panes":[{"pane_id":"%1","target":"main:1.0","agent":"claude","state":"your-turn","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+        let doc = parse(line.as_bytes()).expect("a schema-2 document");
+        assert_eq!(doc.panes.len(), 1);
+        assert_eq!(doc.panes[0].answer_head, None);
+        // And this agentpane writes the head only when there is one.
+        let mut p = pane();
+        p.answer_head = None;
+        assert!(!Document::new(vec![p], None)
+            .to_line()
+            .contains("answer_head"));
+    }
+
+    #[test]
+    fn an_answer_head_is_one_clean_line_of_bounded_length() {
+        let mut p = pane();
+        p.answer_head = Some(format!("All\tdone\u{1b}[2J \u{202e}{}", "é".repeat(1_000)));
+        let line = Document::new(vec![p], None).to_line();
+        let head = parse(line.as_bytes()).unwrap().panes[0]
+            .answer_head
+            .clone()
+            .unwrap();
+        assert!(head.starts_with("All done[2J éé"), "{head}");
+        assert_eq!(head.chars().count(), HEAD_CHARS);
+        assert!(head.ends_with('…'), "{head}");
+    }
+
     proptest! {
         #[test]
         fn any_bytes_are_refused_or_valid_never_a_panic(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
             if let Ok(doc) = parse(&bytes) {
-                prop_assert_eq!(doc.schema, SCHEMA);
+                prop_assert!((OLDEST_SCHEMA..=SCHEMA).contains(&doc.schema));
             }
         }
 

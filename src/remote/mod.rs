@@ -234,6 +234,7 @@ mod tests {
             turn_key: None,
             at: None,
             resets_at: None,
+            answer_head: None,
         };
         let view = |host: &str, link| link::HostView {
             host: host.into(),

@@ -483,6 +483,7 @@ mod tests {
             turn_key: Some(key.into()),
             at: None,
             resets_at: None,
+            answer_head: None,
         }
     }
 

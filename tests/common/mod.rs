@@ -13,6 +13,8 @@
 #![allow(dead_code)]
 
 pub mod cost;
+pub mod install;
+pub mod readme;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};
@@ -269,8 +271,23 @@ impl TmuxServer {
     /// [`start`](Self::start) with extra environment, e.g. a `PATH` of the test's choosing.
     pub fn start_with(extra: &[(&str, &str)]) -> TmuxServer {
         let mut server = TmuxServer::unstarted(extra);
-        let work = server.work("proj");
-        server.tmux(&[
+        server.new_main_session(&[]);
+        server
+    }
+
+    /// [`start_with`](Self::start_with), the server loading `conf` as it starts (`tmux -f
+    /// CONF new-session`, as a person starts one with their config).
+    pub fn start_with_config(extra: &[(&str, &str)], conf: &Path) -> TmuxServer {
+        let mut server = TmuxServer::unstarted(extra);
+        server.new_main_session(&["-f", conf.to_str().expect("a UTF-8 path")]);
+        server
+    }
+
+    /// Session `main` (window 0: a plain shell), starting the server with `global` flags.
+    fn new_main_session(&mut self, global: &[&str]) {
+        let work = self.work("proj");
+        let mut args = global.to_vec();
+        args.extend([
             "new-session",
             "-d",
             "-s",
@@ -282,8 +299,8 @@ impl TmuxServer {
             "-c",
             work.to_str().unwrap(),
         ]);
-        server.learn_socket();
-        server
+        self.tmux(&args);
+        self.learn_socket();
     }
 
     /// The world of a server (folders, fake agents, its name) with no server yet: for a test
@@ -318,7 +335,7 @@ impl TmuxServer {
     /// The pid of the watcher serving this server: the holder of its lock.
     pub fn watcher_pid(&self) -> Option<u32> {
         let socket = self.tmux(&["display-message", "-p", "#{socket_path}"]);
-        let lock = agentpane::watch::lock::lock_path(&self.state_dir(), &socket);
+        let lock = agentpane::watch::lock::lock_path(&self.state_root(), &socket);
         agentpane::paths::lock_holder(&lock)
     }
 
@@ -731,11 +748,15 @@ impl TmuxServer {
             Some(s) => s.to_string_lossy().into_owned(),
             None => self.tmux(&["display-message", "-p", "#{socket_path}"]),
         };
-        let state = self
-            .extra
+        agentpane::paths::server_dir(&self.state_root(), socket.trim())
+    }
+
+    /// The state folder this server's runs use: an `AGENTPANE_STATE_DIR` it was started
+    /// with, else its own.
+    pub fn state_root(&self) -> PathBuf {
+        self.extra
             .iter()
             .rfind(|(k, _)| k == "AGENTPANE_STATE_DIR")
-            .map_or_else(|| self.state_dir(), |(_, v)| v.clone());
-        agentpane::paths::server_dir(&state, socket.trim())
+            .map_or_else(|| self.state_dir(), |(_, v)| v.clone())
     }
 }

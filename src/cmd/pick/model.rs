@@ -69,7 +69,7 @@ impl Row {
             agent: p.agent.clone().unwrap_or_else(|| "-".into()),
             reason: p.reason.clone(),
             at: p.at,
-            head: None,
+            head: p.answer_head.clone(),
             unread: 0,
             // Deciding runs on the host where the dialog is, from its own picker.
             request: None,
