@@ -181,7 +181,10 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(usage.session_output, Some(o), "{label}: {usage:?}");
         assert_eq!(usage.context_tokens, Some(p), "{label}: {usage:?}");
         assert_eq!(usage.context_window, Some(128_000), "{label}: {usage:?}");
-        assert_eq!(usage.cost_usd, None, "{label}: premium requests are no money");
+        assert_eq!(
+            usage.cost_usd, None,
+            "{label}: premium requests are no money"
+        );
         let session = fresh["session_id"].as_str().unwrap();
         assert!(
             transcript.ends_with(&format!("/session-state/{session}/events.jsonl")),

@@ -137,10 +137,16 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
 
         // The stand-in's usage as Gemini CLI logged it: the prompt (cached tokens included)
         // as the context, thinking counted as output.
-        let log = resolve(&server, &pane)["transcript"].as_str().unwrap().to_string();
+        let log = resolve(&server, &pane)["transcript"]
+            .as_str()
+            .unwrap()
+            .to_string();
         let usage = real::usage::of_log(AgentKind::Gemini, &log);
         assert_eq!(usage.model.as_deref(), Some(gemini::MODEL), "{label}");
-        let (p, o) = (gemini::PROMPT_TOKENS, gemini::OUTPUT_TOKENS + gemini::THOUGHTS_TOKENS);
+        let (p, o) = (
+            gemini::PROMPT_TOKENS,
+            gemini::OUTPUT_TOKENS + gemini::THOUGHTS_TOKENS,
+        );
         assert_eq!(usage.session_input, Some(p), "{label}: {usage:?}");
         assert_eq!(usage.session_output, Some(o), "{label}: {usage:?}");
         assert_eq!(usage.context_tokens, Some(p), "{label}: {usage:?}");

@@ -177,8 +177,16 @@ fn qwen_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(usage.context_tokens, Some(p), "{label}: {usage:?}");
         let requests = usage.session_output.unwrap_or(0) / o;
         assert!((1..=2).contains(&requests), "{label}: {usage:?}");
-        assert_eq!(usage.session_input, Some(requests * p), "{label}: {usage:?}");
-        assert_eq!(usage.session_output, Some(requests * o), "{label}: {usage:?}");
+        assert_eq!(
+            usage.session_input,
+            Some(requests * p),
+            "{label}: {usage:?}"
+        );
+        assert_eq!(
+            usage.session_output,
+            Some(requests * o),
+            "{label}: {usage:?}"
+        );
         assert!(
             transcript.contains("/projects/") && transcript.contains("/chats/"),
             "{label}: {done:#}"

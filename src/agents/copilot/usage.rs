@@ -86,7 +86,10 @@ mod tests {
         let u = tally(&fixture("turns.jsonl"));
         assert_eq!(u.model.as_deref(), Some("mock-model"));
         assert_eq!((u.session_input, u.session_output), (Some(30), Some(15)));
-        assert_eq!((u.context_tokens, u.context_window), (Some(10), Some(128_000)));
+        assert_eq!(
+            (u.context_tokens, u.context_window),
+            (Some(10), Some(128_000))
+        );
         assert_eq!(u.cost_usd, None, "premium requests are no money");
     }
 
@@ -103,7 +106,10 @@ mod tests {
     fn a_call_gives_its_prompt_as_context() {
         let line = br#"{"type":"session.usage_record","data":{"usage":{"model":"gpt-5","inputTokens":1234,"outputTokens":56,"cacheReadTokens":200,"cacheWriteTokens":0,"cost":1.0,"maxPromptTokens":272000}},"id":"e1","timestamp":"2026-12-02T09:37:36.929Z","parentId":null}"#;
         let r = reading(line).unwrap();
-        assert_eq!((r.context_tokens, r.input, r.output), (Some(1234), 1234, 56));
+        assert_eq!(
+            (r.context_tokens, r.input, r.output),
+            (Some(1234), 1234, 56)
+        );
         assert_eq!((r.context_window, r.cost_usd), (Some(272_000), None));
         let agent = crate::agents::of(crate::events::AgentKind::Copilot);
         assert_eq!(agent.usage(line), Some(r));

@@ -47,7 +47,10 @@ pub fn reading(line: &[u8]) -> Option<Reading> {
         input: t.input,
         // Thinking is generated (and billed) like the answer; Gemini CLI counts it apart.
         output: t.output.saturating_add(t.thoughts),
-        at: r.timestamp.as_deref().and_then(crate::agents::fields::rfc3339),
+        at: r
+            .timestamp
+            .as_deref()
+            .and_then(crate::agents::fields::rfc3339),
         ..Reading::default()
     })
 }
@@ -104,7 +107,10 @@ mod tests {
             agent.context_window("gemini-2.5-pro", None, std::path::Path::new("/nonexistent")),
             Some(1_048_576)
         );
-        assert_eq!((r.input, r.output, r.context_tokens), (1234, 63, Some(1234)));
+        assert_eq!(
+            (r.input, r.output, r.context_tokens),
+            (1234, 63, Some(1234))
+        );
         assert_eq!(r.key.as_deref(), Some("a"));
         assert!(r.at.is_some());
     }

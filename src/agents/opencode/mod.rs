@@ -254,12 +254,16 @@ macro_rules! opencode_store_agent {
                 &self,
                 path: &std::path::Path,
             ) -> Option<anyhow::Result<$crate::usage::Usage>> {
-                Some($crate::agents::opencode::session_of(path, Some(self.kind())).and_then(
-                    |s| match s {
-                        Some(session) => $crate::agents::opencode::usage::session_usage(&session),
-                        None => Ok($crate::usage::Usage::default()),
-                    },
-                ))
+                Some(
+                    $crate::agents::opencode::session_of(path, Some(self.kind())).and_then(|s| {
+                        match s {
+                            Some(session) => {
+                                $crate::agents::opencode::usage::session_usage(&session)
+                            }
+                            None => Ok($crate::usage::Usage::default()),
+                        }
+                    }),
+                )
             }
 
             fn dialogs(&self) -> &'static [$crate::read::dialog::Dialog] {

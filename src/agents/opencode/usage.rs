@@ -92,7 +92,11 @@ mod tests {
         let u = usage_of(&fixture("session.sql"), SESSION);
         assert_eq!(u.model.as_deref(), Some("stand-in"));
         assert_eq!((u.session_input, u.session_output), (Some(40), Some(20)));
-        assert_eq!(u.context_tokens, Some(15), "10 in + 5 out, as opencode shows it");
+        assert_eq!(
+            u.context_tokens,
+            Some(15),
+            "10 in + 5 out, as opencode shows it"
+        );
         assert_eq!(u.cost_usd, Some(0.0));
         assert_eq!((u.context_window, u.context_percent), (None, None));
     }

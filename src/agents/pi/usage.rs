@@ -100,7 +100,7 @@ pub fn window_in(agent_dir: &Path, model: &str) -> Option<u64> {
             .flatten()
             .find(|m| m.get("id").and_then(Value::as_str) == Some(model));
         if let Some(m) = custom {
-            return Some(m.get("contextWindow").map_or(Some(128_000), Value::as_u64)?);
+            return m.get("contextWindow").map_or(Some(128_000), Value::as_u64);
         }
         let overridden = provider
             .get("modelOverrides")
@@ -138,14 +138,21 @@ mod tests {
         assert_eq!(u.model.as_deref(), Some("mock-model"));
         assert_eq!((u.session_input, u.session_output), (Some(30), Some(15)));
         assert_eq!(u.context_tokens, Some(15));
-        assert_eq!(u.cost_usd, Some(0.0), "pi records a cost, zero for this model");
+        assert_eq!(
+            u.cost_usd,
+            Some(0.0),
+            "pi records a cost, zero for this model"
+        );
     }
 
     #[test]
     fn a_reply_with_cache_counts_it_as_sent() {
         let line = br#"{"type":"message","id":"m1","parentId":"u1","timestamp":"2026-12-02T12:36:50.000Z","message":{"role":"assistant","content":[],"api":"openai-completions","provider":"mock","model":"mock-model","usage":{"input":1034,"output":56,"cacheRead":200,"cacheWrite":0,"totalTokens":1290,"cost":{"input":0.001,"output":0.002,"cacheRead":0,"cacheWrite":0,"total":0.003}},"stopReason":"stop","timestamp":1796200000000}}"#;
         let r = reading(line).unwrap();
-        assert_eq!((r.input, r.output, r.context_tokens), (1234, 56, Some(1290)));
+        assert_eq!(
+            (r.input, r.output, r.context_tokens),
+            (1234, 56, Some(1290))
+        );
         assert_eq!(r.cost_usd, Some(0.003));
         let agent = crate::agents::of(crate::events::AgentKind::Pi);
         assert_eq!(agent.usage(line), Some(r));
@@ -162,12 +169,20 @@ mod tests {
         )
         .unwrap();
         assert_eq!(window_in(dir.path(), "mock-model"), Some(64_000));
-        assert_eq!(window_in(dir.path(), "plain"), Some(128_000), "pi's default");
+        assert_eq!(
+            window_in(dir.path(), "plain"),
+            Some(128_000),
+            "pi's default"
+        );
         assert_eq!(window_in(dir.path(), "claude-x"), Some(1_000_000));
         assert_eq!(window_in(dir.path(), "other"), None);
         let home = dir.path().parent().unwrap();
         let agent = crate::agents::of(crate::events::AgentKind::Pi);
-        assert_eq!(agent.context_window("mock-model", None, home), None, "not its agent dir");
+        assert_eq!(
+            agent.context_window("mock-model", None, home),
+            None,
+            "not its agent dir"
+        );
         std::fs::write(dir.path().join("models.json"), "// comment\n{").unwrap();
         assert_eq!(window_in(dir.path(), "mock-model"), None);
     }

@@ -78,7 +78,11 @@ pub fn reading(line: &[u8]) -> Option<Reading> {
 /// The context window of a Qwen model, as Qwen Code 0.24.4's own table states it for its
 /// own models (after dropping a `provider/` prefix); any other model is unknown.
 pub fn window(model: &str) -> Option<u64> {
-    let m = model.rsplit('/').next().unwrap_or(model).to_ascii_lowercase();
+    let m = model
+        .rsplit('/')
+        .next()
+        .unwrap_or(model)
+        .to_ascii_lowercase();
     let qwen3_dot = m
         .strip_prefix("qwen3.")
         .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()));
