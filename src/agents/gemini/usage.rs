@@ -98,6 +98,24 @@ mod tests {
     }
 
     #[test]
+    fn a_rewound_reply_still_counts_and_a_restated_list_adds_nothing() {
+        // Two prompts answered, then `/rewind` to the second: `$rewindTo`, and a `$set`
+        // restating the remaining messages, the first reply with its tokens.
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/gemini-0.61.0/rewind.jsonl"
+        );
+        let mut t = Tally::default();
+        for line in std::fs::read_to_string(path).unwrap().lines() {
+            if let Some(r) = reading(line.as_bytes()) {
+                t.push(r);
+            }
+        }
+        let u = t.usage(None);
+        assert_eq!((u.session_input, u.session_output), (Some(20), Some(10)));
+    }
+
+    #[test]
     fn a_reply_counts_thoughts_as_output_and_the_prompt_as_context() {
         let line = br#"{"id":"a","timestamp":"2026-12-01T22:30:00Z","type":"gemini","content":[],"tokens":{"input":1234,"output":56,"cached":200,"thoughts":7,"tool":0,"total":1297},"model":"gemini-2.5-pro"}"#;
         let r = reading(line).unwrap();
