@@ -21,6 +21,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use agentpane::events::AgentKind;
 use serde_json::Value;
 
 use common::{FakeAgent, TmuxServer, Watch};
@@ -171,6 +172,19 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         type_prompt(&w.server, &pane, "hello there");
         let done = w.wait_state(&pane, "your-turn", None);
         let transcript = done["transcript"].as_str().unwrap().to_string();
+        // The stand-in's usage as Copilot CLI logged it: the whole prompt, cached tokens
+        // included, and the prompt limit it was given as the window.
+        let usage = real::usage::of_log(AgentKind::Copilot, &transcript);
+        assert_eq!(usage.model.as_deref(), Some("mock-model"), "{label}");
+        let (p, o) = (openai_chat::PROMPT_TOKENS, openai_chat::COMPLETION_TOKENS);
+        assert_eq!(usage.session_input, Some(p), "{label}: {usage:?}");
+        assert_eq!(usage.session_output, Some(o), "{label}: {usage:?}");
+        assert_eq!(usage.context_tokens, Some(p), "{label}: {usage:?}");
+        assert_eq!(usage.context_window, Some(128_000), "{label}: {usage:?}");
+        assert_eq!(
+            usage.cost_usd, None,
+            "{label}: premium requests are no money"
+        );
         let session = fresh["session_id"].as_str().unwrap();
         assert!(
             transcript.ends_with(&format!("/session-state/{session}/events.jsonl")),

@@ -7,6 +7,7 @@ mod real;
 
 use std::time::Duration;
 
+use agentpane::events::AgentKind;
 use common::{wait_until_else, TmuxServer, Watch, WATCHER_FINDS};
 use real::gemini::{self, answer_to, TOOL_DONE};
 use real::{press, start, wait_for, STEP};
@@ -133,6 +134,22 @@ fn gemini_session_reads_fresh_answer_permission_error_and_interrupt() {
         wait_watched(&server, &watch, &pane, "the your-turn alert", || {
             (alerts_for(&watch, &pane) == [("your-turn".to_string(), None)]).then_some(())
         });
+
+        // The stand-in's usage as Gemini CLI logged it: the prompt (cached tokens included)
+        // as the context, thinking counted as output.
+        let log = resolve(&server, &pane)["transcript"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let usage = real::usage::of_log(AgentKind::Gemini, &log);
+        assert_eq!(usage.model.as_deref(), Some(gemini::MODEL), "{label}");
+        let (p, o) = (
+            gemini::PROMPT_TOKENS,
+            gemini::OUTPUT_TOKENS + gemini::THOUGHTS_TOKENS,
+        );
+        assert_eq!(usage.session_input, Some(p), "{label}: {usage:?}");
+        assert_eq!(usage.session_output, Some(o), "{label}: {usage:?}");
+        assert_eq!(usage.context_tokens, Some(p), "{label}: {usage:?}");
 
         // A command that needs approval: waiting on the tool, alerted, routing refused.
         start::gemini_submit(&server, &pane, "TOOL:mkdir newdir");

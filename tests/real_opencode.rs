@@ -8,6 +8,7 @@ mod real;
 use std::path::Path;
 use std::time::Duration;
 
+use agentpane::events::AgentKind;
 use serde_json::Value;
 
 use common::{FakeAgent, TmuxServer, Watch};
@@ -133,6 +134,15 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
         type_prompt(&w.server, &pane, "hello there");
         let done = w.wait_state(&pane, "your-turn", None);
         let transcript = done["transcript"].as_str().unwrap().to_string();
+        // The stand-in's usage as opencode stored it: input without the cached tokens,
+        // summed back; the context as its sidebar counts it; the cost it priced (zero).
+        let usage = real::usage::of_log(AgentKind::Opencode, &transcript);
+        assert_eq!(usage.model.as_deref(), Some(openai_chat::MODEL), "{label}");
+        let (p, o) = (openai_chat::PROMPT_TOKENS, openai_chat::COMPLETION_TOKENS);
+        assert_eq!(usage.session_input, Some(p), "{label}: {usage:?}");
+        assert_eq!(usage.session_output, Some(o), "{label}: {usage:?}");
+        assert_eq!(usage.context_tokens, Some(p + o), "{label}: {usage:?}");
+        assert_eq!(usage.cost_usd, Some(0.0), "{label}: {usage:?}");
         assert!(
             transcript.contains("/opencode.db#ses_"),
             "{label}: {done:#}"

@@ -8,6 +8,7 @@ mod real;
 
 use std::time::Duration;
 
+use agentpane::events::AgentKind;
 use serde_json::Value;
 
 use common::{FakeAgent, TmuxServer, Watch};
@@ -111,6 +112,14 @@ fn pi_turns_read_right_alert_once_and_route_in_and_out() {
         let done = w.wait_state(&pane, "your-turn", none);
         assert_eq!(done["via"], "session-record", "{label}: {done:#}");
         let transcript = done["transcript"].as_str().unwrap().to_string();
+        // The stand-in's usage as pi logged it: input without the cached tokens, the
+        // context counted as pi counts it (all four counts of the reply).
+        let usage = real::usage::of_log(AgentKind::Pi, &transcript);
+        assert_eq!(usage.model.as_deref(), Some("mock-model"), "{label}");
+        let (p, o) = (openai_chat::PROMPT_TOKENS, openai_chat::COMPLETION_TOKENS);
+        assert_eq!(usage.session_input, Some(p), "{label}: {usage:?}");
+        assert_eq!(usage.session_output, Some(o), "{label}: {usage:?}");
+        assert_eq!(usage.context_tokens, Some(p + o), "{label}: {usage:?}");
         let last = w.server.agentpane(&["last", &pane, "--json"]);
         assert_eq!(last.code, 0, "{label}: {last:?}");
         assert_eq!(last.json()["text"], ANSWER, "{label}");

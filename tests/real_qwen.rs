@@ -15,11 +15,12 @@ mod real;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use agentpane::events::AgentKind;
 use serde_json::Value;
 
 use common::{FakeAgent, TmuxServer, Watch};
 use real::http::MockServer;
-use real::openai_chat::ANSWER;
+use real::openai_chat::{self, ANSWER};
 use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
 
 /// A Claude transcript whose last answer routes into Qwen Code.
@@ -168,6 +169,24 @@ fn qwen_turns_read_right_alert_once_and_route_in_and_out() {
         type_prompt(&w.server, &pane, "hello there");
         let done = w.wait_state(&pane, "your-turn", None);
         let transcript = done["transcript"].as_str().unwrap().to_string();
+        // The stand-in's usage as Qwen Code logged it: the reply's prompt as the context; each
+        // request's counts in the session (the memory extractor's request may follow the turn).
+        let usage = real::usage::of_log(AgentKind::Qwen, &transcript);
+        assert_eq!(usage.model.as_deref(), Some(real::qwen::MODEL), "{label}");
+        let (p, o) = (openai_chat::PROMPT_TOKENS, openai_chat::COMPLETION_TOKENS);
+        assert_eq!(usage.context_tokens, Some(p), "{label}: {usage:?}");
+        let requests = usage.session_output.unwrap_or(0) / o;
+        assert!((1..=2).contains(&requests), "{label}: {usage:?}");
+        assert_eq!(
+            usage.session_input,
+            Some(requests * p),
+            "{label}: {usage:?}"
+        );
+        assert_eq!(
+            usage.session_output,
+            Some(requests * o),
+            "{label}: {usage:?}"
+        );
         assert!(
             transcript.contains("/projects/") && transcript.contains("/chats/"),
             "{label}: {done:#}"

@@ -6,10 +6,20 @@ use crate::events::Time;
 
 /// Parses an RFC 3339 timestamp field.
 pub fn time(v: Option<&Value>) -> Option<Time> {
-    let s = v?.as_str()?;
+    rfc3339(v?.as_str()?)
+}
+
+/// Parses an RFC 3339 timestamp.
+pub fn rfc3339(s: &str) -> Option<Time> {
     chrono::DateTime::parse_from_rfc3339(s)
         .ok()
         .map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// Whether a line holds `needle` anywhere: a cheap test before parsing a line that may say
+/// nothing of interest.
+pub fn contains(line: &[u8], needle: &[u8]) -> bool {
+    find(line, needle).is_some()
 }
 
 /// A string field.

@@ -23,6 +23,14 @@ use crate::real::Client;
 
 /// The model the client is pinned to.
 pub const MODEL: &str = "gemini-2.5-flash";
+/// The usage every completed reply reports (`usageMetadata`: `promptTokenCount`, of them
+/// `cachedContentTokenCount`, `candidatesTokenCount`, `thoughtsTokenCount`): known numbers, so a
+/// test can check what the client logged of them.
+pub const PROMPT_TOKENS: u64 = 1234;
+pub const CACHED_TOKENS: u64 = 200;
+pub const OUTPUT_TOKENS: u64 = 56;
+pub const THOUGHTS_TOKENS: u64 = 7;
+
 /// The reply once a tool call's result comes back.
 pub const TOOL_DONE: &str = "The command ran.";
 
@@ -72,8 +80,13 @@ fn chunk(parts: Value, finish: bool) -> (String, String) {
     let mut event = json!({"candidates": [], "modelVersion": MODEL});
     if finish {
         candidate["finishReason"] = json!("STOP");
-        event["usageMetadata"] =
-            json!({"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15});
+        event["usageMetadata"] = json!({
+            "promptTokenCount": PROMPT_TOKENS,
+            "cachedContentTokenCount": CACHED_TOKENS,
+            "candidatesTokenCount": OUTPUT_TOKENS,
+            "thoughtsTokenCount": THOUGHTS_TOKENS,
+            "totalTokenCount": PROMPT_TOKENS + OUTPUT_TOKENS + THOUGHTS_TOKENS,
+        });
     }
     event["candidates"] = json!([candidate]);
     (String::new(), event.to_string())

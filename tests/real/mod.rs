@@ -21,6 +21,7 @@ pub mod openai;
 pub mod openai_chat;
 pub mod qwen;
 pub mod start;
+pub mod usage;
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};

@@ -31,6 +31,13 @@ pub const ANSWER: &str = "Here is the answer.\n\n```sh\necho  \"hi\"\t$x\n```\nD
 /// The model id the provider names.
 pub const MODEL: &str = "stand-in";
 
+/// The usage every completed reply reports (`usage.prompt_tokens`, of them
+/// `prompt_tokens_details.cached_tokens`, `completion_tokens`): known numbers, so a test can
+/// check what the client logged of them.
+pub const PROMPT_TOKENS: u64 = 1234;
+pub const CACHED_TOKENS: u64 = 200;
+pub const COMPLETION_TOKENS: u64 = 56;
+
 /// Starts the stand-in.
 pub fn start() -> MockServer {
     MockServer::start(reply)
@@ -164,7 +171,12 @@ pub fn chunk(delta: Value, finish: Option<&str>) -> (String, String) {
         "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
     });
     if finish.is_some() {
-        c["usage"] = json!({"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15});
+        c["usage"] = json!({
+            "prompt_tokens": PROMPT_TOKENS,
+            "completion_tokens": COMPLETION_TOKENS,
+            "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS,
+            "prompt_tokens_details": {"cached_tokens": CACHED_TOKENS},
+        });
     }
     (String::new(), c.to_string())
 }

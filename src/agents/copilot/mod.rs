@@ -18,6 +18,7 @@ pub mod locate;
 pub mod log;
 pub mod parse;
 pub mod screen;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -37,6 +38,10 @@ pub struct Copilot;
 impl crate::agents::Agent for Copilot {
     fn kind(&self) -> AgentKind {
         AgentKind::Copilot
+    }
+
+    fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
+        usage::reading(line)
     }
 
     fn packages(&self) -> &'static [&'static str] {

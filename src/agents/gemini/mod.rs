@@ -6,6 +6,7 @@ pub mod locate;
 pub mod pane;
 pub mod records;
 pub mod screen;
+pub mod usage;
 
 use std::io::{Read, Seek};
 use std::path::Path;
@@ -305,6 +306,14 @@ impl crate::agents::Agent for Gemini {
 
     fn last_answer(&self, path: &Path, budget: Budget) -> Option<Result<Option<Answer>>> {
         Some(last_answer(path, budget))
+    }
+
+    fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
+        usage::reading(line)
+    }
+
+    fn context_window(&self, model: &str, _pid: Option<u32>, _home: &Path) -> Option<u64> {
+        usage::window(model)
     }
 
     fn reads_title(&self) -> bool {

@@ -12,6 +12,7 @@ pub mod parse;
 pub mod reader;
 pub mod runlog;
 pub mod store;
+pub mod usage;
 
 use std::path::{Path, PathBuf};
 
@@ -244,6 +245,22 @@ macro_rules! opencode_store_agent {
                                 $crate::agents::opencode::answer::last_answer(&session, self.kind())
                             }
                             None => Ok(None),
+                        }
+                    }),
+                )
+            }
+
+            fn session_usage(
+                &self,
+                path: &std::path::Path,
+            ) -> Option<anyhow::Result<$crate::usage::Usage>> {
+                Some(
+                    $crate::agents::opencode::session_of(path, Some(self.kind())).and_then(|s| {
+                        match s {
+                            Some(session) => {
+                                $crate::agents::opencode::usage::session_usage(&session)
+                            }
+                            None => Ok($crate::usage::Usage::default()),
                         }
                     }),
                 )

@@ -10,6 +10,7 @@ pub mod locate;
 pub mod parse;
 pub mod read;
 pub mod screen;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -86,6 +87,18 @@ impl crate::agents::Agent for Pi {
 
     fn file_events(&self, path: &Path) -> Option<anyhow::Result<Vec<Event>>> {
         Some(read::file_events(path))
+    }
+
+    fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
+        usage::reading(line)
+    }
+
+    fn context_window(&self, model: &str, pid: Option<u32>, home: &Path) -> Option<u64> {
+        let dir = match pid {
+            Some(pid) => locate::agent_dir(pid, home).0,
+            None => home.join(".pi/agent"),
+        };
+        usage::window_in(&dir, model)
     }
 
     fn answer_reader(&self) -> Option<Box<dyn crate::agents::AnswerReader>> {

@@ -8,6 +8,7 @@ pub mod locate;
 pub mod pane;
 pub mod parse;
 pub mod screen;
+pub mod usage;
 
 #[cfg(test)]
 mod tests;
@@ -53,6 +54,14 @@ impl crate::agents::Agent for Qwen {
 
     fn kind(&self) -> AgentKind {
         AgentKind::Qwen
+    }
+
+    fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
+        usage::reading(line)
+    }
+
+    fn context_window(&self, model: &str, _pid: Option<u32>, _home: &Path) -> Option<u64> {
+        usage::window(model)
     }
 
     fn packages(&self) -> &'static [&'static str] {
