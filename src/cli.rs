@@ -143,6 +143,9 @@ pub enum Command {
     /// Install or remove agentpane's Claude Code hooks (or, with --agent, another agent's).
     #[command(subcommand)]
     Hooks(HooksCommand),
+    /// Claude Code's status-line command: keeps the plan windows and session usage it is
+    /// given (JSON on stdin), then runs your own status-line command on the same input.
+    Statusline(StatuslineArgs),
     /// A self-contained show on its own private tmux server (takes no -L/-S).
     Demo(DemoArgs),
     /// Switch the client to the most urgent agent pane (the plugin's jump key).
@@ -211,6 +214,7 @@ impl Command {
             | Command::Channel(_)
             | Command::Hook(_)
             | Command::Hooks(_)
+            | Command::Statusline(_)
             | Command::Completions(_)
             | Command::Man => ServerUse::Without,
             Command::Demo(_) => ServerUse::Own,
@@ -614,6 +618,36 @@ pub enum ChannelCommand {
 #[derive(Debug, Args)]
 pub struct HookArgs {}
 
+/// `statusline [--then COMMAND] [--agent NAME]`.
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Your own status-line command, run as the agent runs it (`sh -c COMMAND`) on the same
+    /// stdin; its output and exit status are the status line's.
+    #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
+    pub then: Option<String>,
+    /// The agent whose status line this is (default: the one agent that has one, claude).
+    #[arg(long, value_parser = status_line_agent())]
+    pub agent: Option<AgentKind>,
+}
+
+/// The agents that run a status-line command (`--agent` of `statusline`).
+fn status_line_agent() -> impl clap::builder::TypedValueParser<Value = AgentKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = status_line_agents().map(|k| PossibleValue::new(k.name()));
+    PossibleValuesParser::new(names).try_map(|name| {
+        AgentKind::from_name(&name).ok_or_else(|| format!("unknown agent {name:?}"))
+    })
+}
+
+/// The agents that run a status-line command, in registry order.
+pub fn status_line_agents() -> impl Iterator<Item = AgentKind> {
+    AgentKind::ALL.into_iter().filter(|k| {
+        crate::agents::of(*k)
+            .status_line(b"{}", chrono::DateTime::UNIX_EPOCH)
+            .is_some()
+    })
+}
+
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Add agentpane's hooks to Claude Code's settings.json (idempotent, with a backup), or
@@ -626,6 +660,10 @@ pub enum HooksCommand {
         /// The agent whose hooks to install, when not Claude Code's.
         #[arg(long, value_parser = hook_agent())]
         agent: Option<AgentKind>,
+        /// Leave Claude Code's `statusLine` alone (by default `agentpane statusline` is put in
+        /// front of your status-line command, to keep the plan windows it is given).
+        #[arg(long, conflicts_with = "agent")]
+        no_statusline: bool,
     },
     /// Remove exactly what `install` added.
     Uninstall {
