@@ -188,6 +188,7 @@ mod tests {
             at: t(0),
             key: "k".into(),
             request: None,
+            usage: None,
         };
         let o = desired(
             &[r],

@@ -177,6 +177,7 @@ mod tests {
             at: chrono::Utc::now(),
             key: "k".into(),
             request: None,
+            usage: None,
         };
         deliver(&Tmux::new(Socket::Default), &config, &alert);
         let got = std::fs::read_to_string(dir.path().join("alerts log.jsonl")).unwrap();
