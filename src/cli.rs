@@ -364,6 +364,9 @@ pub struct StatusArgs {
     /// used: what the tmux status line shows, without a scan).
     #[arg(long)]
     pub scan: bool,
+    /// `{limit}` shows the tightest plan window once its use reaches this percent.
+    #[arg(long, default_value_t = 50.0, value_name = "PERCENT")]
+    pub limit_threshold: f64,
 }
 
 #[derive(Debug, Args)]
@@ -396,6 +399,12 @@ pub struct WatchArgs {
     /// Icon overrides (as `agentpane status --icons`).
     #[arg(long, value_name = "NAME=GLYPH,…")]
     pub icons: Option<String>,
+    /// `{limit}` shows, and an alert says, when a plan window's use reaches this percent.
+    #[arg(long, default_value_t = 50.0, value_name = "PERCENT")]
+    pub limit_threshold: f64,
+    /// An alert says when a pane's context fills past this percent.
+    #[arg(long, default_value_t = 80.0, value_name = "PERCENT")]
+    pub context_threshold: f64,
     /// Seconds a new state must hold before it is alerted.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     pub alert_delay: f64,

@@ -141,6 +141,32 @@ pub fn all_current(state: &Path, now: Time) -> Vec<Limit> {
         .collect()
 }
 
+/// Every agent's plan windows for a process that asks at every scan (the watcher): the files
+/// are read again only when the folder changed (each capture renames a new file into it), so
+/// an unchanged folder costs one `stat`.
+#[derive(Debug, Default)]
+pub struct Watched {
+    stamp: Option<std::time::SystemTime>,
+    limits: Vec<Limit>,
+}
+
+impl Watched {
+    /// The plan windows in force at `now`.
+    pub fn current(&mut self, state: &Path, now: Time) -> Vec<Limit> {
+        let stamp = std::fs::metadata(dir(state))
+            .and_then(|m| m.modified())
+            .ok();
+        if stamp != self.stamp {
+            self.limits = AgentKind::ALL
+                .into_iter()
+                .flat_map(|k| load(state, k).limits)
+                .collect();
+            self.stamp = stamp;
+        }
+        current(&self.limits, now)
+    }
+}
+
 /// One session's usage as its agent's status line last stated it.
 pub fn session(state: &Path, agent: AgentKind, session_id: &str) -> Option<SessionUsage> {
     load(state, agent).sessions.remove(session_id)
@@ -255,6 +281,14 @@ mod tests {
         assert_eq!(dir_mode & 0o777, 0o700);
         assert_eq!(all_current(state.path(), t(2)), vec![win("5h", 62.0, 100)]);
         assert!(all_current(state.path(), t(100)).is_empty());
+        let mut watched = Watched::default();
+        assert_eq!(watched.current(state.path(), t(2)).len(), 1);
+        let later = StatusLine {
+            limits: vec![win("7d", 30.0, 9000)],
+            ..StatusLine::default()
+        };
+        assert!(record(state.path(), AgentKind::Claude, later, t(3)).unwrap());
+        assert_eq!(watched.current(state.path(), t(4)).len(), 2);
         assert_eq!(
             session(state.path(), AgentKind::Claude, "abc").map(|s| s.seen_at),
             Some(t(1))

@@ -23,6 +23,19 @@ impl Default for Thresholds {
     }
 }
 
+impl Thresholds {
+    /// Thresholds from the options; an error naming the option for one that is not a
+    /// non-negative number.
+    pub fn new(limit: f64, context: f64) -> Result<Thresholds, String> {
+        for (name, v) in [("limit-threshold", limit), ("context-threshold", context)] {
+            if !v.is_finite() || v < 0.0 {
+                return Err(format!("--{name} must be a percent (0 or more), not {v}"));
+            }
+        }
+        Ok(Thresholds { limit, context })
+    }
+}
+
 /// The plan window closest to its limit at `now` (the highest use; of equal ones, the one
 /// that resets first) among those in force whose use reached `threshold`; `None` when none.
 pub fn tightest(limits: &[Limit], threshold: f64, now: Time) -> Option<&Limit> {
@@ -133,6 +146,15 @@ mod tests {
             limit_token(&unknown_reset, 50.0, " ↻", t(0)),
             "secondary 90%"
         );
+    }
+
+    #[test]
+    fn thresholds_must_be_percents() {
+        assert_eq!(Thresholds::new(50.0, 80.0), Ok(Thresholds::default()));
+        assert!(Thresholds::new(-1.0, 80.0).is_err());
+        assert!(Thresholds::new(50.0, f64::NAN)
+            .unwrap_err()
+            .contains("context-threshold"));
     }
 
     #[test]

@@ -98,7 +98,8 @@ fn deliver(tmux: &Tmux, config: &SinkConfig, alert: &Alert) {
             log::line(&format!("display-message failed: {e}"));
         }
     }
-    if config.bell {
+    // A plan window's alert is the account's: no pane to ring.
+    if config.bell && !alert.pane.is_empty() {
         if let Err(e) = ring(tmux, &alert.pane) {
             log::line(&format!("bell for {} failed: {e}", alert.pane));
         }

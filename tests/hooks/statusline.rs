@@ -152,3 +152,81 @@ fn no_statusline_leaves_the_setting_alone() {
     let v: Value = serde_json::from_slice(&fs::read(&settings).unwrap()).unwrap();
     assert!(v.get("statusLine").is_none(), "{v}");
 }
+
+/// The recorded input with its 5h window at `used` %, both windows resetting from now on
+/// (the 5h one in `5h_in` seconds), handed to `statusline` in `tmux`'s world.
+fn capture(tmux: &common::TmuxServer, used: f64, five_hour_in: i64) {
+    let mut v: Value = serde_json::from_slice(&input()).unwrap();
+    let now = chrono::Utc::now().timestamp();
+    v["rate_limits"]["five_hour"]["used_percentage"] = used.into();
+    v["rate_limits"]["five_hour"]["resets_at"] = (now + five_hour_in).into();
+    v["rate_limits"]["seven_day"]["resets_at"] = (now + 3 * 86400).into();
+    let mut cmd = common::agentpane_with_env(&tmux.env());
+    cmd.arg("statusline")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(v.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}
+
+#[test]
+fn the_status_segment_shows_the_tightest_plan_window_once_past_its_threshold() {
+    let tmux = common::TmuxServer::start();
+    capture(&tmux, 62.0, 4250);
+
+    let run = tmux.agentpane(&["status", "--scan"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!(run.stdout.trim(), "5h 62% ↻1h10m", "{run:?}");
+    let run = tmux.agentpane(&["status", "--scan", "--limit-threshold", "70"]);
+    assert_eq!(run.stdout.trim(), "", "{run:?}");
+}
+
+#[test]
+fn the_watcher_shows_the_plan_window_and_alerts_once_when_it_crosses_its_threshold() {
+    let tmux = common::TmuxServer::start();
+    let watch = common::Watch::start(&tmux, &["--limit-threshold", "60"]);
+    let segment = || tmux.tmux(&["show-option", "-gqv", "@agentpane_status"]);
+    capture(&tmux, 40.0, 4250);
+    capture(&tmux, 62.0, 4250);
+    common::wait_until_else(
+        Duration::from_secs(20),
+        "the plan window in the segment",
+        || segment().trim().starts_with("5h 62% ↻"),
+        segment,
+    );
+    common::wait_until(Duration::from_secs(20), "the plan alert", || {
+        !watch.alerts().is_empty()
+    });
+    capture(&tmux, 75.0, 4250);
+    common::wait_until(Duration::from_secs(20), "75% in the segment", || {
+        segment().trim().starts_with("5h 75% ↻")
+    });
+    // The alert command runs apart from the scan: a second alert would land within this.
+    let end = Instant::now() + Duration::from_millis(1500);
+    while Instant::now() < end {
+        assert_eq!(watch.alerts().len(), 1, "{:?}", watch.alerts());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let alerts = watch.alerts();
+    assert!(
+        alerts[0]["key"]
+            .as_str()
+            .is_some_and(|k| k.starts_with("limit|claude|5h|")),
+        "{alerts:?}"
+    );
+    assert_eq!(alerts[0]["usage"]["name"], "5h");
+    assert!(
+        alerts[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("plan window 5h at 62%")),
+        "{alerts:?}"
+    );
+}
