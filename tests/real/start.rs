@@ -60,6 +60,10 @@ pub fn claude(tmux: &TmuxServer, client: &Client, api: &Anthropic, folder: &str)
     pane
 }
 
+/// What a test's own `statusLine` command prints: it takes the place of the `? for shortcuts`
+/// hint under the input box.
+pub const USER_STATUS_LINE: &str = "agentpane-test-status";
+
 /// Waits until the pane shows Claude Code's input box, answering one-time offers (auto
 /// mode, fullscreen renderer) with "no" on the way.
 pub fn claude_wait_ready(tmux: &TmuxServer, client: &Client, pane: &str) {
@@ -76,7 +80,7 @@ pub fn claude_wait_ready(tmux: &TmuxServer, client: &Client, pane: &str) {
             std::thread::sleep(Duration::from_millis(800));
             continue;
         }
-        if s.contains("? for shortcuts") {
+        if s.contains("? for shortcuts") || s.contains(USER_STATUS_LINE) {
             return;
         }
         assert!(
