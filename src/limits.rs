@@ -225,7 +225,7 @@ mod tests {
             agent: AgentKind::Codex,
             ..win("5h", 1.0, 50)
         };
-        assert_eq!(merge(&saved, &[other.clone()])[2], other);
+        assert_eq!(merge(&saved, std::slice::from_ref(&other))[2], other);
     }
 
     #[test]
@@ -237,7 +237,10 @@ mod tests {
             resets_at: None,
             ..win("5h", 5.0, 0)
         };
-        assert_eq!(current(&[no_reset.clone()], t(1_000_000)), vec![no_reset]);
+        assert_eq!(
+            current(std::slice::from_ref(&no_reset), t(1_000_000)),
+            vec![no_reset]
+        );
     }
 
     #[test]
