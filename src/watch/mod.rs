@@ -416,6 +416,7 @@ impl Watcher {
             }
         }
 
+        // The reports carry no per-pane usage here: only the plan windows alert.
         for a in self
             .usage_alerts
             .step(&plan, &[], self.opts.thresholds, now)
