@@ -4,7 +4,7 @@
 //! input, and its output is the status line. Saving never fails the status line: a problem is
 //! one line on stderr.
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 
 use anyhow::{Context, Result};
 use chrono::Utc;
@@ -19,6 +19,12 @@ pub const MAX_INPUT: u64 = 1 << 20;
 /// Runs the status line.
 pub fn run(args: StatuslineArgs) -> Result<i32> {
     let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        anyhow::bail!(
+            "expects the JSON Claude Code gives its status-line command on stdin; \
+             `agentpane hooks install` sets it up"
+        );
+    }
     let mut head = Vec::new();
     let read = (&mut stdin.lock()).take(MAX_INPUT).read_to_end(&mut head);
     let whole = read.is_ok() && (head.len() as u64) < MAX_INPUT;

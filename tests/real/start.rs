@@ -82,9 +82,14 @@ pub fn claude_wait_ready(tmux: &TmuxServer, client: &Client, pane: &str) {
         }
         // With a status line the hint gives way to it, to the mode (2.1.332) or to nothing
         // but the agents' hint (2.1.197, when it prints nothing).
-        if ["? for shortcuts", "manual mode on", "← for agents", USER_STATUS_LINE]
-            .iter()
-            .any(|m| s.contains(m))
+        if [
+            "? for shortcuts",
+            "manual mode on",
+            "← for agents",
+            USER_STATUS_LINE,
+        ]
+        .iter()
+        .any(|m| s.contains(m))
         {
             return;
         }
