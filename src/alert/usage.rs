@@ -28,11 +28,19 @@ pub enum Over {
     Context { percent: f64 },
 }
 
+/// How far a window's stated reset may move and still be the same window (a reset worked out
+/// from "resets in N s" at each record moves by a second or so; the next window's is hours
+/// later).
+const SAME_WINDOW: chrono::Duration = chrono::Duration::minutes(5);
+
 /// The once-only memory of usage alerts.
 #[derive(Debug, Default)]
 pub struct UsageAlerts {
     baselined: bool,
-    /// Keys alerted (or baselined), with when each may be forgotten.
+    /// Plan windows alerted (or baselined), by agent and name: the reset of the window alerted.
+    windows: BTreeMap<String, Time>,
+    /// Pane contexts alerted (or baselined), by [`context_key`], with when each may be
+    /// forgotten.
     seen: BTreeMap<String, Time>,
 }
 
@@ -66,16 +74,25 @@ impl UsageAlerts {
         now: Time,
     ) -> Vec<Alert> {
         self.seen.retain(|_, until| *until > now);
+        self.windows.retain(|_, reset| *reset + SAME_WINDOW > now);
         let mut out = Vec::new();
         for l in limits {
             let in_force = l.resets_at.map_or(true, |r| r > now);
             if !in_force || l.used_percent < th.limit {
                 continue;
             }
-            let key = limit_key(l);
-            let until = l.resets_at.unwrap_or(now + NO_RESET_MEMORY);
-            if self.seen.insert(key.clone(), until).is_none() && self.baselined {
-                out.push(limit_alert(l, key, now));
+            let reset = l.resets_at.unwrap_or(now + NO_RESET_MEMORY);
+            let window = format!("{}|{}", l.agent.name(), l.name);
+            let alerted = self
+                .windows
+                .get(&window)
+                .is_some_and(|r| reset <= *r + SAME_WINDOW);
+            if alerted {
+                continue;
+            }
+            self.windows.insert(window, reset);
+            if self.baselined {
+                out.push(limit_alert(l, limit_key(l), now));
             }
         }
         for (r, u) in panes {
@@ -175,6 +192,8 @@ mod tests {
         // Higher still, the same window: nothing more.
         assert!(a.step(&[win(80.0, 3600)], &[], th, t(30)).is_empty());
         assert!(a.step(&[win(95.0, 3600)], &[], th, t(40)).is_empty());
+        // The same window, its reset stated a second later (worked out from "resets in").
+        assert!(a.step(&[win(96.0, 3601)], &[], th, t(45)).is_empty());
         // The next window, over the threshold again: one more.
         assert!(a.step(&[win(5.0, 21600)], &[], th, t(3700)).is_empty());
         assert_eq!(a.step(&[win(51.0, 21600)], &[], th, t(3800)).len(), 1);

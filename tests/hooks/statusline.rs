@@ -153,14 +153,13 @@ fn no_statusline_leaves_the_setting_alone() {
     assert!(v.get("statusLine").is_none(), "{v}");
 }
 
-/// The recorded input with its 5h window at `used` %, both windows resetting from now on
-/// (the 5h one in `5h_in` seconds), handed to `statusline` in `tmux`'s world.
-fn capture(tmux: &common::TmuxServer, used: f64, five_hour_in: i64) {
+/// The recorded input with its 5h window at `used` % and resetting at `reset` (Unix seconds),
+/// the 7d one a day later, handed to `statusline` in `tmux`'s world.
+fn capture(tmux: &common::TmuxServer, used: f64, reset: i64) {
     let mut v: Value = serde_json::from_slice(&input()).unwrap();
-    let now = chrono::Utc::now().timestamp();
     v["rate_limits"]["five_hour"]["used_percentage"] = used.into();
-    v["rate_limits"]["five_hour"]["resets_at"] = (now + five_hour_in).into();
-    v["rate_limits"]["seven_day"]["resets_at"] = (now + 3 * 86400).into();
+    v["rate_limits"]["five_hour"]["resets_at"] = reset.into();
+    v["rate_limits"]["seven_day"]["resets_at"] = (reset + 86400).into();
     let mut cmd = common::agentpane_with_env(&tmux.env());
     cmd.arg("statusline")
         .stdin(Stdio::piped())
@@ -180,7 +179,7 @@ fn capture(tmux: &common::TmuxServer, used: f64, five_hour_in: i64) {
 #[test]
 fn the_status_segment_shows_the_tightest_plan_window_once_past_its_threshold() {
     let tmux = common::TmuxServer::start();
-    capture(&tmux, 62.0, 4250);
+    capture(&tmux, 62.0, chrono::Utc::now().timestamp() + 4250);
 
     let run = tmux.agentpane(&["status", "--scan"]);
     assert_eq!(run.code, 0, "{run:?}");
@@ -194,8 +193,9 @@ fn the_watcher_shows_the_plan_window_and_alerts_once_when_it_crosses_its_thresho
     let tmux = common::TmuxServer::start();
     let watch = common::Watch::start(&tmux, &["--limit-threshold", "60"]);
     let segment = || tmux.tmux(&["show-option", "-gqv", "@agentpane_status"]);
-    capture(&tmux, 40.0, 4250);
-    capture(&tmux, 62.0, 4250);
+    let reset = chrono::Utc::now().timestamp() + 4250;
+    capture(&tmux, 40.0, reset);
+    capture(&tmux, 62.0, reset);
     common::wait_until_else(
         Duration::from_secs(20),
         "the plan window in the segment",
@@ -205,7 +205,7 @@ fn the_watcher_shows_the_plan_window_and_alerts_once_when_it_crosses_its_thresho
     common::wait_until(Duration::from_secs(20), "the plan alert", || {
         !watch.alerts().is_empty()
     });
-    capture(&tmux, 75.0, 4250);
+    capture(&tmux, 75.0, reset);
     common::wait_until(Duration::from_secs(20), "75% in the segment", || {
         segment().trim().starts_with("5h 75% ↻")
     });
