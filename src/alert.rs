@@ -21,6 +21,9 @@ use crate::memory::AlertMemory;
 use crate::scan::PaneReport;
 use crate::state::{State, Status};
 
+mod usage;
+pub use usage::{context_key, limit_key, Over, UsageAlerts};
+
 /// One alert, as the sinks and `--alert-command` receive it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Alert {
@@ -42,13 +45,24 @@ pub struct Alert {
     /// For `waiting`: what the agent asks to decide (docs/design.md#deciding-from-anywhere).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub request: Option<crate::read::request::Request>,
+    /// For a usage alert: the plan window or the context that passed its threshold (the
+    /// pane fields are empty for a plan window, which is the account's, not a pane's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<usage::Over>,
 }
 
 impl Alert {
     /// One human line, e.g. `claude in work:1.0: your turn`; terminal-safe (the reason may
     /// quote the agent, the target is a name anyone in tmux can set).
     pub fn message(&self) -> String {
-        let agent = self.agent.map(|a| a.name()).unwrap_or("agent");
+        let agent = usage::agent_name(self.agent);
+        if let (Some(_), Some(r)) = (&self.usage, &self.reason) {
+            let line = match self.target.is_empty() {
+                true => format!("{agent}: {r}"),
+                false => format!("{agent} in {}: {r}", self.target),
+            };
+            return crate::text::terminal_line(&line);
+        }
         let what = match self.state {
             State::YourTurn => "your turn".to_string(),
             other => other.as_str().to_string(),
@@ -113,6 +127,7 @@ fn alert_of(r: &PaneReport, key: String, now: Time) -> Alert {
         at: r.status.at.unwrap_or(now),
         key,
         request: r.status.request.clone(),
+        usage: None,
     }
 }
 

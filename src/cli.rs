@@ -143,6 +143,9 @@ pub enum Command {
     /// Install or remove agentpane's Claude Code hooks (or, with --agent, another agent's).
     #[command(subcommand)]
     Hooks(HooksCommand),
+    /// Claude Code's status-line command: keeps the plan windows and session usage it is
+    /// given (JSON on stdin), then runs your own status-line command on the same input.
+    Statusline(StatuslineArgs),
     /// A self-contained show on its own private tmux server (takes no -L/-S).
     Demo(DemoArgs),
     /// Switch the client to the most urgent agent pane (the plugin's jump key).
@@ -211,6 +214,7 @@ impl Command {
             | Command::Channel(_)
             | Command::Hook(_)
             | Command::Hooks(_)
+            | Command::Statusline(_)
             | Command::Completions(_)
             | Command::Man => ServerUse::Without,
             Command::Demo(_) => ServerUse::Own,
@@ -360,6 +364,9 @@ pub struct StatusArgs {
     /// used: what the tmux status line shows, without a scan).
     #[arg(long)]
     pub scan: bool,
+    /// `{limit}` shows the tightest plan window once its use reaches this percent.
+    #[arg(long, default_value_t = 50.0, value_name = "PERCENT")]
+    pub limit_threshold: f64,
 }
 
 #[derive(Debug, Args)]
@@ -392,6 +399,12 @@ pub struct WatchArgs {
     /// Icon overrides (as `agentpane status --icons`).
     #[arg(long, value_name = "NAME=GLYPH,…")]
     pub icons: Option<String>,
+    /// `{limit}` shows, and an alert says, when a plan window's use reaches this percent.
+    #[arg(long, default_value_t = 50.0, value_name = "PERCENT")]
+    pub limit_threshold: f64,
+    /// An alert says when a pane's context fills past this percent.
+    #[arg(long, default_value_t = 80.0, value_name = "PERCENT")]
+    pub context_threshold: f64,
     /// Seconds a new state must hold before it is alerted.
     #[arg(long, default_value_t = 1.0, value_name = "SECS")]
     pub alert_delay: f64,
@@ -614,6 +627,36 @@ pub enum ChannelCommand {
 #[derive(Debug, Args)]
 pub struct HookArgs {}
 
+/// `statusline [--then COMMAND] [--agent NAME]`.
+#[derive(Debug, Args)]
+pub struct StatuslineArgs {
+    /// Your own status-line command, run as the agent runs it (`sh -c COMMAND`) on the same
+    /// stdin; its output and exit status are the status line's.
+    #[arg(long, value_name = "COMMAND", allow_hyphen_values = true)]
+    pub then: Option<String>,
+    /// The agent whose status line this is (default: the one agent that has one, claude).
+    #[arg(long, value_parser = status_line_agent())]
+    pub agent: Option<AgentKind>,
+}
+
+/// The agents that run a status-line command (`--agent` of `statusline`).
+fn status_line_agent() -> impl clap::builder::TypedValueParser<Value = AgentKind> {
+    use clap::builder::{PossibleValue, PossibleValuesParser, TypedValueParser};
+    let names = status_line_agents().map(|k| PossibleValue::new(k.name()));
+    PossibleValuesParser::new(names).try_map(|name| {
+        AgentKind::from_name(&name).ok_or_else(|| format!("unknown agent {name:?}"))
+    })
+}
+
+/// The agents that run a status-line command, in registry order.
+pub fn status_line_agents() -> impl Iterator<Item = AgentKind> {
+    AgentKind::ALL.into_iter().filter(|k| {
+        crate::agents::of(*k)
+            .status_line(b"{}", chrono::DateTime::UNIX_EPOCH)
+            .is_some()
+    })
+}
+
 #[derive(Debug, Subcommand)]
 pub enum HooksCommand {
     /// Add agentpane's hooks to Claude Code's settings.json (idempotent, with a backup), or
@@ -626,6 +669,10 @@ pub enum HooksCommand {
         /// The agent whose hooks to install, when not Claude Code's.
         #[arg(long, value_parser = hook_agent())]
         agent: Option<AgentKind>,
+        /// Leave Claude Code's `statusLine` alone (by default `agentpane statusline` is put in
+        /// front of your status-line command, to keep the plan windows it is given).
+        #[arg(long, conflicts_with = "agent")]
+        no_statusline: bool,
     },
     /// Remove exactly what `install` added.
     Uninstall {

@@ -83,6 +83,35 @@ pub fn run_shell(
     finish(sh, command, stdin, timeout, true)
 }
 
+/// Runs the user's `command` through `sh -c` in the foreground, as an agent runs a command the
+/// user configured for it: its stdin is `head` then whatever `rest` still holds, its stdout
+/// and stderr are this process's own (passed through unread). Waits for it, however long:
+/// the agent that started this process bounds it. Its exit code (128 + the signal that ended
+/// it).
+pub fn run_shell_through(
+    command: &str,
+    head: Vec<u8>,
+    mut rest: impl Read + Send + 'static,
+) -> std::io::Result<i32> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(command)
+        .stdin(Stdio::piped())
+        .spawn()?;
+    let mut pipe = child.stdin.take().expect("stdin is piped");
+    // Not joined: a command that never reads its input must not wait for ours to end.
+    std::thread::spawn(move || {
+        if pipe.write_all(&head).is_ok() {
+            let _ = std::io::copy(&mut rest, &mut pipe);
+        }
+    });
+    let status = child.wait()?;
+    Ok(status
+        .code()
+        .unwrap_or_else(|| 128 + status.signal().unwrap_or(0)))
+}
+
 /// Spawns `command`, feeds and drains it, waits at most `timeout`; `program` names it in
 /// errors. `group`: the command leads its own process group, killed whole on timeout.
 fn finish(

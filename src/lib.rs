@@ -14,6 +14,7 @@ pub mod evidence;
 pub mod exec;
 pub mod extract;
 pub mod fake_agent;
+pub mod limits;
 pub mod memory;
 pub mod paths;
 pub mod proctree;

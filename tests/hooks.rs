@@ -161,6 +161,8 @@ mod order;
 mod panes;
 #[path = "hooks/settings.rs"]
 mod settings;
+#[path = "hooks/statusline.rs"]
+mod statusline;
 
 mod totality {
     use super::*;

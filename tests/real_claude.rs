@@ -17,6 +17,8 @@ mod errors;
 mod folders;
 #[path = "real_claude/hooks.rs"]
 mod hooks;
+#[path = "real_claude/limits.rs"]
+mod limits;
 #[path = "real_claude/permission.rs"]
 mod permission;
 #[path = "real_claude/retry.rs"]

@@ -25,6 +25,10 @@
 #   @agentpane-format         segment format, e.g. '{working} {your_turn} {attention}'
 #   @agentpane-icons          icon overrides, e.g. 'working=W,your-turn=Y'
 #   @agentpane-window-prefix  text before the window glyph (default: a space)
+#   @agentpane-limit-threshold   percent of a plan window's use from which {limit} shows it
+#                                and an alert says so (default 50)
+#   @agentpane-context-threshold percent of a pane's context from which an alert says so
+#                                (default 80)
 #   @agentpane-poll           watcher safety poll in seconds (default 5)
 #   @agentpane-hosts          remote hosts whose agents to include, as ssh names them
 #                             ('devbox gpu1'; the same agentpane must be on their PATH)
@@ -262,6 +266,7 @@ main() {
 
 	local look=()
 	[ -n "$format" ] && look+=(--format "$format")
+	look+=(--limit-threshold "$(get_option @agentpane-limit-threshold 50)")
 	[ -n "$icons" ] && look+=(--icons "$icons")
 	local look_q="" icons_q="" arg
 	for arg in "${look[@]}"; do look_q+=" $(q "$arg")"; done
@@ -300,6 +305,7 @@ main() {
 		[ "$(get_option @agentpane-bell on)" = "off" ] && flags+=(--no-bell)
 		[ "$(get_option @agentpane-notify on)" = "off" ] && flags+=(--no-notify)
 		[ "$(get_option @agentpane-message on)" = "off" ] && flags+=(--no-message)
+		flags+=(--context-threshold "$(get_option @agentpane-context-threshold 80)")
 		local flags_q=""
 		for arg in "${flags[@]}"; do flags_q+=" $(q "$arg")"; done
 		# One watcher per server: a second one (plugin re-sourced) sees the lock and exits 0.

@@ -188,6 +188,14 @@ pub trait Agent: Sync {
         None
     }
 
+    /// What one input of its status-line command says (the JSON the agent pipes to the
+    /// command a user configures, which `agentpane statusline` wraps): the plan windows and
+    /// the session's usage, seen at `now`. `None`, whatever the input, for an agent that runs
+    /// no status-line command.
+    fn status_line(&self, _input: &[u8], _now: Time) -> Option<crate::limits::StatusLine> {
+        None
+    }
+
     /// The context window of `model` when the log does not state it: from the agent's own
     /// config (the process `pid`, its home `home`), else a small table of the agent's known
     /// models. `None` when unknown: never guessed.

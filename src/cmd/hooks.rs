@@ -59,18 +59,32 @@ pub fn hooks(cmd: HooksCommand) -> Result<i32> {
         HooksCommand::Uninstall {
             agent: Some(kind), ..
         } => uninstall_agent_file(kind)?,
-        HooksCommand::Install { settings: file, .. } => {
+        HooksCommand::Install {
+            settings: file,
+            no_statusline,
+            ..
+        } => {
             let path = file.unwrap_or_else(settings::default_settings_path);
             let exe = std::env::current_exe()
                 .context("cannot find agentpane's own path for the hook command")?;
             let command = settings::hook_command(&exe);
-            let out = settings::install_file(&path, &command, &state_dir, now)?;
+            let program = (!no_statusline).then(|| settings::status_line_program(&exe));
+            let out = settings::install_file(&path, &command, program.as_deref(), &state_dir, now)?;
+            if let Some(note) = &out.note {
+                eprintln!("agentpane: {note}");
+            }
             if out.changed {
                 println!(
                     "installed agentpane hooks ({}) in {}",
                     settings::EVENTS.join(", "),
                     out.path.display()
                 );
+                if program.is_some() && out.note.is_none() {
+                    println!(
+                        "status line: agentpane statusline keeps the plan windows, then runs \
+                         your own status-line command"
+                    );
+                }
                 if let Some(b) = out.backup {
                     println!("backup: {}", b.display());
                 }

@@ -20,6 +20,7 @@ mod route;
 mod route_menu;
 mod serve;
 mod status;
+mod statusline;
 mod wait;
 mod watch;
 
@@ -98,6 +99,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Channel(c) => channel::run(c),
         Command::Hook(a) => hooks::hook(a),
         Command::Hooks(c) => hooks::hooks(c),
+        Command::Statusline(a) => statusline::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Jump(On { args, .. }) => status::jump(args, &ctx),
         Command::Nudge(_) => watch::nudge(),

@@ -63,7 +63,12 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     };
     // The hosts the watcher keeps, as it last saw them: a status line never waits on ssh.
     let hosts = watched.map(|(_, hosts)| hosts).unwrap_or_default();
-    let extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
+    let mut extra = crate::remote::status_parts(&hosts, &icons, &mut counts, now);
+    let plan = crate::limits::all_current(&dir, now);
+    extra.push((
+        "limit",
+        segment::limit_token(&plan, args.limit_threshold, &icons.reset, now),
+    ));
     let line = segment::render_with(&format, &icons, &counts, &extra, now);
     if !line.is_empty() {
         println!("{line}");

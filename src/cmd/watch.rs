@@ -48,6 +48,8 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
             timeout: seconds("alert-timeout", args.alert_timeout)?,
         },
         windows: Default::default(),
+        thresholds: crate::segment::Thresholds::new(args.limit_threshold, args.context_threshold)
+            .map_err(anyhow::Error::msg)?,
         channel_grace: (!args.no_channel_delivery)
             .then(|| seconds("channel-grace", args.channel_grace))
             .transpose()?,

@@ -238,6 +238,8 @@ pub struct Outcome {
     pub changed: bool,
     /// The copy of the original, when there was one to keep.
     pub backup: Option<PathBuf>,
+    /// What was left undone, for the user.
+    pub note: Option<String>,
 }
 
 /// `$CLAUDE_CONFIG_DIR/settings.json`, else `~/.claude/settings.json`.
@@ -248,18 +250,40 @@ pub fn default_settings_path() -> PathBuf {
     }
 }
 
-/// Installs `command` into the settings file at `path`; the install record lives in
-/// `state_dir`.
-pub fn install_file(path: &Path, command: &str, state_dir: &Path, now: Time) -> Result<Outcome> {
+/// The `PROGRAM statusline` part of agentpane's status-line command for the executable at
+/// `exe` (shell-quoted when needed).
+pub fn status_line_program(exe: &Path) -> String {
+    shell_quote(&exe.to_string_lossy())
+}
+
+/// Installs `command` into the settings file at `path`, and with `status_line` (agentpane's
+/// program, [`status_line_program`]) its status-line command in front of the user's; the
+/// install record lives in `state_dir`. A status line agentpane cannot wrap (one that runs no
+/// command) is left as it is and said in [`Outcome::note`].
+pub fn install_file(
+    path: &Path,
+    command: &str,
+    status_line: Option<&str>,
+    state_dir: &Path,
+    now: Time,
+) -> Result<Outcome> {
     let file = SettingsFile::read(path)?;
     let mut value = file.value.clone();
-    let (changed, created) = install(&mut value, command)
+    let (mut changed, created) = install(&mut value, command)
         .with_context(|| format!("cannot add hooks to {}", file.path.display()))?;
+    let mut note = None;
+    if let Some(program) = status_line {
+        match super::status_line::install(&mut value, program) {
+            Ok(c) => changed |= c,
+            Err(e) => note = Some(format!("status line not wrapped: {e:#}")),
+        }
+    }
     if !changed {
         return Ok(Outcome {
             path: file.path,
             changed: false,
             backup: None,
+            note,
         });
     }
     let mut records = Records::load(state_dir);
@@ -273,6 +297,7 @@ pub fn install_file(path: &Path, command: &str, state_dir: &Path, now: Time) -> 
         path: file.path,
         changed: true,
         backup,
+        note,
     })
 }
 
@@ -283,6 +308,7 @@ pub fn uninstall_file(path: &Path, state_dir: &Path, now: Time) -> Result<Outcom
             path: path.to_path_buf(),
             changed: false,
             backup: None,
+            note: None,
         });
     }
     let file = SettingsFile::read(path)?;
@@ -291,6 +317,7 @@ pub fn uninstall_file(path: &Path, state_dir: &Path, now: Time) -> Result<Outcom
     let mut value = file.value.clone();
     let changed = uninstall(&mut value, records.0.get(&key))
         .with_context(|| format!("cannot remove hooks from {}", file.path.display()))?;
+    let changed = super::status_line::uninstall(&mut value) | changed;
     let backup = if changed {
         file.write(&value, now)?
     } else {
@@ -303,6 +330,7 @@ pub fn uninstall_file(path: &Path, state_dir: &Path, now: Time) -> Result<Outcom
         path: file.path,
         changed,
         backup,
+        note: None,
     })
 }
 

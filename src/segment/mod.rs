@@ -2,8 +2,10 @@
 //! per-window summary, as pure functions over scan reports. The one-shot commands and the watcher
 //! share them, so the status line reads the same with or without a watcher.
 
+mod limits;
 mod window;
 
+pub use limits::{context_over, context_token, limit_token, tightest, Thresholds};
 pub use window::{most_urgent, pane_detail, window_tops, windows, PaneDetail, WindowSummary};
 
 use std::collections::HashMap;
@@ -16,8 +18,9 @@ use crate::state::State;
 
 /// The default segment layout: only non-zero parts are shown, extra spaces collapse.
 /// `{down}` names remote hosts that cannot be reached (empty without any).
+/// `{limit}` is the tightest plan window once it reaches its threshold (empty before).
 pub const DEFAULT_FORMAT: &str =
-    "{working} {your_turn} {waiting} {attention}{reset} {stalled} {down}";
+    "{working} {your_turn} {waiting} {attention}{reset} {stalled} {down} {limit}";
 
 /// One glyph per state (configurable with `--icons` / `AGENTPANE_ICONS`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -32,6 +35,8 @@ pub struct Icons {
     pub seen: String,
     /// Prefix of the rate-limit countdown.
     pub reset: String,
+    /// A window whose pane's context passed its threshold.
+    pub context: String,
 }
 
 impl Default for Icons {
@@ -45,6 +50,7 @@ impl Default for Icons {
             idle: String::new(),
             seen: String::new(),
             reset: " ↻".into(),
+            context: "◕".into(),
         }
     }
 }
@@ -66,6 +72,7 @@ impl Icons {
                 "idle" => &mut self.idle,
                 "seen" => &mut self.seen,
                 "reset" => &mut self.reset,
+                "context" => &mut self.context,
                 other => return Err(format!("unknown icon name `{other}`")),
             };
             *slot = glyph.to_string();
@@ -143,8 +150,9 @@ pub fn render(format: &str, icons: &Icons, counts: &Counts, now: Time) -> String
     render_with(format, icons, counts, &[], now)
 }
 
-/// [`render`] with more placeholders (`{hosts}`, `{down}` for remote hosts). The segment is
-/// not empty when one of them has a value, even with no agents.
+/// [`render`] with more placeholders (`{hosts}`, `{down}` for remote hosts, `{limit}` for
+/// the tightest plan window, [`limit_token`]). The segment is not empty when one of them has
+/// a value, even with no agents.
 pub fn render_with(
     format: &str,
     icons: &Icons,
@@ -179,7 +187,7 @@ pub fn render_with(
         .map(|t| format!("{}{}", icons.reset, countdown(t, now)))
         .unwrap_or_default();
     values.insert("reset".into(), reset);
-    for name in ["hosts", "down"] {
+    for name in ["hosts", "down", "limit"] {
         values.insert(name.into(), String::new());
     }
     for (name, value) in extra {

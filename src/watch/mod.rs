@@ -51,6 +51,8 @@ pub struct WatchOptions {
     pub alert: alert::Config,
     pub sinks: SinkConfig,
     pub windows: Windows,
+    /// When a plan window shows and alerts, and a pane's context alerts.
+    pub thresholds: crate::segment::Thresholds,
     /// Channel mail unread this long is pasted into a free agent's pane; `None`: never.
     pub channel_grace: Option<Duration>,
     /// Remote hosts to keep a link to (docs/design.md#remote-hosts).
@@ -102,6 +104,8 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     let mut w = Watcher {
         sinks: Sinks::start(opts.sinks.clone()),
         engine: Engine::new(opts.alert),
+        usage_alerts: Default::default(),
+        plan: Default::default(),
         alerts: {
             let mut m = AlertMemory::load(&server);
             m.prune(chrono::Utc::now());
@@ -158,6 +162,10 @@ struct Watcher {
     fs: FsWatch,
     sinks: Sinks,
     engine: Engine,
+    /// Plan-window and context alerts, once each.
+    usage_alerts: crate::alert::UsageAlerts,
+    /// The plan windows `agentpane statusline` keeps, read again when they change.
+    plan: crate::limits::Watched,
     alerts: AlertMemory,
     observed: Observed,
     observed_dirty: bool,
@@ -291,7 +299,8 @@ impl Watcher {
                         self.remote_wakes.taken();
                         self.wakes.remote += 1;
                         let now = chrono::Utc::now();
-                        if let Err(e) = self.publish(&self.last_reports.clone(), now) {
+                        let plan = self.plan.current(&self.dir, now);
+                        if let Err(e) = self.publish(&self.last_reports.clone(), &plan, now) {
                             log::line(&format!("cannot publish: {e}"));
                         }
                         self.write_snapshot(&self.last_reports.clone(), now);
@@ -391,6 +400,7 @@ impl Watcher {
         }
         let now = chrono::Utc::now();
         let mut reports = self.scanner.scan(&self.tmux, now)?;
+        let plan = self.plan.current(&self.dir, now);
         self.observed.apply(&mut reports, now, &self.opts.windows);
         self.alerts.apply_seen(&mut reports);
         self.observed_dirty |= self.observed.observe(&reports, now);
@@ -406,7 +416,15 @@ impl Watcher {
             }
         }
 
-        self.publish(&reports, now)?;
+        // The reports carry no per-pane usage here: only the plan windows alert.
+        for a in self
+            .usage_alerts
+            .step(&plan, &[], self.opts.thresholds, now)
+        {
+            self.sinks.send(a);
+        }
+
+        self.publish(&reports, &plan, now)?;
         self.remember(now, &before);
         self.write_snapshot(&reports, now);
         // What to watch follows the resolutions and the state folder's channels: worked
@@ -492,7 +510,12 @@ impl Watcher {
         }
     }
 
-    fn publish(&mut self, reports: &[PaneReport], now: Time) -> Result<(), TmuxError> {
+    fn publish(
+        &mut self,
+        reports: &[PaneReport],
+        plan: &[crate::usage::Limit],
+        now: Time,
+    ) -> Result<(), TmuxError> {
         if let Some(links) = &self.links {
             let views = links.views();
             for v in &views {
@@ -505,9 +528,16 @@ impl Watcher {
             }
             self.hosts = views;
         }
+        let limit = crate::segment::limit_token(
+            plan,
+            self.opts.thresholds.limit,
+            &self.opts.icons.reset,
+            now,
+        );
         let wanted = publish::desired_with_hosts(
             reports,
             &self.hosts,
+            &limit,
             self.engine.shown(),
             &self.opts.format,
             &self.opts.icons,

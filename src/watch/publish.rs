@@ -33,13 +33,15 @@ pub fn desired<'a>(
     icons: &Icons,
     now: Time,
 ) -> Options {
-    desired_with_hosts(reports, &[], shown, format, icons, now)
+    desired_with_hosts(reports, &[], "", shown, format, icons, now)
 }
 
-/// [`desired`] with the remote hosts' views merged into the global segment.
+/// [`desired`] with the remote hosts' views merged into the global segment, and `limit`
+/// as its `{limit}` ([`segment::limit_token`]).
 pub fn desired_with_hosts<'a>(
     reports: &[PaneReport],
     hosts: &[HostView],
+    limit: &str,
     shown: impl Iterator<Item = &'a Alert>,
     format: &str,
     icons: &Icons,
@@ -47,7 +49,8 @@ pub fn desired_with_hosts<'a>(
 ) -> Options {
     let mut out = Options::new();
     let mut counts = Counts::of(reports, now);
-    let extra = crate::remote::status_parts(hosts, icons, &mut counts, now);
+    let mut extra = crate::remote::status_parts(hosts, icons, &mut counts, now);
+    extra.push(("limit", limit.to_string()));
     let line = segment::render_with(format, icons, &counts, &extra, now);
     out.insert((Scope::Global, STATUS.into()), line);
     for top in segment::window_tops(reports) {
@@ -188,6 +191,7 @@ mod tests {
             at: t(0),
             key: "k".into(),
             request: None,
+            usage: None,
         };
         let o = desired(
             &[r],

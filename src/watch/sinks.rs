@@ -98,7 +98,8 @@ fn deliver(tmux: &Tmux, config: &SinkConfig, alert: &Alert) {
             log::line(&format!("display-message failed: {e}"));
         }
     }
-    if config.bell {
+    // A plan window's alert is the account's: no pane to ring.
+    if config.bell && !alert.pane.is_empty() {
         if let Err(e) = ring(tmux, &alert.pane) {
             log::line(&format!("bell for {} failed: {e}", alert.pane));
         }
@@ -177,6 +178,7 @@ mod tests {
             at: chrono::Utc::now(),
             key: "k".into(),
             request: None,
+            usage: None,
         };
         deliver(&Tmux::new(Socket::Default), &config, &alert);
         let got = std::fs::read_to_string(dir.path().join("alerts log.jsonl")).unwrap();

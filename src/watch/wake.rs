@@ -207,6 +207,8 @@ pub fn wanted_folders(
     out.insert(state_dir.join("queue"));
     // A relay registered for the watcher to run.
     out.insert(state_dir.join("relays"));
+    // Plan windows an agent's status line reported (`agentpane statusline`).
+    out.insert(crate::limits::dir(state_dir));
     // Channel mail: new channels and new messages (unread counts, delivery, escalations).
     let channels = state_dir.join("channels");
     if let Ok(entries) = std::fs::read_dir(&channels) {

@@ -33,26 +33,66 @@ pub const TOOL_COMMAND: &str = "touch agentpane-tool-ran.txt";
 /// The subagent's description (the background reason names it).
 pub const AGENT_DESCRIPTION: &str = "Sub research";
 
+/// An `ANTHROPIC_AUTH_TOKEN` whose claims (`{"aud": "claude-gateway", "sub":
+/// "agentpane-test", "exp": 4102444800}`, unsigned) make Claude Code 2.1.332 read the plan
+/// headers as it does for a claude.ai login (it reads them for no other token).
+pub const GATEWAY_TOKEN: &str = "eyJhbGciOiAibm9uZSIsICJ0eXAiOiAiSldUIn0.\
+    eyJhdWQiOiAiY2xhdWRlLWdhdGV3YXkiLCAic3ViIjogImFnZW50cGFuZS10ZXN0IiwgImV4cCI6IDQxMDI0NDQ4MDB9.\
+    c2ln";
+
 /// The running stand-in.
 pub struct Anthropic {
     pub server: MockServer,
     unknown: Arc<Mutex<Vec<String>>>,
     limiting: Arc<std::sync::atomic::AtomicBool>,
+    /// Whether the client gets [`GATEWAY_TOKEN`] (a stand-in that reports plan windows).
+    gateway: bool,
 }
 
 impl Anthropic {
     pub fn start() -> Anthropic {
+        Anthropic::start_with_plan(&[])
+    }
+
+    /// A stand-in whose model replies carry plan windows as the API sends them
+    /// (`anthropic-ratelimit-unified-<5h|7d>-utilization` as a fraction, `…-reset` in Unix
+    /// seconds): `(window, used fraction, reset)`. With any, the client gets a token that
+    /// makes it read them ([`GATEWAY_TOKEN`]).
+    pub fn start_with_plan(windows: &[(&str, f64, i64)]) -> Anthropic {
         let unknown = Arc::new(Mutex::new(Vec::new()));
         let log = unknown.clone();
         let limiting = Arc::new(std::sync::atomic::AtomicBool::new(true));
         let limit = limiting.clone();
+        let mut plan: Vec<(String, String)> = Vec::new();
+        if !windows.is_empty() {
+            plan.push((
+                "anthropic-ratelimit-unified-status".into(),
+                "allowed".into(),
+            ));
+        }
+        for (name, used, reset) in windows {
+            let key = format!("anthropic-ratelimit-unified-{name}");
+            plan.push((format!("{key}-utilization"), used.to_string()));
+            plan.push((format!("{key}-reset"), reset.to_string()));
+        }
         let server = MockServer::start(move |req| {
-            respond(req, &log, limit.load(std::sync::atomic::Ordering::SeqCst))
+            let reply = respond(req, &log, limit.load(std::sync::atomic::Ordering::SeqCst));
+            match reply {
+                Reply::Stream {
+                    chunks,
+                    mut headers,
+                } => {
+                    headers.extend(plan.iter().cloned());
+                    Reply::Stream { chunks, headers }
+                }
+                body => body,
+            }
         });
         Anthropic {
             server,
             unknown,
             limiting,
+            gateway: !windows.is_empty(),
         }
     }
 
@@ -65,7 +105,13 @@ impl Anthropic {
     pub fn client_env(&self) -> Vec<(String, String)> {
         [
             ("ANTHROPIC_BASE_URL", self.server.url()),
-            ("ANTHROPIC_AUTH_TOKEN", "agentpane-test-token".to_string()),
+            (
+                "ANTHROPIC_AUTH_TOKEN",
+                match self.gateway {
+                    true => GATEWAY_TOKEN.to_string(),
+                    false => "agentpane-test-token".to_string(),
+                },
+            ),
             ("DISABLE_TELEMETRY", "1".into()),
             ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".into()),
             ("DISABLE_AUTOUPDATER", "1".into()),
@@ -457,12 +503,15 @@ fn message_paced(model: &str, words: &[String], pace: Duration) -> Reply {
     )];
     tail.extend(end_events("end_turn"));
     chunks.extend(sse_chunks(tail, Duration::ZERO));
-    Reply::Stream { chunks }
+    Reply::Stream {
+        chunks,
+        headers: Vec::new(),
+    }
 }
 
 fn sse_chunks(events: impl IntoIterator<Item = (String, String)>, pace: Duration) -> Vec<Chunk> {
     match Reply::sse_paced(events.into_iter().collect(), pace) {
-        Reply::Stream { chunks } => chunks,
+        Reply::Stream { chunks, .. } => chunks,
         Reply::Body { .. } => unreachable!("sse_paced streams"),
     }
 }
@@ -470,11 +519,14 @@ fn sse_chunks(events: impl IntoIterator<Item = (String, String)>, pace: Duration
 /// The same stream, its first event held back by `delay`.
 fn delayed(reply: Reply, delay: Duration) -> Reply {
     match reply {
-        Reply::Stream { mut chunks } => {
+        Reply::Stream {
+            mut chunks,
+            headers,
+        } => {
             if let Some(first) = chunks.first_mut() {
                 first.delay += delay;
             }
-            Reply::Stream { chunks }
+            Reply::Stream { chunks, headers }
         }
         body => body,
     }

@@ -60,6 +60,10 @@ pub fn claude(tmux: &TmuxServer, client: &Client, api: &Anthropic, folder: &str)
     pane
 }
 
+/// What a test's own `statusLine` command prints: it shows under the input box, where the
+/// `? for shortcuts` hint was.
+pub const USER_STATUS_LINE: &str = "agentpane-test-status";
+
 /// Waits until the pane shows Claude Code's input box, answering one-time offers (auto
 /// mode, fullscreen renderer) with "no" on the way.
 pub fn claude_wait_ready(tmux: &TmuxServer, client: &Client, pane: &str) {
@@ -76,7 +80,17 @@ pub fn claude_wait_ready(tmux: &TmuxServer, client: &Client, pane: &str) {
             std::thread::sleep(Duration::from_millis(800));
             continue;
         }
-        if s.contains("? for shortcuts") {
+        // With a status line the hint gives way to it, to the mode (2.1.332) or to nothing
+        // but the agents' hint (2.1.197, when it prints nothing).
+        if [
+            "? for shortcuts",
+            "manual mode on",
+            "← for agents",
+            USER_STATUS_LINE,
+        ]
+        .iter()
+        .any(|m| s.contains(m))
+        {
             return;
         }
         assert!(

@@ -34,6 +34,19 @@ impl Rig {
         }
     }
 
+    /// [`Rig::new`] with a stand-in that reports plan windows
+    /// ([`Anthropic::start_with_plan`]).
+    pub fn with_plan(client: &Client, windows: &[(&str, f64, i64)]) -> Rig {
+        let tmux = TmuxServer::start();
+        let api = Anthropic::start_with_plan(windows);
+        start::claude_config(&tmux, &FOLDERS);
+        Rig {
+            tmux,
+            api,
+            client: client.clone(),
+        }
+    }
+
     /// Starts the client in a new window in `work/<folder>`, answers the start-up offers,
     /// and waits for its empty prompt; the pane id.
     pub fn start(&self, folder: &str) -> String {

@@ -6,6 +6,7 @@ pub mod locate;
 pub mod parse;
 pub mod request;
 pub mod screen;
+pub mod statusline;
 
 use std::path::Path;
 
@@ -36,6 +37,10 @@ impl crate::agents::Agent for Claude {
 
     fn packages(&self) -> &'static [&'static str] {
         &["@anthropic-ai/claude-code/"]
+    }
+
+    fn status_line(&self, input: &[u8], now: Time) -> Option<crate::limits::StatusLine> {
+        Some(statusline::read(input, now))
     }
 
     fn root(&self, pid: u32, home: &Path) -> Option<(std::path::PathBuf, &'static str)> {
