@@ -15,6 +15,7 @@ pub mod exec;
 pub mod extract;
 pub mod fake_agent;
 pub mod memory;
+pub mod notify;
 pub mod paths;
 pub mod proctree;
 pub mod read;
