@@ -20,6 +20,7 @@ use anyhow::{Context, Result};
 use crate::alert::{self, Action, Engine};
 use crate::events::Time;
 use crate::memory::{AlertMemory, Observed};
+use crate::notify::dispatch::Dispatcher;
 use crate::paths;
 use crate::remote::link::{HostView, Links};
 use crate::remote::ssh::Ssh;
@@ -101,6 +102,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
 
     let mut w = Watcher {
         sinks: Sinks::start(opts.sinks.clone()),
+        notify: Dispatcher::start(opts.sinks.socket.clone(), log::line),
         engine: Engine::new(opts.alert),
         alerts: {
             let mut m = AlertMemory::load(&server);
@@ -157,6 +159,8 @@ struct Watcher {
     socket_path: PathBuf,
     fs: FsWatch,
     sinks: Sinks,
+    /// The notification channels (docs/design.md#notifications).
+    notify: Dispatcher,
     engine: Engine,
     alerts: AlertMemory,
     observed: Observed,
@@ -400,7 +404,14 @@ impl Watcher {
         self.alerts.apply_seen(&mut reports);
         for action in actions {
             match action {
-                Action::Deliver(a) => self.sinks.send(a),
+                Action::Deliver(a) => {
+                    let folder = reports
+                        .iter()
+                        .find(|r| r.resolved.pane.pane_id == a.pane)
+                        .map_or("", |r| r.resolved.pane.cwd.as_str());
+                    self.notify.send(&a, folder);
+                    self.sinks.send(a);
+                }
                 Action::Retract(a) => log::line(&format!("retracted {}", a.key)),
                 Action::Acknowledge(a) => log::line(&format!("acknowledged {}", a.key)),
             }
@@ -610,6 +621,7 @@ impl Watcher {
             links.stop();
         }
         self.sinks.finish();
+        self.notify.finish();
     }
 }
 
