@@ -9,15 +9,26 @@ mod common;
 #[path = "real/http.rs"]
 mod http;
 
+use std::fs::File;
+use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use common::{wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
+use common::{wait_until, wait_until_else, FakeAgent, TmuxServer, Watch, DEADLINE};
 use http::{MockServer, Reply};
 use serde_json::json;
 
 /// A fake Codex in a new window of `server`; once its dialog is up when `asking` is a
 /// command (a permission wait), else idle.
 fn codex(server: &TmuxServer, asking: Option<&str>) -> String {
+    codex_in(server, asking, false)
+}
+
+/// [`codex`], in a window made current at once when `shown`.
+fn codex_in(server: &TmuxServer, asking: Option<&str>, shown: bool) -> String {
     let mut rollout = vec![
         json!({"timestamp": "", "type": "turn_context", "payload": {"turn_id": "t1", "cwd": ""}}),
         json!({"timestamp": "", "type": "event_msg", "payload": {"type": "task_started", "turn_id": "t1"}}),
@@ -31,14 +42,18 @@ fn codex(server: &TmuxServer, asking: Option<&str>) -> String {
     }
     let path = server
         .path()
-        .join(format!("rollout-{}.jsonl", asking.is_some()));
+        .join(format!("rollout-{}-{shown}.jsonl", asking.is_some()));
     let text: Vec<String> = rollout.iter().map(|l| l.to_string()).collect();
     std::fs::write(&path, text.join("\n") + "\n").unwrap();
     let mut agent = FakeAgent::codex().env("AGENTPANE_FAKE_AGENT", path.to_str().unwrap());
     if asking.is_some() {
         agent = agent.env("AGENTPANE_FAKE_ASK", "1");
     }
-    let pane = server.spawn(&agent);
+    let pane = if shown {
+        server.spawn_shown(&agent)
+    } else {
+        server.spawn(&agent)
+    };
     if asking.is_some() {
         wait_until(DEADLINE, "the dialog painted", || {
             server
@@ -235,4 +250,167 @@ fn a_hanging_and_a_failing_endpoint_never_slow_the_watcher_and_retries_are_bound
     });
     assert!(hangs.requests().len() <= 3);
     assert_eq!(watch.stop(), 0);
+}
+
+/// A real tmux client attached to `main` in a pseudo-terminal of the test's own: every byte
+/// it (or anyone) writes to its terminal is collected. Killed by its pid on drop.
+struct PtyClient {
+    child: Child,
+    out: Arc<Mutex<Vec<u8>>>,
+}
+
+impl PtyClient {
+    fn attach(server: &TmuxServer, term: &str) -> PtyClient {
+        let (mut master, mut slave) = (0, 0);
+        let size = libc::winsize {
+            ws_row: 40,
+            ws_col: 120,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: valid out-pointers; no name buffer, no termios, a valid size.
+        let rc = unsafe {
+            libc::openpty(
+                &mut master,
+                &mut slave,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                &size,
+            )
+        };
+        assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+        // SAFETY: openpty returned two fresh descriptors that we now own.
+        let (mut master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
+        let mut cmd = Command::new("tmux");
+        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        for (k, v) in server.env() {
+            cmd.env(k, v);
+        }
+        cmd.env("TERM", term)
+            .args([
+                "-L",
+                &server.name,
+                "-f",
+                "/dev/null",
+                "attach",
+                "-t",
+                "main",
+            ])
+            .stdin(slave.try_clone().unwrap())
+            .stdout(slave.try_clone().unwrap())
+            .stderr(slave.try_clone().unwrap());
+        let tty = slave.as_raw_fd();
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            cmd.pre_exec(move || {
+                libc::setsid();
+                libc::ioctl(tty, libc::TIOCSCTTY, 0);
+                Ok(())
+            });
+        }
+        let child = cmd.spawn().expect("start a tmux client");
+        drop(slave);
+        let out = Arc::new(Mutex::new(Vec::new()));
+        let sink = out.clone();
+        std::thread::spawn(move || {
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = master.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                sink.lock().unwrap().extend_from_slice(&buf[..n]);
+            }
+        });
+        wait_until(DEADLINE, "the client attached", || {
+            !server
+                .tmux(&["list-clients", "-F", "#{client_tty}"])
+                .is_empty()
+        });
+        PtyClient { child, out }
+    }
+
+    /// What the terminal got (its OSC sequences) and the watcher's log, for a failure.
+    fn told(&self, server: &TmuxServer) -> String {
+        let out = String::from_utf8_lossy(&self.out.lock().unwrap()).into_owned();
+        let oscs: Vec<&str> = out
+            .split("\x1b]")
+            .skip(1)
+            .map(|s| &s[..s.len().min(120)])
+            .collect();
+        format!("OSC sequences: {oscs:?}\nwatch.log:\n{}", watch_log(server))
+    }
+
+    /// How often `needle` reached the terminal.
+    fn count(&self, needle: &str) -> usize {
+        let out = self.out.lock().unwrap();
+        out.windows(needle.len())
+            .filter(|w| *w == needle.as_bytes())
+            .count()
+    }
+}
+
+impl Drop for PtyClient {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn the_terminal_of_an_attached_client_shows_each_turn_and_wait_once_but_not_the_pane_it_shows() {
+    let server = TmuxServer::start();
+    options(&server, &[("@agentpane-notify", "terminal")]);
+    let client = PtyClient::attach(&server, "xterm-256color");
+    let watch = Watch::start(&server, &[]);
+
+    let done = codex(&server, None);
+    server.codex_completes(&done, "t1", "All tests pass.");
+    let (target, folder) = place(&server, &done);
+    let name = folder.rsplit('/').next().unwrap().to_string();
+    let turn_777 = format!("\x1b]777;notify;codex: your turn in {name};finished its turn · ");
+    let turn_9 = format!("\x1b]9;codex: your turn in {name}: finished its turn · ");
+    wait_until_else(
+        DEADLINE,
+        "the turn's OSC 777 and 9",
+        || client.count(&turn_777) == 1 && client.count(&turn_9) == 1,
+        || client.told(&server),
+    );
+    assert_eq!(client.count(&format!(" {target} ")), 2);
+
+    let _asking = codex(&server, Some("make check"));
+    let wait_777 = format!("\x1b]777;notify;codex: waiting in {name};");
+    wait_until_else(
+        DEADLINE,
+        "the wait's OSC 777",
+        || client.count(&wait_777) == 1,
+        || client.told(&server),
+    );
+    assert_eq!(
+        client.count(&format!("\x1b]9;codex: waiting in {name}: ")),
+        1
+    );
+
+    // A wait in the pane the client shows: the person sees it already, nothing is sent.
+    let shown = codex_in(&server, Some("make install"), true);
+    assert_eq!(
+        server.tmux(&["list-clients", "-F", "#{pane_id}"]),
+        shown,
+        "the client shows the new pane"
+    );
+    let (shown_target, _) = place(&server, &shown);
+    wait_until(DEADLINE, "the shown pane's wait published", || {
+        server.tmux(&[
+            "show-option",
+            "-pqv",
+            "-t",
+            &shown,
+            "@agentpane_pane_status",
+        ]) == "waiting"
+    });
+    // Longer than the alert delay (1 s): a late notification would have come by now.
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(alerts_of(&watch, "waiting"), 1);
+    assert_eq!(client.count(&wait_777), 1, "{}", client.told(&server));
+    assert_eq!(client.count(&format!(" {shown_target} ")), 0);
+    assert_eq!(client.count(&turn_777), 1);
 }

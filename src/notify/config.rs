@@ -9,14 +9,13 @@ use crate::tmux::{Tmux, TmuxError};
 use super::Channel;
 
 /// The options read, in this order.
-const OPTIONS: [&str; 11] = [
+const OPTIONS: [&str; 10] = [
     "@agentpane-notify",
     "@agentpane-ntfy-url",
     "@agentpane-notify-click",
     "@agentpane-webhook-url",
     "@agentpane-webhook-format",
     "@agentpane-notify-quiet",
-    "@agentpane-notify-away",
     "@agentpane-terminal-osc",
     "@agentpane-notify-min-terminal",
     "@agentpane-notify-min-ntfy",
@@ -123,8 +122,6 @@ pub struct Config {
     pub webhook_url: Option<String>,
     pub webhook_format: WebhookFormat,
     pub quiet: Option<Quiet>,
-    /// Only when away (default on): nothing for a pane an attached client shows.
-    pub away_only: bool,
     /// Empty: chosen per client terminal.
     pub osc: Vec<Osc>,
     /// Per channel, the least urgent state it is sent (`None`: every alert).
@@ -151,7 +148,6 @@ impl Config {
         let v = |i: usize| values.get(i).map(|s| s.trim()).unwrap_or("");
         let url = |s: &str| (!s.is_empty()).then(|| s.to_string());
         let mut c = Config {
-            away_only: v(6) != "off",
             ntfy_url: url(v(1)),
             click: url(v(2)),
             webhook_url: url(v(3)),
@@ -182,15 +178,15 @@ impl Config {
             c.problems.push(e);
             None
         });
-        c.osc = Osc::parse_list(v(7)).unwrap_or_else(|e| {
+        c.osc = Osc::parse_list(v(6)).unwrap_or_else(|e| {
             c.problems.push(e);
             Vec::new()
         });
         let mins = [
-            (Channel::Terminal, v(8)),
-            (Channel::Ntfy, v(9)),
-            (Channel::Webhook, v(10)),
-            (Channel::Desktop, v(11)),
+            (Channel::Terminal, v(7)),
+            (Channel::Ntfy, v(8)),
+            (Channel::Webhook, v(9)),
+            (Channel::Desktop, v(10)),
         ];
         for (ch, s) in mins {
             if s.is_empty() {
@@ -257,7 +253,6 @@ mod tests {
             "22:00-07:00",
             "",
             "",
-            "",
             "waiting",
         ]);
         assert_eq!(
@@ -266,7 +261,6 @@ mod tests {
         );
         assert_eq!(c.ntfy_url.as_deref(), Some("https://ntfy.sh/my-topic"));
         assert_eq!(c.webhook_format, WebhookFormat::Slack);
-        assert!(c.away_only);
         assert!(c.problems.is_empty(), "{:?}", c.problems);
         assert!(c.wants(Channel::Ntfy, State::Waiting));
         assert!(c.wants(Channel::Ntfy, State::Attention));

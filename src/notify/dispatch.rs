@@ -181,7 +181,8 @@ impl Router {
             log(&format!("notify: cannot list the clients: {e}"));
             Vec::new()
         });
-        if config.away_only && clients.iter().any(|c| c.pane == draft.alert.pane) {
+        // The engine alerts no pane a person looks at; they may have gone there since.
+        if clients.iter().any(|c| c.pane == draft.alert.pane) {
             return log(&format!(
                 "notify: {} is in view, {key} not sent",
                 draft.alert.pane
