@@ -414,3 +414,99 @@ fn the_terminal_of_an_attached_client_shows_each_turn_and_wait_once_but_not_the_
     assert_eq!(client.count(&format!(" {shown_target} ")), 0);
     assert_eq!(client.count(&turn_777), 1);
 }
+
+#[test]
+fn notify_test_sends_one_sample_per_channel_and_fails_with_the_reason() {
+    let server = TmuxServer::start();
+    let ok = MockServer::start(|_| Reply::json(200, json!({})));
+    let down = MockServer::start(|_| Reply::json(500, json!({})));
+    let none = server.agentpane(&["notify", "test"]);
+    assert_eq!(none.code, 2, "{none:?}");
+    assert!(
+        none.stderr.contains("no notification channel is on"),
+        "{none:?}"
+    );
+
+    options(
+        &server,
+        &[
+            ("@agentpane-notify", "ntfy webhook"),
+            ("@agentpane-ntfy-url", &format!("{}/phone", ok.url())),
+            ("@agentpane-webhook-url", &format!("{}/hook", down.url())),
+        ],
+    );
+    let run = server.agentpane(&["notify", "test"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(
+        run.stdout
+            .contains(&format!("✓ ntfy: posted to {}/phone", ok.url())),
+        "{run:?}"
+    );
+    assert!(run.stdout.contains("✗ webhook: "), "{run:?}");
+    assert!(run.stdout.contains("answered 500"), "{run:?}");
+    // One attempt each: a test says at once what is wrong.
+    assert_eq!((ok.requests().len(), down.requests().len()), (1, 1));
+    let sample = &ok.requests()[0];
+    assert!(sample
+        .header("title")
+        .unwrap()
+        .starts_with("claude: waiting"));
+    assert!(String::from_utf8_lossy(&sample.body).contains("a test notification from agentpane"));
+
+    // One channel named: only it.
+    let run = server.agentpane(&["notify", "test", "ntfy"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    assert_eq!((ok.requests().len(), down.requests().len()), (2, 1));
+
+    // The terminal: no client attached is a failure with its reason; an attached one gets it.
+    let run = server.agentpane(&["notify", "test", "terminal"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    assert!(run.stdout.contains("no tmux client"), "{run:?}");
+    let client = PtyClient::attach(&server, "xterm-256color");
+    options(&server, &[("@agentpane-terminal-osc", "99")]);
+    let run = server.agentpane(&["notify", "test", "terminal"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    wait_until_else(
+        DEADLINE,
+        "the OSC 99 asked for",
+        || client.count("\x1b]99;i=agentpane:d=0:p=title;claude: waiting") == 1,
+        || client.told(&server),
+    );
+    assert_eq!(client.count("\x1b]777;"), 0);
+
+    let bad = server.agentpane(&["notify", "test", "pager"]);
+    assert_eq!(bad.code, 2, "{bad:?}");
+}
+
+#[test]
+fn doctor_checks_each_channel_turned_on() {
+    let server = TmuxServer::start();
+    options(
+        &server,
+        &[
+            ("@agentpane-notify", "ntfy webhook"),
+            ("@agentpane-ntfy-url", "https://ntfy.example/topic"),
+            ("@agentpane-webhook-url", "file:///etc/passwd"),
+            ("@agentpane-webhook-format", "teams"),
+        ],
+    );
+    let run = server.agentpane(&["doctor"]);
+    assert!(
+        run.stdout
+            .contains("✓ ntfy: posts to https://ntfy.example/topic"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("✗ webhook: \"file:///etc/passwd\" is not an http:// or https:// address"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("@agentpane-webhook-format: \"teams\""),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.code, 1, "{run:?}");
+}

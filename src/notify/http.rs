@@ -28,13 +28,13 @@ pub struct Post {
 
 /// `url` when it is an `http(s)://` address with a host, else why not.
 pub fn check_url(url: &str) -> Result<()> {
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("http" | "https")) {
+        bail!("{url:?} is not an http:// or https:// address");
+    }
     let uri: ureq::http::Uri = url
         .parse()
         .with_context(|| format!("{url:?} is not a web address"))?;
-    match uri.scheme_str() {
-        Some("http" | "https") => {}
-        _ => bail!("{url:?} is not an http:// or https:// address"),
-    }
     if uri.host().is_none_or_empty() {
         bail!("{url:?} names no host");
     }
