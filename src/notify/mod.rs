@@ -261,7 +261,7 @@ mod tests {
         assert!(req.starts_with("Bash: rm -rf build "), "{req}");
         assert!(req.chars().count() <= MAX_REQUEST);
         for s in [&req, &n.title, &n.body] {
-            assert!(!s.chars().any(|c| text::is_control(c)), "{s:?}");
+            assert!(!s.chars().any(text::is_control), "{s:?}");
             assert!(!s.contains("pwned"), "{s:?}");
         }
         assert!(n.body.starts_with(&req));
