@@ -17,6 +17,7 @@ use std::process::{Child, Command};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::sshd::Sshd;
 use common::{wait_until, wait_until_else, FakeAgent, TmuxServer, Watch, DEADLINE};
 use http::{MockServer, Reply};
 use serde_json::json;
@@ -260,7 +261,27 @@ struct PtyClient {
 }
 
 impl PtyClient {
+    /// `tmux attach -t main` to `server`, its terminal called `term`.
     fn attach(server: &TmuxServer, term: &str) -> PtyClient {
+        let mut cmd = Command::new("tmux");
+        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
+        for (k, v) in server.env() {
+            cmd.env(k, v);
+        }
+        cmd.env("TERM", term).args([
+            "-L",
+            &server.name,
+            "-f",
+            "/dev/null",
+            "attach",
+            "-t",
+            "main",
+        ]);
+        PtyClient::run(server, cmd)
+    }
+
+    /// `cmd` in a new pseudo-terminal, once `server` has a client.
+    fn run(server: &TmuxServer, mut cmd: Command) -> PtyClient {
         let (mut master, mut slave) = (0, 0);
         let size = libc::winsize {
             ws_row: 40,
@@ -281,22 +302,7 @@ impl PtyClient {
         assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
         // SAFETY: openpty returned two fresh descriptors that we now own.
         let (mut master, slave) = unsafe { (File::from_raw_fd(master), File::from_raw_fd(slave)) };
-        let mut cmd = Command::new("tmux");
-        cmd.env_remove("TMUX").env_remove("TMUX_PANE");
-        for (k, v) in server.env() {
-            cmd.env(k, v);
-        }
-        cmd.env("TERM", term)
-            .args([
-                "-L",
-                &server.name,
-                "-f",
-                "/dev/null",
-                "attach",
-                "-t",
-                "main",
-            ])
-            .stdin(slave.try_clone().unwrap())
+        cmd.stdin(slave.try_clone().unwrap())
             .stdout(slave.try_clone().unwrap())
             .stderr(slave.try_clone().unwrap());
         let tty = slave.as_raw_fd();
@@ -509,4 +515,47 @@ fn doctor_checks_each_channel_turned_on() {
         run.stdout
     );
     assert_eq!(run.code, 1, "{run:?}");
+}
+
+#[test]
+fn the_terminal_notification_crosses_ssh_to_the_client_at_the_other_end() {
+    // The agents and the watcher on a host reached through a real sshd; the person's tmux
+    // client runs there through `ssh -t`, in this test's terminal.
+    let host = TmuxServer::start();
+    options(&host, &[("@agentpane-notify", "terminal")]);
+    let sshd = Sshd::new(&host);
+    let mut ssh = Command::new("ssh");
+    for (k, v) in host.env() {
+        ssh.env(k, v);
+    }
+    ssh.env("TERM", "xterm-256color")
+        .arg("-F")
+        .arg(sshd.config())
+        .args(["-tt", "devbox", "tmux", "attach", "-t", "main"]);
+    let client = PtyClient::run(&host, ssh);
+    let watch = Watch::start(&host, &[]);
+
+    let done = codex(&host, None);
+    host.codex_completes(&done, "t1", "All tests pass.");
+    let (target, folder) = place(&host, &done);
+    let name = folder.rsplit('/').next().unwrap().to_string();
+    let turn_777 = format!("\x1b]777;notify;codex: your turn in {name};finished its turn · ");
+    wait_until_else(
+        DEADLINE,
+        "the turn's OSC 777 through ssh",
+        || client.count(&turn_777) == 1,
+        || client.told(&host),
+    );
+    assert_eq!(client.count(&format!(" {target} ")), 2);
+    let _asking = codex(&host, Some("make check"));
+    wait_until_else(
+        DEADLINE,
+        "the wait's OSC 777 through ssh",
+        || client.count(&format!("\x1b]777;notify;codex: waiting in {name};")) == 1,
+        || client.told(&host),
+    );
+    assert_eq!(client.count(&turn_777), 1);
+    assert_eq!(watch.alerts().len(), 2);
+    drop(client);
+    drop(sshd);
 }
