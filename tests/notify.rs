@@ -182,8 +182,10 @@ fn ntfy_and_a_slack_webhook_get_each_turn_and_wait_once_saying_who_where_and_why
         "{body}"
     );
 
-    // Each alert once: as many posts per endpoint as the watcher had alerts.
-    std::thread::sleep(Duration::from_secs(2));
+    // Each alert once: as many posts per endpoint as the watcher had alerts (its alert
+    // command runs on a thread of its own), and no second post a moment later.
+    wait_until(DEADLINE, "both alerts", || watch.alerts().len() == 2);
+    std::thread::sleep(Duration::from_millis(1500));
     let alerts = watch.alerts().len();
     assert_eq!(
         (alerts_of(&watch, "your-turn"), alerts_of(&watch, "waiting")),
@@ -555,7 +557,8 @@ fn the_terminal_notification_crosses_ssh_to_the_client_at_the_other_end() {
         || client.told(&host),
     );
     assert_eq!(client.count(&turn_777), 1);
-    assert_eq!(watch.alerts().len(), 2);
+    // The alert command runs on a thread of its own: it may come a little after.
+    wait_until(DEADLINE, "both alerts", || watch.alerts().len() == 2);
     drop(client);
     drop(sshd);
 }
