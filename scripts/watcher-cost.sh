@@ -11,6 +11,7 @@
 #
 #   scripts/watcher-cost.sh                  # the full run (~3 min)
 #   IDLE_SECS=10 SAMPLES=10 BIG=0 scripts/watcher-cost.sh   # a quick check
+#   NOTIFY='terminal ntfy' scripts/watcher-cost.sh            # with notification channels on
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -34,6 +35,12 @@ bench_world
 HZ=$(getconf CLK_TCK)
 
 bench_add_agents "$AGENTS"
+if [[ -n ${NOTIFY:-} ]]; then
+    # Channels on (README, Notifications); the ntfy address is a closed local port: idle,
+    # nothing is sent.
+    "${T[@]}" set -g @agentpane-notify "$NOTIFY"
+    "${T[@]}" set -g @agentpane-ntfy-url http://127.0.0.1:9/agentpane-bench
+fi
 
 # The watcher, as the plugin starts it (default 5 s safety poll), without desktop side effects.
 "$BIN" -L "$SERVER" watch --no-bell --no-notify --no-message &

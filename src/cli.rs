@@ -156,6 +156,9 @@ pub enum Command {
     Nudge(ServerArgs),
     /// Check the setup — tmux, plugin, watcher, every agent pane, hooks — and say what to fix.
     Doctor(On<DoctorArgs>),
+    /// Notifications: `notify test [CHANNEL]` sends a sample to the channels of
+    /// `@agentpane-notify` (or the one named).
+    Notify(On<NotifyArgs>),
     /// Shell completions (bash, zsh, fish, elvish, powershell) on stdout.
     Completions(CompletionsArgs),
     /// The man page (roff) on stdout: `agentpane man > agentpane.1`.
@@ -207,6 +210,7 @@ impl Command {
             | Command::Jump(On { server, .. })
             | Command::Nudge(server)
             | Command::Doctor(On { server, .. })
+            | Command::Notify(On { server, .. })
             | Command::Serve(On { server, .. })
             | Command::DeliverStdin(On { server, .. })
             | Command::Focus { server, .. } => ServerUse::Talks(server),
@@ -258,6 +262,24 @@ pub struct DeliverStdinArgs {
     /// 6 with the reason.
     #[arg(long, conflicts_with_all = ["wait", "queue", "id"])]
     pub check: bool,
+}
+
+/// What `notify` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum NotifyAction {
+    /// Send a sample notification.
+    Test,
+}
+
+/// `notify test [CHANNEL]`.
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
+    #[arg(value_enum)]
+    pub action: NotifyAction,
+    /// One channel (terminal, desktop, ntfy, webhook), on or not in `@agentpane-notify`;
+    /// default: those it lists.
+    #[arg(value_parser = crate::notify::Channel::parse)]
+    pub channel: Option<crate::notify::Channel>,
 }
 
 #[derive(Debug, Args)]

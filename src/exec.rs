@@ -39,6 +39,17 @@ pub struct Output {
     pub stderr: Vec<u8>,
 }
 
+/// Finds an executable on PATH.
+pub fn which(name: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        })
+}
+
 /// Runs `program args…`, feeding `stdin` when given, killing it after `timeout`.
 /// A non-zero exit is an error carrying its stderr.
 pub fn run<I, S>(

@@ -16,6 +16,7 @@ pub mod extract;
 pub mod fake_agent;
 pub mod limits;
 pub mod memory;
+pub mod notify;
 pub mod paths;
 pub mod proctree;
 pub mod read;

@@ -34,7 +34,8 @@
 #                             ('devbox gpu1'; the same agentpane must be on their PATH)
 #   @agentpane-alert-command  shell command (sh -c) receiving each alert as JSON on stdin
 #   @agentpane-bell           on|off (default on)
-#   @agentpane-notify         on|off: desktop notifications via notify-send (default on)
+#   @agentpane-notify         on|off, or channels: 'terminal desktop ntfy webhook' (README,
+#                             Notifications; the watcher reads them and their settings itself)
 #   @agentpane-message        on|off: alerts via display-message (default on)
 #   @agentpane-jump-key       key (after the prefix) jumping to the most urgent pane (default A)
 #   @agentpane-route-key      key opening the menu that routes this pane's answer (default R)

@@ -77,25 +77,8 @@ pub fn finish(tmux: &Tmux, client: Option<&str>, result: Result<Option<String>>)
 
 /// Switches `client` (or the current client) to `pane`: its session, window and pane.
 pub fn switch_to(tmux: &Tmux, client: Option<&str>, pane: &Pane) -> Result<()> {
-    let mut cmd: Vec<&str> = vec!["switch-client"];
-    if let Some(c) = client {
-        cmd.extend(["-c", c]);
-    }
-    cmd.extend([
-        "-t",
-        &pane.pane_id,
-        ";",
-        "select-window",
-        "-t",
-        &pane.window_id,
-        ";",
-        "select-pane",
-        "-t",
-        &pane.pane_id,
-    ]);
-    tmux.cmd(&cmd)
-        .with_context(|| format!("cannot switch to {}", pane.target()))?;
-    Ok(())
+    tmux.switch_to(client, &pane.pane_id)
+        .with_context(|| format!("cannot switch to {}", pane.target()))
 }
 
 /// True when this server's `display-popup` takes `-T title` (tmux 3.3 and later).

@@ -12,6 +12,7 @@ mod hooks;
 mod last;
 mod man;
 mod menu_fit;
+mod notify;
 mod panes;
 mod pick;
 mod relay;
@@ -104,6 +105,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Jump(On { args, .. }) => status::jump(args, &ctx),
         Command::Nudge(_) => watch::nudge(),
         Command::Doctor(On { args, .. }) => doctor::run(args, &ctx),
+        Command::Notify(On { args, .. }) => notify::run(args, &ctx),
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
         Command::Serve(On { args, .. }) => serve::run(args, &ctx),

@@ -39,7 +39,8 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
             socket: ctx.socket.clone(),
             message: !args.no_message,
             bell: !args.no_bell,
-            notifier: if args.no_notify {
+            // A channel list in @agentpane-notify hands the desktop to the notify module.
+            notifier: if args.no_notify || crate::notify::config::lists_channels(&ctx.tmux()) {
                 None
             } else {
                 which("notify-send")

@@ -56,6 +56,7 @@ pub fn check(f: &Facts) -> Vec<Finding> {
             ));
         }
         out.extend(f.panes.iter().map(|p| pane(p, f)));
+        out.extend(super::notify::checks(&f.notify, &t.version));
     }
     for h in &f.hooks {
         out.extend(hooks(h, f));

@@ -69,6 +69,10 @@ pub fn gather(socket: &Socket, now: Time) -> Facts {
         state_dir: state_dir(&state),
         verified: verified::verified(),
         hosts: Vec::new(),
+        notify: super::notify::NotifyFacts {
+            config: crate::notify::Config::read(&tmux, None).ok(),
+            notifier: crate::notify::desktop::notifier().is_some(),
+        },
         exe: std::env::current_exe().ok(),
         home,
     }

@@ -5,6 +5,7 @@
 
 mod checks;
 mod gather;
+mod notify;
 pub mod verified;
 
 use std::path::PathBuf;
@@ -57,6 +58,8 @@ pub enum Topic {
     Versions,
     /// A remote host of `@agentpane-hosts`.
     Host,
+    /// A notification channel of `@agentpane-notify`.
+    Notify,
 }
 
 /// One line of the report.
@@ -90,6 +93,8 @@ pub struct Facts {
     pub verified: Vec<verified::Verified>,
     /// The remote hosts' links (docs/design.md#remote-hosts), as the caller found them.
     pub hosts: Vec<crate::remote::link::HostView>,
+    /// The notification channels turned on.
+    pub notify: notify::NotifyFacts,
 }
 
 /// How the tmux server was chosen.

@@ -23,6 +23,28 @@ impl Tmux {
     pub fn clients(&self) -> Result<Vec<ClientNow>, TmuxError> {
         Ok(parse(&self.cmd(&["list-clients", "-F", FORMAT])?))
     }
+
+    /// Switches `client` (else tmux's choice: the current or most recently active client) to
+    /// `pane` (`%N`): its session, its window and the pane itself.
+    pub fn switch_to(&self, client: Option<&str>, pane: &str) -> Result<(), TmuxError> {
+        let mut cmd: Vec<&str> = vec!["switch-client"];
+        if let Some(c) = client {
+            cmd.extend(["-c", c]);
+        }
+        cmd.extend([
+            "-t",
+            pane,
+            ";",
+            "select-window",
+            "-t",
+            pane,
+            ";",
+            "select-pane",
+            "-t",
+            pane,
+        ]);
+        self.cmd(&cmd).map(drop)
+    }
 }
 
 /// The lines of `list-clients -F FORMAT`; a line that does not parse is left out.

@@ -20,6 +20,7 @@ use anyhow::{Context, Result};
 use crate::alert::{self, Action, Engine};
 use crate::events::Time;
 use crate::memory::{AlertMemory, Observed};
+use crate::notify::dispatch::Dispatcher;
 use crate::paths;
 use crate::remote::link::{HostView, Links};
 use crate::remote::ssh::Ssh;
@@ -103,6 +104,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
 
     let mut w = Watcher {
         sinks: Sinks::start(opts.sinks.clone()),
+        notify: Dispatcher::start(opts.sinks.socket.clone(), log::line),
         engine: Engine::new(opts.alert),
         usage_alerts: Default::default(),
         plan: Default::default(),
@@ -161,6 +163,8 @@ struct Watcher {
     socket_path: PathBuf,
     fs: FsWatch,
     sinks: Sinks,
+    /// The notification channels (docs/design.md#notifications).
+    notify: Dispatcher,
     engine: Engine,
     /// Plan-window and context alerts, once each.
     usage_alerts: crate::alert::UsageAlerts,
@@ -410,7 +414,14 @@ impl Watcher {
         self.alerts.apply_seen(&mut reports);
         for action in actions {
             match action {
-                Action::Deliver(a) => self.sinks.send(a),
+                Action::Deliver(a) => {
+                    let folder = reports
+                        .iter()
+                        .find(|r| r.resolved.pane.pane_id == a.pane)
+                        .map_or("", |r| r.resolved.pane.cwd.as_str());
+                    self.notify.send(&a, folder);
+                    self.sinks.send(a);
+                }
                 Action::Retract(a) => log::line(&format!("retracted {}", a.key)),
                 Action::Acknowledge(a) => log::line(&format!("acknowledged {}", a.key)),
             }
@@ -640,6 +651,7 @@ impl Watcher {
             links.stop();
         }
         self.sinks.finish();
+        self.notify.finish();
     }
 }
 

@@ -41,16 +41,7 @@ pub fn alert_command(cmd: &str) -> Option<String> {
     (!cmd.is_empty()).then(|| cmd.to_string())
 }
 
-/// Finds an executable on PATH.
-pub fn which(name: &str) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|d| d.join(name))
-        .find(|p| {
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
-        })
-}
+pub use crate::exec::which;
 
 /// The worker: send alerts in, drop the handle to stop it.
 pub struct Sinks {

@@ -438,9 +438,16 @@ impl TmuxServer {
 
     /// A new window in session `main` running `cmd` in `cwd` with extra `env`; its pane id.
     pub fn new_window(&self, cmd: &str, cwd: &Path, env: &[(String, String)]) -> String {
-        let mut args: Vec<String> = ["new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:"]
+        self.window(true, cmd, cwd, env)
+    }
+
+    fn window(&self, detached: bool, cmd: &str, cwd: &Path, env: &[(String, String)]) -> String {
+        let mut args: Vec<String> = ["new-window", "-P", "-F", "#{pane_id}", "-t", "main:"]
             .map(String::from)
             .to_vec();
+        if detached {
+            args.push("-d".to_string());
+        }
         args.extend(["-c".to_string(), cwd.to_string_lossy().into_owned()]);
         args.extend(Self::env_flags(env));
         args.push(cmd.to_string());
@@ -475,6 +482,20 @@ impl TmuxServer {
             let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap_or_default();
             doc["session_id"].is_string() && doc["transcript"].is_null()
         });
+        pane
+    }
+
+    /// [`TmuxServer::spawn`] in a window made `main`'s current one at once: a client attached
+    /// to `main` shows the agent from its first line.
+    pub fn spawn_shown(&self, agent: &FakeAgent) -> String {
+        let exe = self.bin().join(agent.name);
+        let pane = self.window(
+            false,
+            exe.to_str().unwrap(),
+            &self.work(&agent.dir),
+            &agent.env,
+        );
+        self.wait_for_agent(&pane);
         pane
     }
 

@@ -68,6 +68,7 @@ fn healthy() -> Facts {
             untrusted: Vec::new(),
         },
         hosts: Vec::new(),
+        notify: Default::default(),
         verified: vec![Verified {
             agent: "claude".into(),
             version: "2.1.332".into(),
