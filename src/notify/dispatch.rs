@@ -163,7 +163,9 @@ impl Router {
     fn route(&mut self, draft: Draft) {
         let log = self.log;
         let key = &draft.alert.key;
-        let config = match Config::read(&self.tmux, Some(&draft.alert.pane)) {
+        // An account's alert (a plan window) has no pane: the global options are its.
+        let pane = Some(draft.alert.pane.as_str()).filter(|p| !p.is_empty());
+        let config = match Config::read(&self.tmux, pane) {
             Ok(c) => c,
             Err(e) => return log(&format!("notify: cannot read the options: {e}")),
         };
@@ -182,7 +184,7 @@ impl Router {
             Vec::new()
         });
         // The engine alerts no pane a person looks at; they may have gone there since.
-        if clients.iter().any(|c| c.pane == draft.alert.pane) {
+        if pane.is_some() && clients.iter().any(|c| c.pane == draft.alert.pane) {
             return log(&format!(
                 "notify: {} is in view, {key} not sent",
                 draft.alert.pane

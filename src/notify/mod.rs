@@ -232,6 +232,7 @@ mod tests {
             at: chrono::Utc::now(),
             key: "k".into(),
             request: None,
+            usage: None,
         }
     }
 

@@ -57,9 +57,11 @@ fn parse(out: &str) -> Vec<Client> {
 
 /// The clients that get `n`: attached to its session, not showing its pane.
 pub fn recipients<'a>(clients: &'a [Client], n: &Notification) -> Vec<&'a Client> {
+    // An account's alert (a plan window) belongs to no pane: every client gets it.
+    let anywhere = n.pane.is_empty();
     clients
         .iter()
-        .filter(|c| c.session == n.session() && c.pane != n.pane)
+        .filter(|c| anywhere || (c.session == n.session() && c.pane != n.pane))
         .collect()
 }
 
@@ -193,6 +195,10 @@ mod tests {
         let got = recipients(&clients, &n);
         assert_eq!(got.len(), 1);
         assert_eq!(got[0].pane, "%6");
+        // A plan window's alert is the account's, not a pane's: every client hears it.
+        n.target = String::new();
+        n.pane = String::new();
+        assert_eq!(recipients(&clients, &n).len(), 3);
     }
 
     #[test]
