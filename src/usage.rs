@@ -67,6 +67,15 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+/// A window's name from its length: `5h`, `7d`, else minutes (`90m`).
+pub fn window_name(minutes: u64) -> String {
+    match minutes {
+        m if m > 0 && m % 1440 == 0 => format!("{}d", m / 1440),
+        m if m > 0 && m % 60 == 0 => format!("{}h", m / 60),
+        m => format!("{m}m"),
+    }
+}
+
 /// How many recent request keys a [`Tally`] remembers to replace a request written again.
 const KEYS: usize = 64;
 

@@ -61,6 +61,11 @@ pub fn scan_true(fragment: &[u8], key: &str) -> bool {
     find(fragment, format!("\"{key}\":true").as_bytes()).is_some()
 }
 
+/// True when `line` holds `needle` anywhere (a cheap test before decoding a line).
+pub fn contains(line: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(line, needle).is_some()
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     if needle.is_empty() || hay.len() < needle.len() {
         return None;
