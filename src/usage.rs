@@ -67,6 +67,31 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+/// A session's usage and the plan windows it revealed: what one pane's report carries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metered {
+    pub usage: Usage,
+    pub limits: Vec<Limit>,
+}
+
+/// Every plan window once, the newest word on each (an account's window is the same for all
+/// its sessions: the session that spoke last knows best), tightest first.
+pub fn merge_limits<'a>(all: impl IntoIterator<Item = &'a Limit>) -> Vec<Limit> {
+    let mut out: Vec<Limit> = Vec::new();
+    for l in all {
+        match out
+            .iter_mut()
+            .find(|o| o.agent == l.agent && o.name == l.name)
+        {
+            Some(o) if o.seen_at < l.seen_at => *o = l.clone(),
+            Some(_) => {}
+            None => out.push(l.clone()),
+        }
+    }
+    out.sort_by(|a, b| b.used_percent.total_cmp(&a.used_percent));
+    out
+}
+
 /// A window's name from its length: `5h`, `7d`, else minutes (`90m`).
 pub fn window_name(minutes: u64) -> String {
     match minutes {
@@ -189,6 +214,31 @@ mod tests {
         assert_eq!(u.session_output, Some(47));
         assert_eq!(u.context_tokens, Some(300));
         assert_eq!(u.context_percent, Some(30.0));
+    }
+
+    fn limit(name: &str, used: f64, seen: i64) -> Limit {
+        Limit {
+            agent: AgentKind::Codex,
+            name: name.into(),
+            used_percent: used,
+            window_minutes: None,
+            resets_at: None,
+            seen_at: chrono::DateTime::from_timestamp(seen, 0),
+        }
+    }
+
+    #[test]
+    fn each_window_once_with_its_newest_word_tightest_first() {
+        let all = [
+            limit("5h", 10.0, 1),
+            limit("7d", 40.0, 1),
+            limit("5h", 62.0, 2),
+        ];
+        let merged = merge_limits(&all);
+        assert_eq!(merged, vec![limit("5h", 62.0, 2), limit("7d", 40.0, 1)]);
+        assert_eq!(window_name(300), "5h");
+        assert_eq!(window_name(10080), "7d");
+        assert_eq!(window_name(90), "90m");
     }
 
     #[test]

@@ -144,6 +144,7 @@ fn report_for(tmux: &crate::tmux::Tmux, resolved: Resolved, now: Time) -> PaneRe
         resolved: std::sync::Arc::new(resolved),
         status,
         source: Source::None,
+        usage: None,
     }
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 use crate::events::Time;
 use crate::segment::PaneDetail;
 use crate::state::State;
+use crate::usage::{Limit, Usage};
 
 /// The version of this document's shape; bumped when a field changes meaning or goes away.
 /// (2: each pane's `turn_key`, which relays across hosts follow.)
@@ -18,6 +19,8 @@ pub const SCHEMA: u32 = 2;
 pub const MAX_DOC_BYTES: usize = 1 << 20;
 /// Most panes one remote may report.
 pub const MAX_PANES: usize = 2_000;
+/// Most plan windows one pane may report.
+const MAX_LIMITS: usize = 16;
 /// Longest text field (target, reason, message).
 const MAX_FIELD: usize = 1_024;
 
@@ -54,6 +57,12 @@ pub struct RemotePane {
     pub turn_key: Option<String>,
     pub at: Option<Time>,
     pub resets_at: Option<Time>,
+    /// What the session used (docs/design.md#usage); absent from an older remote's document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The plan windows the session revealed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<Limit>,
 }
 
 impl RemotePane {
@@ -69,6 +78,8 @@ impl RemotePane {
             turn_key: d.turn_key.clone(),
             at: d.at,
             resets_at: d.resets_at,
+            usage: d.usage.clone(),
+            limits: d.limits.clone(),
         }
     }
 }
@@ -151,6 +162,12 @@ fn check(mut doc: Document) -> Result<Document, DocError> {
             p.target = clean_text(&p.target);
             p.reason = p.reason.as_deref().map(clean_text);
             p.turn_key = p.turn_key.as_deref().map(clean_text);
+            if let Some(u) = &mut p.usage {
+                u.model = u.model.as_deref().map(clean_text);
+            }
+            for l in &mut p.limits {
+                l.name = clean_text(&l.name);
+            }
             true
         }
     });
@@ -179,6 +196,7 @@ fn pane_problem(p: &RemotePane) -> Option<String> {
         {
             Some(format!("{} agent name {:?}", p.pane_id, clip(a, 20)))
         }
+        _ if p.limits.len() > MAX_LIMITS => Some(format!("{} plan windows", p.pane_id)),
         _ => None,
     }
 }
@@ -239,6 +257,8 @@ mod tests {
             turn_key: Some("msg_1".into()),
             at: None,
             resets_at: None,
+            usage: None,
+            limits: Vec::new(),
         }
     }
 
@@ -246,6 +266,37 @@ mod tests {
     fn a_written_document_reads_back() {
         let doc = Document::new(vec![pane()], None);
         assert_eq!(parse(doc.to_line().as_bytes()).unwrap(), doc);
+    }
+
+    #[test]
+    fn usage_and_plan_windows_travel_and_an_older_remote_without_them_still_reads() {
+        let mut p = pane();
+        p.usage = Some(Usage {
+            model: Some("gpt-5.5\u{1b}[2J".into()),
+            context_tokens: Some(22549),
+            context_window: Some(258400),
+            ..Usage::default()
+        });
+        p.limits = vec![Limit {
+            agent: crate::events::AgentKind::Codex,
+            name: "5h".into(),
+            used_percent: 15.0,
+            window_minutes: Some(300),
+            resets_at: chrono::DateTime::from_timestamp(1780638395, 0),
+            seen_at: None,
+        }];
+        let doc = parse(Document::new(vec![p.clone()], None).to_line().as_bytes()).unwrap();
+        assert_eq!(doc.panes[0].limits, p.limits);
+        assert_eq!(
+            doc.panes[0].usage.as_ref().unwrap().model.as_deref(),
+            Some("gpt-5.5[2J")
+        );
+        let old = r#"{"schema":2,"agentpane":"0.9","panes":[{"pane_id":"%1","target":"a","agent":"codex","state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+        let doc = parse(old.as_bytes()).unwrap();
+        assert_eq!(
+            (doc.panes[0].usage.as_ref(), doc.panes[0].limits.len()),
+            (None, 0)
+        );
     }
 
     #[test]

@@ -234,6 +234,8 @@ mod tests {
             turn_key: None,
             at: None,
             resets_at: None,
+            usage: None,
+            limits: Vec::new(),
         };
         let view = |host: &str, link| link::HostView {
             host: host.into(),

@@ -483,6 +483,8 @@ mod tests {
             turn_key: Some(key.into()),
             at: None,
             resets_at: None,
+            usage: None,
+            limits: Vec::new(),
         }
     }
 
