@@ -92,6 +92,30 @@ pub fn merge_limits<'a>(all: impl IntoIterator<Item = &'a Limit>) -> Vec<Limit> 
     out
 }
 
+/// A token count, short: `950`, `12.3k`, `1.2M`.
+pub fn tokens(n: u64) -> String {
+    match n {
+        n if n < 1_000 => n.to_string(),
+        n if n < 1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// The context in use, compact: `9%` of a known window, the tokens when the window is
+/// unknown, `-` when nothing is known.
+pub fn context_cell(u: &Usage) -> String {
+    match (u.context_percent, u.context_tokens) {
+        (Some(p), _) => format!("{p:.0}%"),
+        (None, Some(t)) => tokens(t),
+        (None, None) => "-".into(),
+    }
+}
+
+/// The cost, compact: `$1.23`, `-` when the agent records none.
+pub fn cost_cell(u: &Usage) -> String {
+    u.cost_usd.map_or("-".into(), |c| format!("${c:.2}"))
+}
+
 /// A window's name from its length: `5h`, `7d`, else minutes (`90m`).
 pub fn window_name(minutes: u64) -> String {
     match minutes {
@@ -239,6 +263,21 @@ mod tests {
         assert_eq!(window_name(300), "5h");
         assert_eq!(window_name(10080), "7d");
         assert_eq!(window_name(90), "90m");
+    }
+
+    #[test]
+    fn cells_are_compact_and_unknown_is_a_dash() {
+        let mut u = Usage::default();
+        assert_eq!((context_cell(&u), cost_cell(&u)), ("-".into(), "-".into()));
+        u.context_tokens = Some(22549);
+        assert_eq!(context_cell(&u), "22.5k");
+        u.context_percent = Some(8.726);
+        u.cost_usd = Some(0.4567);
+        assert_eq!(
+            (context_cell(&u), cost_cell(&u)),
+            ("9%".into(), "$0.46".into())
+        );
+        assert_eq!(tokens(1_234_567), "1.2M");
     }
 
     #[test]

@@ -92,6 +92,10 @@ struct PaneRow<'a> {
     /// While `waiting`: what the agent asks to decide (`{kind, tool, summary, text, …}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     request: Option<&'a crate::read::request::Request>,
+    /// What the session used (docs/design.md#usage); `null` when unknown.
+    usage: Option<&'a crate::usage::Usage>,
+    /// The plan windows the session revealed.
+    limits: &'a [crate::usage::Limit],
 }
 
 impl<'a> PaneRow<'a> {
@@ -116,6 +120,8 @@ impl<'a> PaneRow<'a> {
             answer_head: answer_head(report),
             retry: report.status.retry.as_ref(),
             request: report.status.request.as_ref(),
+            usage: report.usage.as_ref().map(|m| &m.usage),
+            limits: report.usage.as_ref().map_or(&[], |m| &m.limits),
         }
     }
 }
@@ -217,7 +223,9 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     let now = Utc::now();
     // With the observation memory, as `status` does: `stalled` and acknowledged turns agree.
     let tmux = ctx.tmux();
-    let reports = crate::memory::remembered_scan(&tmux, now, &crate::state::Windows::default())?;
+    let mut reports =
+        crate::memory::remembered_scan(&tmux, now, &crate::state::Windows::default())?;
+    scan::measure_usage(&mut reports);
     let views = super::remote::views(&tmux, &ctx.remote_hosts()?);
     for v in views.iter().filter(|v| v.is_down()) {
         if let crate::remote::link::Link::Down { reason } = &v.link {
@@ -256,6 +264,13 @@ fn reason_cell(status: &crate::state::Status) -> String {
         _ => reason,
     }
 }
+/// The context and cost cells of a pane's row (`-` when unknown).
+fn usage_cells(u: Option<&crate::usage::Usage>) -> (String, String) {
+    u.map_or(("-".into(), "-".into()), |u| {
+        (crate::usage::context_cell(u), crate::usage::cost_cell(u))
+    })
+}
+
 /// A `panes --json` row: a local pane, or a remote one with its `host`.
 #[derive(Serialize)]
 #[serde(untagged)]
@@ -282,6 +297,8 @@ fn table(
         "STATE",
         "REASON",
         "AGE",
+        "CTX",
+        "COST",
         "CWD",
         "LAST ANSWER",
     ]
@@ -302,6 +319,8 @@ fn table(
                 .at
                 .or(rep.status.last_activity)
                 .map_or("-".into(), |at| age(now, at)),
+            usage_cells(rep.usage.as_deref().map(|m| &m.usage)).0,
+            usage_cells(rep.usage.as_deref().map(|m| &m.usage)).1,
             crate::text::tilde(&r.pane.cwd, home),
             answer_head(rep).unwrap_or_else(|| "-".into()),
         ]);
@@ -317,15 +336,17 @@ fn table(
             state,
             p.reason.clone().unwrap_or_else(|| "-".into()),
             p.at.map_or("-".into(), |at| age(now, at)),
+            usage_cells(p.usage.as_ref()).0,
+            usage_cells(p.usage.as_ref()).1,
             "-".into(),
             "-".into(),
         ]);
     }
-    let rows: Vec<[String; 7]> = rows
+    let rows: Vec<[String; 9]> = rows
         .into_iter()
         .map(|row| row.map(|cell| terminal_line(&cell)))
         .collect();
-    let mut widths = [0usize; 7];
+    let mut widths = [0usize; 9];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
