@@ -457,12 +457,15 @@ fn message_paced(model: &str, words: &[String], pace: Duration) -> Reply {
     )];
     tail.extend(end_events("end_turn"));
     chunks.extend(sse_chunks(tail, Duration::ZERO));
-    Reply::Stream { chunks }
+    Reply::Stream {
+        chunks,
+        headers: Vec::new(),
+    }
 }
 
 fn sse_chunks(events: impl IntoIterator<Item = (String, String)>, pace: Duration) -> Vec<Chunk> {
     match Reply::sse_paced(events.into_iter().collect(), pace) {
-        Reply::Stream { chunks } => chunks,
+        Reply::Stream { chunks, .. } => chunks,
         Reply::Body { .. } => unreachable!("sse_paced streams"),
     }
 }
@@ -470,11 +473,14 @@ fn sse_chunks(events: impl IntoIterator<Item = (String, String)>, pace: Duration
 /// The same stream, its first event held back by `delay`.
 fn delayed(reply: Reply, delay: Duration) -> Reply {
     match reply {
-        Reply::Stream { mut chunks } => {
+        Reply::Stream {
+            mut chunks,
+            headers,
+        } => {
             if let Some(first) = chunks.first_mut() {
                 first.delay += delay;
             }
-            Reply::Stream { chunks }
+            Reply::Stream { chunks, headers }
         }
         body => body,
     }

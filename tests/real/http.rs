@@ -51,8 +51,12 @@ pub enum Reply {
         body: String,
         headers: Vec<(String, String)>,
     },
-    /// `text/event-stream`, written chunk by chunk, then the connection closes.
-    Stream { chunks: Vec<Chunk> },
+    /// `text/event-stream`, written chunk by chunk, then the connection closes; `headers`
+    /// go with the status line (a client reads rate limits there).
+    Stream {
+        chunks: Vec<Chunk>,
+        headers: Vec<(String, String)>,
+    },
 }
 
 impl Reply {
@@ -83,7 +87,38 @@ impl Reply {
                 },
             })
             .collect();
-        Reply::Stream { chunks }
+        Reply::Stream {
+            chunks,
+            headers: Vec::new(),
+        }
+    }
+
+    /// The same reply with `headers` added.
+    pub fn with_headers(self, extra: Vec<(String, String)>) -> Reply {
+        let add = |h: &mut Vec<(String, String)>| h.extend(extra);
+        match self {
+            Reply::Stream {
+                chunks,
+                mut headers,
+            } => {
+                add(&mut headers);
+                Reply::Stream { chunks, headers }
+            }
+            Reply::Body {
+                status,
+                content_type,
+                body,
+                mut headers,
+            } => {
+                add(&mut headers);
+                Reply::Body {
+                    status,
+                    content_type,
+                    body,
+                    headers,
+                }
+            }
+        }
     }
 }
 
@@ -188,9 +223,14 @@ fn serve(stream: TcpStream, requests: &Mutex<Vec<Request>>, handler: &Handler, s
                     return;
                 }
             }
-            Reply::Stream { chunks } => {
-                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
-                            cache-control: no-cache\r\nconnection: close\r\n\r\n";
+            Reply::Stream { chunks, headers } => {
+                let mut head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\
+                            cache-control: no-cache\r\nconnection: close\r\n"
+                    .to_string();
+                for (k, v) in headers {
+                    head.push_str(&format!("{k}: {v}\r\n"));
+                }
+                head.push_str("\r\n");
                 if writer.write_all(head.as_bytes()).is_err() {
                     return;
                 }
