@@ -389,12 +389,15 @@ fn start_event(model: &str) -> (String, String) {
     )
 }
 
+/// Every message's output, as its stream's end states it.
+pub const OUTPUT: u64 = 8;
+
 fn end_events(stop: &str) -> Vec<(String, String)> {
     vec![
         (
             "message_delta".into(),
             json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-                   "usage": {"output_tokens": 8}})
+                   "usage": {"output_tokens": OUTPUT}})
             .to_string(),
         ),
         (
