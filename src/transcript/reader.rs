@@ -66,6 +66,8 @@ enum Version {
 struct Metering {
     meters: Meters,
     kept: HashMap<PathBuf, (Version, Option<Metered>)>,
+    /// Sessions measured (their logs followed) so far, for tests.
+    measured: u64,
 }
 
 /// The events of every transcript read so far.
@@ -166,6 +168,7 @@ impl Reader {
             }
         }
         let got = m.meters.measure(path, kind, pid, &crate::paths::home_dir());
+        m.measured += 1;
         m.kept.insert(path.to_path_buf(), (version, got.clone()));
         got
     }
@@ -227,6 +230,57 @@ mod tests {
         reader.retain(&HashSet::new());
         classify(&mut reader);
         assert_eq!(reader.reads(), 3, "forgotten: read again");
+    }
+
+    #[test]
+    fn usage_is_measured_only_when_the_log_was_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/real/codex/kvsankar-agent-history/session-01.jsonl"),
+        )
+        .unwrap();
+        std::fs::write(&path, &fixture).unwrap();
+        let now = chrono::Utc::now();
+        let mut reader = Reader::default();
+        let step = |r: &mut Reader| {
+            let (kind, _) = r
+                .classify(
+                    &path,
+                    None,
+                    now,
+                    &Windows::default(),
+                    Observation::default(),
+                )
+                .unwrap();
+            r.usage(&path, kind, None)
+        };
+        assert_eq!(step(&mut reader), None, "not metering: nothing measured");
+        reader.meter_usage();
+        let first = step(&mut reader).unwrap();
+        assert_eq!(first.usage.session_input, Some(22539));
+        assert_eq!(step(&mut reader), Some(first.clone()));
+        assert_eq!(
+            reader.metering.as_ref().unwrap().measured,
+            1,
+            "unchanged: kept"
+        );
+        let line = fixture.lines().find(|l| l.contains("token_count")).unwrap();
+        let more = line.replace("\"input_tokens\":22539", "\"input_tokens\":30000");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(f, "{more}").unwrap();
+        drop(f);
+        let next = step(&mut reader).unwrap();
+        assert_eq!(next.usage.session_input, Some(30000));
+        assert_eq!(
+            reader.metering.as_ref().unwrap().measured,
+            2,
+            "appended: followed"
+        );
     }
 
     #[test]
