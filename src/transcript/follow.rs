@@ -128,7 +128,7 @@ impl Follower {
     }
 
     fn consume(&mut self, mut data: &[u8], out: &mut Appended) {
-        while let Some(i) = data.iter().position(|&b| b == b'\n') {
+        while let Some(i) = memchr::memchr(b'\n', data) {
             if self.skipping {
                 self.skipping = false;
                 out.skipped += 1;

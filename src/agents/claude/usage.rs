@@ -3,8 +3,10 @@
 //! content block, each repeating the message's usage: its `message.id` is the key, so it
 //! counts once. Claude Code writes no cost and no plan window in its transcript.
 
+use std::borrow::Cow;
 use std::path::Path;
 
+use serde::Deserialize;
 use serde_json::Value;
 
 use crate::usage::Reading;
@@ -23,35 +25,72 @@ const KNOWN: [&str; 6] = [
     "claude-3-5-haiku",
 ];
 
+/// The fields of a transcript record usage needs; the rest of the line (its content, often
+/// most of it) is skipped, not decoded.
+#[derive(Deserialize)]
+struct Record<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Option<Cow<'a, str>>,
+    #[serde(rename = "isSidechain", default)]
+    sidechain: bool,
+    #[serde(borrow)]
+    timestamp: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    message: Option<Message<'a>>,
+}
+
+#[derive(Deserialize)]
+struct Message<'a> {
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    model: Option<Cow<'a, str>>,
+    usage: Option<Counts>,
+}
+
+#[derive(Deserialize)]
+struct Counts {
+    #[serde(default)]
+    input_tokens: u64,
+    #[serde(default)]
+    cache_read_input_tokens: u64,
+    #[serde(default)]
+    cache_creation_input_tokens: u64,
+    #[serde(default)]
+    output_tokens: u64,
+}
+
 /// One transcript line's usage: `None` for anything but an assistant record with usage.
 pub fn usage(line: &[u8]) -> Option<Reading> {
     // Most lines (tool results, prompts) carry no usage: not decoded.
     if !crate::agents::fields::contains(line, b"\"usage\"") {
         return None;
     }
-    let v: Value = serde_json::from_slice(line).ok()?;
-    if v.get("type")?.as_str()? != "assistant" {
+    let r: Record = serde_json::from_slice(line).ok()?;
+    if r.kind.as_deref() != Some("assistant") {
         return None;
     }
-    let msg = v.get("message")?;
-    let u = msg.get("usage")?;
-    let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
-    let prompt =
-        n("input_tokens") + n("cache_read_input_tokens") + n("cache_creation_input_tokens");
+    let msg = r.message?;
+    let u = msg.usage?;
+    let prompt = u.input_tokens + u.cache_read_input_tokens + u.cache_creation_input_tokens;
     // `<synthetic>`: a message Claude Code made up itself (an API error), no model's.
-    let model = crate::agents::fields::str_of(msg, "model")
+    let model = msg
+        .model
         .filter(|m| !m.starts_with('<'))
-        .map(str::to_string);
-    let sidechain = v.get("isSidechain").and_then(Value::as_bool) == Some(true);
+        .map(Cow::into_owned);
+    let at = r
+        .timestamp
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(&t).ok())
+        .map(|t| t.with_timezone(&chrono::Utc));
     Some(Reading {
-        key: crate::agents::fields::str_of(msg, "id").map(str::to_string),
+        key: msg.id.map(Cow::into_owned),
         // A subagent's request fills its own context, not the session's.
-        model: model.filter(|_| !sidechain),
+        model: model.filter(|_| !r.sidechain),
         // A record with no prompt tokens (a synthetic message) says nothing of the context.
-        context_tokens: (!sidechain && prompt > 0).then_some(prompt),
+        context_tokens: (!r.sidechain && prompt > 0).then_some(prompt),
         input: prompt,
-        output: n("output_tokens"),
-        at: crate::agents::fields::time(v.get("timestamp")),
+        output: u.output_tokens,
+        at,
         ..Reading::default()
     })
 }
