@@ -236,7 +236,7 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     if args.json {
         let rows: Vec<Row> = reports
             .iter()
-            .map(|r| Row::Local(PaneRow::new(r)))
+            .map(|r| Row::Local(Box::new(PaneRow::new(r))))
             .chain(remote.iter().map(|(host, p)| Row::Remote { host, pane: p }))
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
@@ -275,7 +275,7 @@ fn usage_cells(u: Option<&crate::usage::Usage>) -> (String, String) {
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Row<'a> {
-    Local(PaneRow<'a>),
+    Local(Box<PaneRow<'a>>),
     Remote {
         host: &'a str,
         #[serde(flatten)]
