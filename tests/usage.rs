@@ -4,6 +4,7 @@
 
 mod common;
 
+use common::sshd::Sshd;
 use common::{wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
 use serde_json::{json, Value};
 
@@ -138,4 +139,40 @@ fn panes_and_usage_show_each_sessions_exact_numbers_and_the_watcher_follows_appe
         p.reverse();
         p
     });
+}
+
+#[test]
+fn a_remote_hosts_panes_carry_their_usage_and_plan_windows() {
+    let remote = TmuxServer::start();
+    let r_codex = remote.spawn(&FakeAgent::codex().fixture(CODEX));
+    remote.wait_for_agent(&r_codex);
+    let sshd = Sshd::new(&remote);
+    let local = sshd.local_server();
+    let remote_row = |rows: &Value| -> Value {
+        rows.as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["host"] == "devbox" && r["pane_id"] == r_codex.as_str())
+            .cloned()
+            .unwrap_or_else(|| panic!("no devbox row: {rows:#}"))
+    };
+    let usage = local.agentpane(&["--host", "devbox", "usage", "--json"]);
+    assert_eq!(usage.code, 0, "{usage:?}");
+    let usage = usage.json();
+    let row = remote_row(&usage["panes"]);
+    assert_eq!(row["usage"], codex_usage(22549, 22539, 10));
+    assert_eq!(limits(&row["limits"]), codex_limits());
+    assert!(
+        usage["limits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|l| l["host"] == "devbox"),
+        "{usage:#}"
+    );
+    assert_eq!(limits(&usage["limits"]), codex_limits());
+    let panes = local
+        .agentpane(&["--host", "devbox", "panes", "--json"])
+        .json();
+    assert_eq!(remote_row(&panes)["usage"], codex_usage(22549, 22539, 10));
 }
