@@ -131,14 +131,25 @@ fn panes_and_usage_show_each_sessions_exact_numbers_and_the_watcher_follows_appe
         ]
     );
     // Every plan window once in the snapshot, tightest first, for the status line.
-    let snap: Value =
-        serde_json::from_slice(&std::fs::read(server.server_dir().join("state.json")).unwrap())
-            .unwrap();
+    let state = server.server_dir().join("state.json");
+    let snap: Value = serde_json::from_slice(&std::fs::read(&state).unwrap()).unwrap();
     assert_eq!(limits(&snap["limits"]), {
         let mut p = plan;
         p.reverse();
         p
     });
+    // With the watcher running, one-shot commands take its numbers rather than read the logs
+    // again: a snapshot saying otherwise than the log is what `panes` shows. (The watcher
+    // writes the snapshot only when what it sees changes, and nothing does now.)
+    let mut told = snap.clone();
+    for p in told["panes"].as_array_mut().unwrap() {
+        if p["pane_id"] == codex.as_str() {
+            p["usage"]["session_input"] = json!(7);
+        }
+    }
+    std::fs::write(&state, serde_json::to_vec(&told).unwrap()).unwrap();
+    let panes = server.agentpane(&["panes", "--json"]).json();
+    assert_eq!(row(&panes, &codex)["usage"]["session_input"], 7);
 }
 
 #[test]

@@ -225,7 +225,7 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
     let mut reports =
         crate::memory::remembered_scan(&tmux, now, &crate::state::Windows::default())?;
-    scan::measure_usage(&mut reports);
+    super::usage::fill(&tmux, &mut reports);
     let views = super::remote::views(&tmux, &ctx.remote_hosts()?);
     for v in views.iter().filter(|v| v.is_down()) {
         if let crate::remote::link::Link::Down { reason } = &v.link {

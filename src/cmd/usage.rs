@@ -39,11 +39,53 @@ struct Out<'a> {
     limits: Vec<HostLimit<'a>>,
 }
 
+/// One pane of the watcher's snapshot, as far as usage goes.
+#[derive(serde::Deserialize)]
+struct KeptPane {
+    pane_id: String,
+    transcript: Option<std::path::PathBuf>,
+    usage: Option<Usage>,
+    #[serde(default)]
+    limits: Vec<Limit>,
+}
+
+#[derive(serde::Deserialize)]
+struct Kept {
+    panes: Vec<KeptPane>,
+}
+
+/// Fills in what each pane's session used: from the snapshot of the watcher serving this
+/// server when it has the pane's session (it follows the logs), else its log read forward
+/// once.
+pub(super) fn fill(tmux: &crate::tmux::Tmux, reports: &mut [crate::scan::PaneReport]) {
+    let kept = crate::memory::server_dir(tmux)
+        .ok()
+        .filter(|_| {
+            tmux.socket_path()
+                .is_ok_and(|s| crate::watch::running(&crate::paths::state_dir(), &s))
+        })
+        .and_then(|dir| std::fs::read(crate::watch::snapshot::Snapshot::path(&dir)).ok())
+        .and_then(|data| serde_json::from_slice::<Kept>(&data).ok());
+    for p in kept.map(|k| k.panes).unwrap_or_default() {
+        let Some(usage) = p.usage else { continue };
+        let same = |r: &&mut crate::scan::PaneReport| {
+            r.resolved.pane.pane_id == p.pane_id && r.resolved.transcript == p.transcript
+        };
+        if let Some(r) = reports.iter_mut().find(same) {
+            r.usage = Some(std::sync::Arc::new(usage::Metered {
+                usage,
+                limits: p.limits,
+            }));
+        }
+    }
+    crate::scan::measure_usage(reports);
+}
+
 pub fn run(args: UsageArgs, ctx: &Context) -> Result<i32> {
     let tmux = ctx.tmux();
     let now = Utc::now();
     let mut reports = crate::scan::scan(&tmux, now)?;
-    crate::scan::measure_usage(&mut reports);
+    fill(&tmux, &mut reports);
     let views = super::remote::views(&tmux, &ctx.remote_hosts()?);
     for v in views.iter().filter(|v| v.is_down()) {
         if let crate::remote::link::Link::Down { reason } = &v.link {
