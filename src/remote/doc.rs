@@ -60,9 +60,24 @@ pub struct RemotePane {
     /// What the session used (docs/design.md#usage); absent from an older remote's document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
-    /// The plan windows the session revealed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The plan windows the session revealed; one this agentpane cannot read (an agent it
+    /// does not know) is left out, the pane kept.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "readable_limits"
+    )]
     pub limits: Vec<Limit>,
+}
+
+/// The plan windows of a remote pane that this agentpane can read, at most [`MAX_LIMITS`].
+fn readable_limits<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Limit>, D::Error> {
+    let raw: Vec<serde_json::Value> = Deserialize::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .take(MAX_LIMITS)
+        .collect())
 }
 
 impl RemotePane {
@@ -196,7 +211,6 @@ fn pane_problem(p: &RemotePane) -> Option<String> {
         {
             Some(format!("{} agent name {:?}", p.pane_id, clip(a, 20)))
         }
-        _ if p.limits.len() > MAX_LIMITS => Some(format!("{} plan windows", p.pane_id)),
         _ => None,
     }
 }
@@ -291,6 +305,14 @@ mod tests {
             doc.panes[0].usage.as_ref().unwrap().model.as_deref(),
             Some("gpt-5.5[2J")
         );
+        // A window of an agent this agentpane does not know is left out, the pane kept.
+        let mut line = Document::new(vec![p.clone()], None).to_line();
+        line = line.replace(
+            r#""limits":["#,
+            r#""limits":[{"agent":"newagent","name":"5h","used_percent":1.0,"window_minutes":null,"resets_at":null,"seen_at":null},"#,
+        );
+        let doc = parse(line.as_bytes()).unwrap();
+        assert_eq!(doc.panes[0].limits, p.limits);
         let old = r#"{"schema":2,"agentpane":"0.9","panes":[{"pane_id":"%1","target":"a","agent":"codex","state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
         let doc = parse(old.as_bytes()).unwrap();
         assert_eq!(
