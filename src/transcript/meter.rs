@@ -105,7 +105,8 @@ impl Meters {
                 limits: Vec::new(),
             });
         }
-        if !agent.reads_log() {
+        // A session in a database is no log to follow: the agent's `session_usage` or nothing.
+        if !agent.reads_log() || agent.sources(path).is_some() {
             return None;
         }
         let followed = match self.logs.get_mut(path) {
