@@ -116,6 +116,8 @@ pub enum Command {
     Resolve(On<ResolveArgs>),
     /// All agent panes with their state.
     Panes(On<PanesArgs>),
+    /// What each agent pane's session used (context, tokens, cost) and every plan window.
+    Usage(On<UsageArgs>),
     /// The status-line segment (empty when there are no agents).
     Status(On<StatusArgs>),
     /// The most urgent state per window, and per-pane detail.
@@ -198,6 +200,7 @@ impl Command {
             Command::Last(On { server, .. })
             | Command::Resolve(On { server, .. })
             | Command::Panes(On { server, .. })
+            | Command::Usage(On { server, .. })
             | Command::Status(On { server, .. })
             | Command::PaneStatus(On { server, .. })
             | Command::Watch(On { server, .. })
@@ -369,6 +372,13 @@ pub struct ResolveArgs {
 
 #[derive(Debug, Args)]
 pub struct PanesArgs {
+    /// Print JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct UsageArgs {
     /// Print JSON.
     #[arg(long)]
     pub json: bool,

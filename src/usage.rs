@@ -67,6 +67,64 @@ pub struct Usage {
     pub cost_usd: Option<f64>,
 }
 
+/// A session's usage and the plan windows it revealed: what one pane's report carries.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Metered {
+    pub usage: Usage,
+    pub limits: Vec<Limit>,
+}
+
+/// Every plan window once, the newest word on each (an account's window is the same for all
+/// its sessions: the session that spoke last knows best), tightest first.
+pub fn merge_limits<'a>(all: impl IntoIterator<Item = &'a Limit>) -> Vec<Limit> {
+    let mut out: Vec<Limit> = Vec::new();
+    for l in all {
+        match out
+            .iter_mut()
+            .find(|o| o.agent == l.agent && o.name == l.name)
+        {
+            Some(o) if o.seen_at < l.seen_at => *o = l.clone(),
+            Some(_) => {}
+            None => out.push(l.clone()),
+        }
+    }
+    out.sort_by(|a, b| b.used_percent.total_cmp(&a.used_percent));
+    out
+}
+
+/// A token count, short: `950`, `12.3k`, `1.2M`.
+pub fn tokens(n: u64) -> String {
+    match n {
+        n if n < 1_000 => n.to_string(),
+        n if n < 1_000_000 => format!("{:.1}k", n as f64 / 1e3),
+        n => format!("{:.1}M", n as f64 / 1e6),
+    }
+}
+
+/// The context in use, compact: `9%` of a known window, the tokens when the window is
+/// unknown, `-` when nothing is known.
+pub fn context_cell(u: &Usage) -> String {
+    match (u.context_percent, u.context_tokens) {
+        (Some(p), _) => format!("{p:.0}%"),
+        (None, Some(t)) => tokens(t),
+        (None, None) => "-".into(),
+    }
+}
+
+/// The cost, compact: `$1.23`, `-` when the agent records none.
+pub fn cost_cell(u: &Usage) -> String {
+    u.cost_usd.map_or("-".into(), |c| format!("${c:.2}"))
+}
+
+/// A window's name from its length: `5h`, `7d`, else minutes (`90m`).
+pub fn window_name(minutes: u64) -> String {
+    match minutes {
+        m if m > 0 && m % 1440 == 0 => format!("{}d", m / 1440),
+        m if m > 0 && m % 60 == 0 => format!("{}h", m / 60),
+        m => format!("{m}m"),
+    }
+}
+
 /// How many recent request keys a [`Tally`] remembers to replace a request written again.
 const KEYS: usize = 64;
 
@@ -180,6 +238,46 @@ mod tests {
         assert_eq!(u.session_output, Some(47));
         assert_eq!(u.context_tokens, Some(300));
         assert_eq!(u.context_percent, Some(30.0));
+    }
+
+    fn limit(name: &str, used: f64, seen: i64) -> Limit {
+        Limit {
+            agent: AgentKind::Codex,
+            name: name.into(),
+            used_percent: used,
+            window_minutes: None,
+            resets_at: None,
+            seen_at: chrono::DateTime::from_timestamp(seen, 0),
+        }
+    }
+
+    #[test]
+    fn each_window_once_with_its_newest_word_tightest_first() {
+        let all = [
+            limit("5h", 10.0, 1),
+            limit("7d", 40.0, 1),
+            limit("5h", 62.0, 2),
+        ];
+        let merged = merge_limits(&all);
+        assert_eq!(merged, vec![limit("5h", 62.0, 2), limit("7d", 40.0, 1)]);
+        assert_eq!(window_name(300), "5h");
+        assert_eq!(window_name(10080), "7d");
+        assert_eq!(window_name(90), "90m");
+    }
+
+    #[test]
+    fn cells_are_compact_and_unknown_is_a_dash() {
+        let mut u = Usage::default();
+        assert_eq!((context_cell(&u), cost_cell(&u)), ("-".into(), "-".into()));
+        u.context_tokens = Some(22549);
+        assert_eq!(context_cell(&u), "22.5k");
+        u.context_percent = Some(8.726);
+        u.cost_usd = Some(0.4567);
+        assert_eq!(
+            (context_cell(&u), cost_cell(&u)),
+            ("9%".into(), "$0.46".into())
+        );
+        assert_eq!(tokens(1_234_567), "1.2M");
     }
 
     #[test]

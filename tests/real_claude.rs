@@ -29,3 +29,5 @@ mod rig;
 mod safety;
 #[path = "real_claude/turns.rs"]
 mod turns;
+#[path = "real_claude/usage.rs"]
+mod usage;

@@ -482,3 +482,67 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
         assert!(!w.work().join("approved.txt").exists(), "never allowed");
     }
 }
+
+#[test]
+#[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
+fn codex_usage_and_plan_windows_reach_panes_json_as_the_client_logged_them() {
+    for client in real::clients("codex") {
+        let w = Codex::start(&client);
+        let pane = w.open("");
+        w.wait_state(&pane, "idle");
+        w.ask(&pane, "PLAIN question");
+        w.wait_state(&pane, "your-turn");
+        // The turn's requests: each used [`openai::USAGE`]; Codex sums them.
+        let turns = openai::turn_requests(&w.api).len() as u64;
+        let (input, _cached, output, total) = openai::USAGE;
+        let mut row = Value::Null;
+        wait_for(STEP, "the plan windows in panes --json", || {
+            let run = w.run(&["panes", "--json"]);
+            row = run
+                .json()
+                .as_array()?
+                .iter()
+                .find(|r| r["pane_id"] == pane.as_str())?
+                .clone();
+            (row["limits"].as_array()?.len() == 2).then_some(())
+        });
+        let u = &row["usage"];
+        assert_eq!(u["model"], "gpt-5.1-codex", "{row:#}");
+        assert_eq!(u["context_tokens"], total, "{row:#}");
+        assert_eq!(u["session_input"], input * turns, "{row:#}");
+        assert_eq!(u["session_output"], output * turns, "{row:#}");
+        assert_eq!(u["cost_usd"], Value::Null, "{row:#}");
+        let window = u["context_window"]
+            .as_u64()
+            .expect("Codex states its window");
+        assert_eq!(
+            u["context_percent"].as_f64(),
+            Some(total as f64 * 100.0 / window as f64)
+        );
+        let plan: Vec<(String, f64, u64, i64)> = row["limits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|l| {
+                let reset = chrono::DateTime::parse_from_rfc3339(l["resets_at"].as_str().unwrap())
+                    .unwrap()
+                    .timestamp();
+                (
+                    l["name"].as_str().unwrap().to_string(),
+                    l["used_percent"].as_f64().unwrap(),
+                    l["window_minutes"].as_u64().unwrap(),
+                    reset,
+                )
+            })
+            .collect();
+        let (p, s) = (openai::PRIMARY, openai::SECONDARY);
+        assert_eq!(
+            plan,
+            vec![
+                ("5h".to_string(), p.0, p.1, p.2),
+                ("7d".to_string(), s.0, s.1, s.2)
+            ],
+            "{row:#}"
+        );
+    }
+}

@@ -16,12 +16,6 @@ pub fn rfc3339(s: &str) -> Option<Time> {
         .map(|t| t.with_timezone(&chrono::Utc))
 }
 
-/// Whether a line holds `needle` anywhere: a cheap test before parsing a line that may say
-/// nothing of interest.
-pub fn contains(line: &[u8], needle: &[u8]) -> bool {
-    find(line, needle).is_some()
-}
-
 /// A string field.
 pub fn str_of<'a>(v: &'a Value, key: &str) -> Option<&'a str> {
     v.get(key)?.as_str()
@@ -71,11 +65,17 @@ pub fn scan_true(fragment: &[u8], key: &str) -> bool {
     find(fragment, format!("\"{key}\":true").as_bytes()).is_some()
 }
 
+/// True when `line` holds `needle` anywhere: a cheap test before decoding a line that may say
+/// nothing of interest.
+pub fn contains(line: &[u8], needle: &[u8]) -> bool {
+    memchr::memmem::find(line, needle).is_some()
+}
+
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    if needle.is_empty() || hay.len() < needle.len() {
+    if needle.is_empty() {
         return None;
     }
-    hay.windows(needle.len()).position(|w| w == needle)
+    memchr::memmem::find(hay, needle)
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod route_menu;
 mod serve;
 mod status;
 mod statusline;
+mod usage;
 mod wait;
 mod watch;
 
@@ -88,6 +89,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Last(On { args, .. }) => last::run(args, &ctx),
         Command::Resolve(On { args, .. }) => panes::resolve(args, &ctx),
         Command::Panes(On { args, .. }) => panes::panes(args, &ctx),
+        Command::Usage(On { args, .. }) => usage::run(args, &ctx),
         Command::Status(On { args, .. }) => status::status(args, &ctx),
         Command::PaneStatus(On { args, .. }) => status::pane_status(args, &ctx),
         Command::Watch(On { args, .. }) => watch::run(args, &ctx),

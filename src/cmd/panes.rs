@@ -92,6 +92,10 @@ struct PaneRow<'a> {
     /// While `waiting`: what the agent asks to decide (`{kind, tool, summary, text, …}`).
     #[serde(skip_serializing_if = "Option::is_none")]
     request: Option<&'a crate::read::request::Request>,
+    /// What the session used (docs/design.md#usage); `null` when unknown.
+    usage: Option<&'a crate::usage::Usage>,
+    /// The plan windows the session revealed.
+    limits: &'a [crate::usage::Limit],
 }
 
 impl<'a> PaneRow<'a> {
@@ -116,6 +120,8 @@ impl<'a> PaneRow<'a> {
             answer_head: answer_head(report),
             retry: report.status.retry.as_ref(),
             request: report.status.request.as_ref(),
+            usage: report.usage.as_ref().map(|m| &m.usage),
+            limits: report.usage.as_ref().map_or(&[], |m| &m.limits),
         }
     }
 }
@@ -144,6 +150,7 @@ fn report_for(tmux: &crate::tmux::Tmux, resolved: Resolved, now: Time) -> PaneRe
         resolved: std::sync::Arc::new(resolved),
         status,
         source: Source::None,
+        usage: None,
     }
 }
 
@@ -216,7 +223,9 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     let now = Utc::now();
     // With the observation memory, as `status` does: `stalled` and acknowledged turns agree.
     let tmux = ctx.tmux();
-    let reports = crate::memory::remembered_scan(&tmux, now, &crate::state::Windows::default())?;
+    let mut reports =
+        crate::memory::remembered_scan(&tmux, now, &crate::state::Windows::default())?;
+    super::usage::fill(&tmux, &mut reports);
     let views = super::remote::views(&tmux, &ctx.remote_hosts()?);
     for v in views.iter().filter(|v| v.is_down()) {
         if let crate::remote::link::Link::Down { reason } = &v.link {
@@ -227,7 +236,7 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
     if args.json {
         let rows: Vec<Row> = reports
             .iter()
-            .map(|r| Row::Local(PaneRow::new(r)))
+            .map(|r| Row::Local(Box::new(PaneRow::new(r))))
             .chain(remote.iter().map(|(host, p)| Row::remote(host, p)))
             .collect();
         println!("{}", serde_json::to_string_pretty(&rows)?);
@@ -255,11 +264,18 @@ fn reason_cell(status: &crate::state::Status) -> String {
         _ => reason,
     }
 }
+/// The context and cost cells of a pane's row (`-` when unknown).
+fn usage_cells(u: Option<&crate::usage::Usage>) -> (String, String) {
+    u.map_or(("-".into(), "-".into()), |u| {
+        (crate::usage::context_cell(u), crate::usage::cost_cell(u))
+    })
+}
+
 /// A `panes --json` row: a local pane, or a remote one with its `host`.
 #[derive(Serialize)]
 #[serde(untagged)]
 enum Row<'a> {
-    Local(PaneRow<'a>),
+    Local(Box<PaneRow<'a>>),
     Remote {
         host: &'a str,
         /// As a local row's: the first line, as long as a local row's.
@@ -303,6 +319,8 @@ fn table(
         "STATE",
         "REASON",
         "AGE",
+        "CTX",
+        "COST",
         "CWD",
         "LAST ANSWER",
     ]
@@ -323,6 +341,8 @@ fn table(
                 .at
                 .or(rep.status.last_activity)
                 .map_or("-".into(), |at| age(now, at)),
+            usage_cells(rep.usage.as_deref().map(|m| &m.usage)).0,
+            usage_cells(rep.usage.as_deref().map(|m| &m.usage)).1,
             crate::text::tilde(&r.pane.cwd, home),
             answer_head(rep).unwrap_or_else(|| "-".into()),
         ]);
@@ -338,17 +358,19 @@ fn table(
             state,
             p.reason.clone().unwrap_or_else(|| "-".into()),
             p.at.map_or("-".into(), |at| age(now, at)),
+            usage_cells(p.usage.as_ref()).0,
+            usage_cells(p.usage.as_ref()).1,
             "-".into(),
             p.answer_head
                 .as_deref()
                 .map_or_else(|| "-".into(), remote_head),
         ]);
     }
-    let rows: Vec<[String; 7]> = rows
+    let rows: Vec<[String; 9]> = rows
         .into_iter()
         .map(|row| row.map(|cell| terminal_line(&cell)))
         .collect();
-    let mut widths = [0usize; 7];
+    let mut widths = [0usize; 9];
     for row in &rows {
         for (w, cell) in widths.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());

@@ -54,6 +54,10 @@ struct PaneDetailView {
     resets_at: Option<crate::events::Time>,
     #[serde(default)]
     transcript: Option<PathBuf>,
+    #[serde(default)]
+    usage: Option<crate::usage::Usage>,
+    #[serde(default)]
+    limits: Vec<crate::usage::Limit>,
 }
 
 pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
@@ -148,8 +152,9 @@ fn current(
         start_watcher(tmux, socket);
     }
     let now = chrono::Utc::now();
-    let reports =
+    let mut reports =
         crate::memory::remembered_scan(tmux, now, &Windows::default()).unwrap_or_default();
+    crate::scan::measure_usage(&mut reports);
     let icons = crate::segment::Icons::default();
     let details: Vec<PaneDetail> = reports.iter().map(|r| pane_detail(r, &icons)).collect();
     Document::new(
@@ -203,6 +208,8 @@ fn read_snapshot(
                 turn_key: p.turn_key,
                 at: p.at,
                 resets_at: p.resets_at,
+                usage: p.usage,
+                limits: p.limits,
             })
             .collect(),
     )

@@ -10,11 +10,12 @@ use serde::{Deserialize, Serialize};
 use crate::events::Time;
 use crate::segment::PaneDetail;
 use crate::state::State;
+use crate::usage::{Limit, Usage};
 
 /// The version of this document's shape; bumped when a field changes meaning, goes away or
 /// comes (an older reader refuses a field it does not know, so it says "install the same
 /// agentpane" rather than "not valid"). (2: each pane's `turn_key`, which relays across hosts
-/// follow; 3: each pane's `answer_head`.)
+/// follow; 3: each pane's `answer_head`, `usage` and `limits`.)
 pub const SCHEMA: u32 = 3;
 /// The oldest schema still read: its documents lack only fields that are optional here.
 pub const OLDEST_SCHEMA: u32 = 2;
@@ -25,6 +26,8 @@ pub const HEAD_CHARS: usize = 200;
 pub const MAX_DOC_BYTES: usize = 1 << 20;
 /// Most panes one remote may report.
 pub const MAX_PANES: usize = 2_000;
+/// Most plan windows one pane may report.
+const MAX_LIMITS: usize = 16;
 /// Longest text field (target, reason, message).
 const MAX_FIELD: usize = 1_024;
 
@@ -64,6 +67,27 @@ pub struct RemotePane {
     /// First line of the pane's last answer (at most [`HEAD_CHARS`]), when it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answer_head: Option<String>,
+    /// What the session used (docs/design.md#usage); absent from an older remote's document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// The plan windows the session revealed; one this agentpane cannot read (an agent it
+    /// does not know) is left out, the pane kept.
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "readable_limits"
+    )]
+    pub limits: Vec<Limit>,
+}
+
+/// The plan windows of a remote pane that this agentpane can read, at most [`MAX_LIMITS`].
+fn readable_limits<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Limit>, D::Error> {
+    let raw: Vec<serde_json::Value> = Deserialize::deserialize(d)?;
+    Ok(raw
+        .into_iter()
+        .filter_map(|v| serde_json::from_value(v).ok())
+        .take(MAX_LIMITS)
+        .collect())
 }
 
 impl RemotePane {
@@ -81,6 +105,8 @@ impl RemotePane {
             at: d.at,
             resets_at: d.resets_at,
             answer_head,
+            usage: d.usage.clone(),
+            limits: d.limits.clone(),
         }
     }
 }
@@ -167,6 +193,12 @@ fn check(mut doc: Document) -> Result<Document, DocError> {
                 .answer_head
                 .as_deref()
                 .map(|h| crate::text::chars(&clean_text(h), HEAD_CHARS));
+            if let Some(u) = &mut p.usage {
+                u.model = u.model.as_deref().map(clean_text);
+            }
+            for l in &mut p.limits {
+                l.name = clean_text(&l.name);
+            }
             true
         }
     });
@@ -256,6 +288,8 @@ mod tests {
             at: None,
             resets_at: None,
             answer_head: Some("Done: the tests pass.".into()),
+            usage: None,
+            limits: Vec::new(),
         }
     }
 
@@ -263,6 +297,45 @@ mod tests {
     fn a_written_document_reads_back() {
         let doc = Document::new(vec![pane()], None);
         assert_eq!(parse(doc.to_line().as_bytes()).unwrap(), doc);
+    }
+
+    #[test]
+    fn usage_and_plan_windows_travel_and_an_older_remote_without_them_still_reads() {
+        let mut p = pane();
+        p.usage = Some(Usage {
+            model: Some("gpt-5.5\u{1b}[2J".into()),
+            context_tokens: Some(22549),
+            context_window: Some(258400),
+            ..Usage::default()
+        });
+        p.limits = vec![Limit {
+            agent: crate::events::AgentKind::Codex,
+            name: "5h".into(),
+            used_percent: 15.0,
+            window_minutes: Some(300),
+            resets_at: chrono::DateTime::from_timestamp(1780638395, 0),
+            seen_at: None,
+        }];
+        let doc = parse(Document::new(vec![p.clone()], None).to_line().as_bytes()).unwrap();
+        assert_eq!(doc.panes[0].limits, p.limits);
+        assert_eq!(
+            doc.panes[0].usage.as_ref().unwrap().model.as_deref(),
+            Some("gpt-5.5[2J")
+        );
+        // A window of an agent this agentpane does not know is left out, the pane kept.
+        let mut line = Document::new(vec![p.clone()], None).to_line();
+        line = line.replace(
+            r#""limits":["#,
+            r#""limits":[{"agent":"newagent","name":"5h","used_percent":1.0,"window_minutes":null,"resets_at":null,"seen_at":null},"#,
+        );
+        let doc = parse(line.as_bytes()).unwrap();
+        assert_eq!(doc.panes[0].limits, p.limits);
+        let old = r#"{"schema":2,"agentpane":"0.9","panes":[{"pane_id":"%1","target":"a","agent":"codex","state":"idle","seen":false,"reason":null,"at":null,"resets_at":null}]}"#;
+        let doc = parse(old.as_bytes()).unwrap();
+        assert_eq!(
+            (doc.panes[0].usage.as_ref(), doc.panes[0].limits.len()),
+            (None, 0)
+        );
     }
 
     #[test]

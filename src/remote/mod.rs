@@ -235,6 +235,8 @@ mod tests {
             at: None,
             resets_at: None,
             answer_head: None,
+            usage: None,
+            limits: Vec::new(),
         };
         let view = |host: &str, link| link::HostView {
             host: host.into(),

@@ -484,6 +484,8 @@ mod tests {
             at: None,
             resets_at: None,
             answer_head: None,
+            usage: None,
+            limits: Vec::new(),
         }
     }
 

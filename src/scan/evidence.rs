@@ -139,6 +139,7 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
                 resolved,
                 status,
                 source: _,
+                usage,
             },
         hook,
         record,
@@ -228,6 +229,7 @@ fn settle(g: Gathered, pane: Option<String>, tmux: &Tmux, now: Time) -> PaneRepo
         resolved,
         status,
         source,
+        usage,
     }
 }
 

@@ -35,6 +35,10 @@ pub struct PaneReport {
     pub resolved: Arc<Resolved>,
     pub status: Status,
     pub source: Source,
+    /// What the session used and the plan windows it revealed, for a caller that shows
+    /// them (docs/design.md#usage); `None` otherwise or when unknown.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Arc<crate::usage::Metered>>,
 }
 
 /// Scans the server: every pane that runs an agent, resolved and classified at `now` from
@@ -165,6 +169,13 @@ fn report_with(resolved: Arc<Resolved>, now: Time, reader: &mut Reader) -> PaneR
         }
         Some(first)
     });
+    let usage = match (&classified, resolved.transcript.as_deref()) {
+        (Some((kind, _)), Some(path)) => {
+            let pid = resolved.agent.as_ref().map(|a| a.pid);
+            reader.usage(path, *kind, pid).map(Arc::new)
+        }
+        _ => None,
+    };
     let (status, source) = match classified {
         Some((_, status)) => (status, Source::Transcript),
         None => (Status::idle(), Source::None),
@@ -173,6 +184,21 @@ fn report_with(resolved: Arc<Resolved>, now: Time, reader: &mut Reader) -> PaneR
         resolved,
         status,
         source,
+        usage,
+    }
+}
+
+/// Fills in what each pane's session used, its log read forward once (a one-shot command
+/// that shows usage; the watcher follows the logs instead).
+pub fn measure_usage(reports: &mut [PaneReport]) {
+    let home = crate::paths::home_dir();
+    for r in reports.iter_mut().filter(|r| r.usage.is_none()) {
+        let (Some(path), Some(agent)) = (r.resolved.transcript.as_deref(), &r.resolved.agent)
+        else {
+            continue;
+        };
+        r.usage = crate::transcript::meter::measure(path, agent.kind, Some(agent.pid), &home)
+            .map(Arc::new);
     }
 }
 

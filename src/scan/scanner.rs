@@ -150,6 +150,12 @@ impl Scanner {
         self.screens.tool_look = Some(TOOL_LOOK);
     }
 
+    /// Each report carries what its session used, measured as its log grows
+    /// (docs/design.md#usage): for a caller that shows it.
+    pub fn meter_usage(&mut self) {
+        self.reader.meter_usage();
+    }
+
     /// When the scanner has a look due (a pending tool call's screen, titles owed a
     /// listing): the caller scans by then.
     pub fn next_look(&self) -> Option<Time> {
@@ -651,6 +657,7 @@ mod tests {
                 resolved: Arc::clone(r),
                 status: crate::state::Status::idle(),
                 source: crate::state::Source::None,
+                usage: None,
             })
             .collect();
         let sentinel = crate::state::State::Attention;

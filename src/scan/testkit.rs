@@ -60,6 +60,7 @@ pub fn report(pane: u32, window: u32, state: State, at: i64) -> PaneReport {
         }),
         status,
         source: Source::Transcript,
+        usage: None,
     }
 }
 

@@ -29,6 +29,12 @@ pub struct PaneDetail {
     pub glyph: String,
     /// Unread channel messages for the member bound to this pane (docs/design.md#channel).
     pub unread: usize,
+    /// What the session used (docs/design.md#usage), when the watcher measures it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<crate::usage::Usage>,
+    /// The plan windows the session revealed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<crate::usage::Limit>,
 }
 
 /// One window: its most urgent agent state and its agent panes.
@@ -64,6 +70,12 @@ pub fn pane_detail(r: &PaneReport, icons: &Icons) -> PaneDetail {
         source: r.source,
         glyph: icons.glyph(s.state, s.seen).to_string(),
         unread: 0,
+        usage: r.usage.as_ref().map(|m| m.usage.clone()),
+        limits: r
+            .usage
+            .as_ref()
+            .map(|m| m.limits.clone())
+            .unwrap_or_default(),
     }
 }
 

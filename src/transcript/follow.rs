@@ -59,6 +59,21 @@ impl Follower {
         Ok(f)
     }
 
+    /// Starts at the beginning of `path`: its whole content is read forward once, then what
+    /// is appended.
+    pub fn at_start(path: &Path, max_line: usize) -> io::Result<Follower> {
+        let meta = open(path)?.metadata()?;
+        Ok(Follower {
+            path: path.to_path_buf(),
+            offset: 0,
+            identity: Some((meta.dev(), meta.ino())),
+            signature: Vec::new(),
+            partial: Vec::new(),
+            skipping: false,
+            max_line,
+        })
+    }
+
     /// The up to [`SIGNATURE`] bytes before the offset, as the file holds them now.
     fn read_signature(&self, file: &mut File) -> io::Result<Vec<u8>> {
         let start = self.offset.saturating_sub(SIGNATURE);
@@ -113,7 +128,7 @@ impl Follower {
     }
 
     fn consume(&mut self, mut data: &[u8], out: &mut Appended) {
-        while let Some(i) = data.iter().position(|&b| b == b'\n') {
+        while let Some(i) = memchr::memchr(b'\n', data) {
             if self.skipping {
                 self.skipping = false;
                 out.skipped += 1;

@@ -3,6 +3,7 @@
 //! back the deciding event is, never on the file's size.
 
 pub mod follow;
+pub mod meter;
 pub mod reader;
 
 use std::io::{Read, Seek};

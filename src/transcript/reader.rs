@@ -9,10 +9,12 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
+use super::meter::Meters;
 pub use crate::agents::Depth;
 use crate::agents::Stores;
 use crate::events::{AgentKind, Event, Time};
 use crate::state::{self, Observation, Status, Windows};
+use crate::usage::Metered;
 
 /// What a log file looked like when it was read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -50,11 +52,31 @@ struct Kept {
     events: Vec<Event>,
 }
 
+/// Which read of a transcript a usage was measured at: a log file's stamp, a database
+/// session's read mark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Version {
+    File(Stamp),
+    Store(u64),
+}
+
+/// The usage of the sessions read, kept for a caller that shows it (the watcher): measured
+/// again only after the transcript was read again.
+#[derive(Debug, Default)]
+struct Metering {
+    meters: Meters,
+    kept: HashMap<PathBuf, (Version, Option<Metered>)>,
+    /// Sessions measured (their logs followed) so far, for tests.
+    measured: u64,
+}
+
 /// The events of every transcript read so far.
 #[derive(Debug, Default)]
 pub struct Reader {
     files: HashMap<PathBuf, Kept>,
     stores: Stores,
+    /// Set when the caller shows usage ([`Reader::meter_usage`]).
+    metering: Option<Metering>,
     /// Log files read (not taken from what was kept), for tests and counters.
     file_reads: u64,
 }
@@ -120,6 +142,35 @@ impl Reader {
     pub fn retain(&mut self, live: &HashSet<&Path>) {
         self.files.retain(|p, _| live.contains(p.as_path()));
         self.stores.retain(live);
+        if let Some(m) = &mut self.metering {
+            m.meters.retain(live);
+            m.kept.retain(|p, _| live.contains(p.as_path()));
+        }
+    }
+
+    /// From now on [`Reader::usage`] measures what the sessions used.
+    pub fn meter_usage(&mut self) {
+        self.metering.get_or_insert_with(Metering::default);
+    }
+
+    /// The usage of the session at `path` (agent `kind`, process `pid`), measured again only
+    /// when the transcript was read again since; `None` when the caller does not meter usage
+    /// or the session tells none. Call after [`Reader::classify`] of the same transcript.
+    pub fn usage(&mut self, path: &Path, kind: AgentKind, pid: Option<u32>) -> Option<Metered> {
+        let version = match self.stores.read_mark(path) {
+            Some(mark) => Version::Store(mark),
+            None => Version::File(self.files.get(path)?.stamp),
+        };
+        let m = self.metering.as_mut()?;
+        if let Some((v, kept)) = m.kept.get(path) {
+            if *v == version {
+                return kept.clone();
+            }
+        }
+        let got = m.meters.measure(path, kind, pid, &crate::paths::home_dir());
+        m.measured += 1;
+        m.kept.insert(path.to_path_buf(), (version, got.clone()));
+        got
     }
 }
 
@@ -179,6 +230,57 @@ mod tests {
         reader.retain(&HashSet::new());
         classify(&mut reader);
         assert_eq!(reader.reads(), 3, "forgotten: read again");
+    }
+
+    #[test]
+    fn usage_is_measured_only_when_the_log_was_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("rollout.jsonl");
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/real/codex/kvsankar-agent-history/session-01.jsonl"),
+        )
+        .unwrap();
+        std::fs::write(&path, &fixture).unwrap();
+        let now = chrono::Utc::now();
+        let mut reader = Reader::default();
+        let step = |r: &mut Reader| {
+            let (kind, _) = r
+                .classify(
+                    &path,
+                    None,
+                    now,
+                    &Windows::default(),
+                    Observation::default(),
+                )
+                .unwrap();
+            r.usage(&path, kind, None)
+        };
+        assert_eq!(step(&mut reader), None, "not metering: nothing measured");
+        reader.meter_usage();
+        let first = step(&mut reader).unwrap();
+        assert_eq!(first.usage.session_input, Some(22539));
+        assert_eq!(step(&mut reader), Some(first.clone()));
+        assert_eq!(
+            reader.metering.as_ref().unwrap().measured,
+            1,
+            "unchanged: kept"
+        );
+        let line = fixture.lines().find(|l| l.contains("token_count")).unwrap();
+        let more = line.replace("\"input_tokens\":22539", "\"input_tokens\":30000");
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(f, "{more}").unwrap();
+        drop(f);
+        let next = step(&mut reader).unwrap();
+        assert_eq!(next.usage.session_input, Some(30000));
+        assert_eq!(
+            reader.metering.as_ref().unwrap().measured,
+            2,
+            "appended: followed"
+        );
     }
 
     #[test]

@@ -129,6 +129,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         scanner: {
             let mut s = Scanner::default();
             s.defer_tool_screens();
+            s.meter_usage();
             s
         },
         wakes: Wakes::default(),
@@ -588,6 +589,10 @@ impl Watcher {
     /// did, else once [`snapshot::DETAIL_GAP`] passed since the last write (the loop wakes
     /// for it then).
     fn write_snapshot(&mut self, reports: &[PaneReport], now: Time) {
+        let panes: Vec<segment::PaneDetail> = reports
+            .iter()
+            .map(|r| segment::pane_detail(r, &self.opts.icons))
+            .collect();
         let snap = Snapshot {
             pid: std::process::id(),
             socket_path: self.socket_path.to_string_lossy().into_owned(),
@@ -597,10 +602,8 @@ impl Watcher {
                 .get(&(crate::tmux::Scope::Global, publish::STATUS.to_string()))
                 .cloned()
                 .unwrap_or_default(),
-            panes: reports
-                .iter()
-                .map(|r| segment::pane_detail(r, &self.opts.icons))
-                .collect(),
+            limits: crate::usage::merge_limits(panes.iter().flat_map(|p| &p.limits)),
+            panes,
             alerts: self.engine.shown().cloned().collect(),
             hosts: self.hosts.clone(),
         };

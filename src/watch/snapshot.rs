@@ -42,6 +42,10 @@ pub struct Snapshot {
     pub panes: Vec<PaneDetail>,
     /// Alerts on display.
     pub alerts: Vec<Alert>,
+    /// Every plan window the panes' sessions revealed, the newest word on each, tightest
+    /// first (docs/design.md#usage).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub limits: Vec<crate::usage::Limit>,
     /// The remote hosts' links and their latest documents (docs/design.md#remote-hosts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hosts: Vec<HostView>,
@@ -108,6 +112,7 @@ mod tests {
                 .map(|(i, &(state, at))| pane_detail(&report(i as u32, 1, state, at), &icons))
                 .collect(),
             alerts: Vec::new(),
+            limits: Vec::new(),
             hosts: Vec::new(),
         }
     }

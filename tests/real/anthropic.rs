@@ -418,24 +418,32 @@ fn message_id() -> String {
     format!("msg_agentpane{}{n:04}", std::process::id())
 }
 
+/// What every message's request used: input, cache creation, cache read (its prompt, the
+/// context in use: their sum), and its output at the start of the stream.
+pub const USAGE: (u64, u64, u64, u64) = (12, 300, 4000, 1);
+
 fn start_event(model: &str) -> (String, String) {
+    let (input, created, read, output) = USAGE;
     (
         "message_start".into(),
         json!({"type": "message_start", "message": {
             "id": message_id(), "type": "message", "role": "assistant", "model": model,
             "content": [], "stop_reason": null, "stop_sequence": null,
-            "usage": {"input_tokens": 12, "output_tokens": 1,
-                      "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}})
+            "usage": {"input_tokens": input, "output_tokens": output,
+                      "cache_creation_input_tokens": created, "cache_read_input_tokens": read}}})
         .to_string(),
     )
 }
+
+/// Every message's output, as its stream's end states it.
+pub const OUTPUT: u64 = 8;
 
 fn end_events(stop: &str) -> Vec<(String, String)> {
     vec![
         (
             "message_delta".into(),
             json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null},
-                   "usage": {"output_tokens": 8}})
+                   "usage": {"output_tokens": OUTPUT}})
             .to_string(),
         ),
         (

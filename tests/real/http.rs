@@ -92,6 +92,34 @@ impl Reply {
             headers: Vec::new(),
         }
     }
+
+    /// The same reply with `headers` added.
+    pub fn with_headers(self, extra: Vec<(String, String)>) -> Reply {
+        let add = |h: &mut Vec<(String, String)>| h.extend(extra);
+        match self {
+            Reply::Stream {
+                chunks,
+                mut headers,
+            } => {
+                add(&mut headers);
+                Reply::Stream { chunks, headers }
+            }
+            Reply::Body {
+                status,
+                content_type,
+                body,
+                mut headers,
+            } => {
+                add(&mut headers);
+                Reply::Body {
+                    status,
+                    content_type,
+                    body,
+                    headers,
+                }
+            }
+        }
+    }
 }
 
 type Handler = dyn Fn(&Request) -> Reply + Send + Sync;

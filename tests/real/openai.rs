@@ -18,6 +18,10 @@
 //! requests without tools (the thread title) get a short title. Other paths are logged on
 //! stderr and answered harmlessly (`/v1/models` with an empty list, the rest 404).
 //!
+//! Every reply carries the plan windows Codex reads from its `x-codex-primary-*` /
+//! `x-codex-secondary-*` headers ([`PRIMARY`], [`SECONDARY`]), and every answer the same
+//! token usage ([`USAGE`]).
+//!
 //! Codex 0.171 with an API key (`env_key`) sends request bodies uncompressed; a body with a
 //! `content-encoding` is refused with 415 and logged so a client change is seen at once.
 
@@ -39,9 +43,30 @@ pub const TOOL_COMMAND: &str = "touch approved.txt";
 pub const SLOW_STREAM: Duration = Duration::from_secs(12);
 pub const BAD_MESSAGE: &str = "Invalid prompt: mock bad request";
 
+/// A plan window the stand-in reports: used percent, window minutes, reset (epoch seconds).
+pub type Window = (f64, u64, i64);
+/// The five-hour window, as `x-codex-primary-*` headers.
+pub const PRIMARY: Window = (42.0, 300, 1_900_000_000);
+/// The weekly window, as `x-codex-secondary-*` headers.
+pub const SECONDARY: Window = (12.0, 10080, 1_900_500_000);
+/// What every answer used: input (of it cached), output, total tokens.
+pub const USAGE: (u64, u64, u64, u64) = (1200, 1000, 34, 1234);
+
 /// Starts the stand-in.
 pub fn start() -> MockServer {
-    MockServer::start(respond)
+    MockServer::start(|req| respond(req).with_headers(plan_headers()))
+}
+
+/// The rate-limit headers of every reply.
+fn plan_headers() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (which, (used, minutes, reset)) in [("primary", PRIMARY), ("secondary", SECONDARY)] {
+        let name = |what: &str| format!("x-codex-{which}-{what}");
+        out.push((name("used-percent"), used.to_string()));
+        out.push((name("window-minutes"), minutes.to_string()));
+        out.push((name("reset-at"), reset.to_string()));
+    }
+    out
 }
 
 /// The text of the last user message of a `/v1/responses` body.
@@ -152,8 +177,8 @@ fn created() -> (String, String) {
 fn completed() -> (String, String) {
     event(
         json!({"type": "response.completed", "response": {"id": "resp_mock", "usage": {
-        "input_tokens": 10, "input_tokens_details": null, "output_tokens": 5,
-        "output_tokens_details": null, "total_tokens": 15}}}),
+        "input_tokens": USAGE.0, "input_tokens_details": {"cached_tokens": USAGE.1},
+        "output_tokens": USAGE.2, "output_tokens_details": null, "total_tokens": USAGE.3}}}),
     )
 }
 

@@ -7,6 +7,7 @@ pub mod parse;
 pub mod request;
 pub mod screen;
 pub mod statusline;
+pub mod usage;
 
 use std::path::Path;
 
@@ -122,6 +123,14 @@ impl crate::agents::Agent for Claude {
 
     fn side_life(&self, transcript: &Path) -> Option<Time> {
         subagent_life(transcript)
+    }
+
+    fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
+        usage::usage(line)
+    }
+
+    fn context_window(&self, model: &str, pid: Option<u32>, home: &Path) -> Option<u64> {
+        usage::context_window(model, pid, home)
     }
 
     fn answer_reader(&self) -> Option<Box<dyn crate::agents::AnswerReader>> {

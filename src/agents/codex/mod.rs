@@ -8,6 +8,7 @@ pub mod locate;
 pub mod parse;
 pub mod request;
 pub mod screen;
+pub mod usage;
 
 use std::path::Path;
 
@@ -54,6 +55,10 @@ impl crate::agents::Agent for Codex {
 
     fn machine_driven(&self, transcript: &Path) -> bool {
         locate::machine_driven(transcript)
+    }
+
+    fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
+        usage::usage(line)
     }
 
     fn folders(&self, root: &Path, _cwd: &str) -> Vec<std::path::PathBuf> {

@@ -157,7 +157,11 @@ impl Data {
     fn new(tmux: Tmux, hosts: Vec<Host>) -> Data {
         Data {
             tmux,
-            resolved: Scanner::default(),
+            resolved: {
+                let mut s = Scanner::default();
+                s.meter_usage();
+                s
+            },
             answers: AnswerCache::new(64),
             icons: super::status::icons(None),
             reports: Vec::new(),

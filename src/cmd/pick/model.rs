@@ -29,6 +29,20 @@ pub struct Row {
     pub unread: usize,
     /// While waiting: what the agent asks to decide.
     pub request: Option<crate::read::request::Request>,
+    /// The context in use and the cost, compact (`38% $1.20`); empty when unknown.
+    pub usage: String,
+}
+
+/// A pane's usage cell: the context in use, and the cost when the agent records one.
+fn usage_cell(u: Option<&crate::usage::Usage>) -> String {
+    let Some(u) = u else {
+        return String::new();
+    };
+    let context = crate::usage::context_cell(u);
+    match u.cost_usd {
+        Some(_) => format!("{context} {}", crate::usage::cost_cell(u)),
+        None => context,
+    }
 }
 
 impl Row {
@@ -52,6 +66,7 @@ impl Row {
             head,
             unread,
             request: s.request.clone(),
+            usage: usage_cell(r.usage.as_deref().map(|m| &m.usage)),
         }
     }
 }
@@ -73,6 +88,7 @@ impl Row {
             unread: 0,
             // Deciding runs on the host where the dialog is, from its own picker.
             request: None,
+            usage: usage_cell(p.usage.as_ref()),
         }
     }
 }
@@ -479,6 +495,7 @@ pub struct Widths {
     target: usize,
     agent: usize,
     reason: usize,
+    usage: usize,
 }
 
 /// The reason column never takes more than this.
@@ -494,23 +511,26 @@ impl Widths {
             target: max(&|r| terminal_line(&r.target).width(), "TARGET".len()),
             agent: max(&|r| r.agent.width(), "AGENT".len()),
             reason: max(&|r| reason(r).width().min(MAX_REASON), "STATE".len()),
+            usage: max(&|r| terminal_line(&r.usage).width(), "CTX".len()),
         }
     }
 
     /// The column titles, aligned with [`Widths::row`].
     pub fn header(&self) -> String {
         format!(
-            " {} {}  {}  {}  {:>4}  {:<4}  LAST ANSWER",
+            " {} {}  {}  {}  {:>4}  {}  {:<4}  LAST ANSWER",
             pad("", self.glyph),
             pad("TARGET", self.target),
             pad("AGENT", self.agent),
             pad("STATE", self.reason),
             "AGE",
+            pad("CTX", self.usage),
             "MAIL",
         )
     }
 
-    /// One row: glyph, target, agent, reason (or state), age, unread mail, answer head.
+    /// One row: glyph, target, agent, reason (or state), age, context and cost, unread mail,
+    /// answer head.
     pub fn row(&self, r: &Row, now: Time) -> String {
         let age =
             r.at.map_or_else(|| "-".into(), |at| crate::text::age(now, at));
@@ -525,12 +545,13 @@ impl Widths {
             None => r.head.as_deref().map(terminal_line).unwrap_or_default(),
         };
         let line = format!(
-            " {} {}  {}  {}  {:>4}  {}  {head}",
+            " {} {}  {}  {}  {:>4}  {}  {}  {head}",
             pad(&r.glyph, self.glyph),
             pad(&terminal_line(&r.target), self.target),
             pad(&r.agent, self.agent),
             pad(&fit(&reason(r), MAX_REASON), self.reason),
             age,
+            pad(&terminal_line(&r.usage), self.usage),
             pad(&mail, 4),
         );
         line.trim_end().to_string()
@@ -622,6 +643,7 @@ mod tests {
             head: None,
             unread: 0,
             request: None,
+            usage: String::new(),
         }
     }
 
@@ -823,8 +845,17 @@ mod tests {
         a.reason = Some("permission: Bash".into());
         a.head = Some("Done.\x1b[2J all \u{9b}1mgood".into());
         a.unread = 2;
+        a.usage = usage_cell(Some(&crate::usage::Usage {
+            context_percent: Some(38.2),
+            cost_usd: Some(1.2),
+            ..Default::default()
+        }));
         let mut b = row("%12", State::Working, -125);
         b.agent = "codex".into();
+        b.usage = usage_cell(Some(&crate::usage::Usage {
+            context_tokens: Some(22549),
+            ..Default::default()
+        }));
         b.target = "work\x07:3.1".into();
         let mut p = Picker::new(Some("%1".into()), false);
         p.set_rows(vec![a, b]);
@@ -833,13 +864,16 @@ mod tests {
         assert_eq!(text[0], " agentpane · 2 agent panes");
         assert_eq!(
             text[1],
-            "    TARGET    AGENT   STATE              AGE  MAIL  LAST ANSWER"
+            "    TARGET    AGENT   STATE              AGE  CTX        MAIL  LAST ANSWER"
         );
         assert_eq!(
             text[2],
-            " ⏸  main:1.0  claude  permission: Bash    0s  ✉2    Done. all good"
+            " ⏸  main:1.0  claude  permission: Bash    0s  38% $1.20  ✉2    Done. all good"
         );
-        assert_eq!(text[3], " ⚡ work:3.1  codex   working             2m");
+        assert_eq!(
+            text[3],
+            " ⚡ work:3.1  codex   working             2m  22.5k"
+        );
         assert!(screen[2].reverse && !screen[3].reverse);
         assert_eq!(screen.len(), VIEW.height);
         assert!(text[11].contains("r route %1 here"), "{}", text[11]);
