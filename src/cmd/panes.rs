@@ -281,14 +281,14 @@ enum Row<'a> {
         /// As a local row's: the first line, as long as a local row's.
         answer_head: Option<String>,
         #[serde(flatten)]
-        pane: crate::remote::doc::RemotePane,
+        pane: Box<crate::remote::doc::RemotePane>,
     },
 }
 
 impl<'a> Row<'a> {
     /// A remote pane's row: the head it sent is cut as a local one is.
     fn remote(host: &'a str, p: &crate::remote::doc::RemotePane) -> Row<'a> {
-        let mut pane = p.clone();
+        let mut pane = Box::new(p.clone());
         Row::Remote {
             host,
             answer_head: pane.answer_head.take().map(|h| remote_head(&h)),

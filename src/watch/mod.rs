@@ -304,7 +304,7 @@ impl Watcher {
                         self.remote_wakes.taken();
                         self.wakes.remote += 1;
                         let now = chrono::Utc::now();
-                        let plan = self.plan.current(&self.dir, now);
+                        let plan = self.plan_windows(&self.last_reports.clone(), now);
                         if let Err(e) = self.publish(&self.last_reports.clone(), &plan, now) {
                             log::line(&format!("cannot publish: {e}"));
                         }
@@ -405,7 +405,7 @@ impl Watcher {
         }
         let now = chrono::Utc::now();
         let mut reports = self.scanner.scan(&self.tmux, now)?;
-        let plan = self.plan.current(&self.dir, now);
+        let plan = self.plan_windows(&reports, now);
         self.observed.apply(&mut reports, now, &self.opts.windows);
         self.alerts.apply_seen(&mut reports);
         self.observed_dirty |= self.observed.observe(&reports, now);
@@ -428,10 +428,13 @@ impl Watcher {
             }
         }
 
-        // The reports carry no per-pane usage here: only the plan windows alert.
+        let measured: Vec<_> = reports
+            .iter()
+            .filter_map(|r| r.usage.as_ref().map(|m| (r, &m.usage)))
+            .collect();
         for a in self
             .usage_alerts
-            .step(&plan, &[], self.opts.thresholds, now)
+            .step(&plan, &measured, self.opts.thresholds, now)
         {
             self.sinks.send(a);
         }
@@ -522,6 +525,17 @@ impl Watcher {
         }
     }
 
+    /// Every plan window once, tightest first: those Claude Code's status line gave, and those
+    /// the sessions' logs reveal (Codex's).
+    fn plan_windows(&mut self, reports: &[PaneReport], now: Time) -> Vec<crate::usage::Limit> {
+        let kept = self.plan.current(&self.dir, now);
+        let logged = reports
+            .iter()
+            .filter_map(|r| r.usage.as_ref())
+            .flat_map(|m| m.limits.iter());
+        crate::usage::merge_limits(kept.iter().chain(logged))
+    }
+
     fn publish(
         &mut self,
         reports: &[PaneReport],
@@ -549,7 +563,7 @@ impl Watcher {
         let wanted = publish::desired_with_hosts(
             reports,
             &self.hosts,
-            &limit,
+            (&limit, self.opts.thresholds.context),
             self.engine.shown(),
             &self.opts.format,
             &self.opts.icons,

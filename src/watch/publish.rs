@@ -33,15 +33,17 @@ pub fn desired<'a>(
     icons: &Icons,
     now: Time,
 ) -> Options {
-    desired_with_hosts(reports, &[], "", shown, format, icons, now)
+    let context = segment::Thresholds::default().context;
+    desired_with_hosts(reports, &[], ("", context), shown, format, icons, now)
 }
 
-/// [`desired`] with the remote hosts' views merged into the global segment, and `limit`
-/// as its `{limit}` ([`segment::limit_token`]).
+/// [`desired`] with the remote hosts' views merged into the global segment, `limit` as its
+/// `{limit}` ([`segment::limit_token`]), and each window's context token
+/// ([`segment::context_token`]) after its glyph once a pane's context reaches `context` %.
 pub fn desired_with_hosts<'a>(
     reports: &[PaneReport],
     hosts: &[HostView],
-    limit: &str,
+    (limit, context): (&str, f64),
     shown: impl Iterator<Item = &'a Alert>,
     format: &str,
     icons: &Icons,
@@ -54,16 +56,19 @@ pub fn desired_with_hosts<'a>(
     let line = segment::render_with(format, icons, &counts, &extra, now);
     out.insert((Scope::Global, STATUS.into()), line);
     for top in segment::window_tops(reports) {
+        let window = &top.resolved.pane.window_id;
         let glyph = icons.glyph(top.status.state, top.status.seen);
-        if !glyph.is_empty() {
-            out.insert(
-                (
-                    Scope::Window(top.resolved.pane.window_id.clone()),
-                    WINDOW_STATUS.into(),
-                ),
-                glyph.to_string(),
-            );
-        }
+        let usages = reports
+            .iter()
+            .filter(|r| &r.resolved.pane.window_id == window)
+            .filter_map(|r| r.usage.as_ref().map(|m| &m.usage));
+        let full = segment::context_token(usages, context, &icons.context);
+        let value = match (glyph.is_empty(), full.is_empty()) {
+            (true, true) => continue,
+            (false, false) => format!("{glyph} {full}"),
+            _ => format!("{glyph}{full}"),
+        };
+        out.insert((Scope::Window(window.clone()), WINDOW_STATUS.into()), value);
     }
     for r in reports {
         let s = &r.status;
@@ -164,6 +169,30 @@ mod tests {
                 (Scope::Window("@4".into()), WINDOW_STATUS, Some("●")),
                 (Scope::Pane("%1".into()), PANE_STATUS, Some("your-turn")),
             ]
+        );
+    }
+
+    #[test]
+    fn a_window_whose_pane_fills_its_context_shows_how_full_after_its_glyph() {
+        let mut full = report(1, 4, State::YourTurn, 0);
+        let mut low = report(2, 5, State::Working, 0);
+        let measured = |percent: f64| {
+            Some(std::sync::Arc::new(crate::usage::Metered {
+                usage: crate::usage::Usage {
+                    context_percent: Some(percent),
+                    ..Default::default()
+                },
+                limits: Vec::new(),
+            }))
+        };
+        full.usage = measured(92.4);
+        low.usage = measured(40.0);
+        let o = opts(&[full, low]);
+        let window = |w: &str| o.get(&(Scope::Window(w.into()), WINDOW_STATUS.to_string()));
+        assert_eq!(window("@4").map(String::as_str), Some("● ◕92%"));
+        assert_eq!(
+            window("@5").map(String::as_str),
+            Some(Icons::default().working.as_str())
         );
     }
 
