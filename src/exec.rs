@@ -212,6 +212,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn which_finds_sh() {
+        assert!(which("sh").is_some());
+        assert!(which("agentpane-no-such-notifier").is_none());
+    }
+
+    #[test]
     fn captures_stdout_and_feeds_stdin() {
         let out = run(
             "cat",
