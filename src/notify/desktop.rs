@@ -148,9 +148,12 @@ fn act(d: &Desktop, action: Action) {
     let tmux = Tmux::new(d.socket.clone());
     let choice = match action {
         Action::Jump => {
-            if let Err(e) = jump(&tmux, &d.pane) {
-                (d.log)(&format!("desktop Jump to {}: {e:#}", d.pane));
-                tell(d, &format!("cannot jump to {}: {e:#}", d.pane));
+            match jump(&tmux, &d.pane) {
+                Ok(client) => (d.log)(&format!("desktop jump to {}: client {client}", d.pane)),
+                Err(e) => {
+                    (d.log)(&format!("desktop jump to {}: {e:#}", d.pane));
+                    tell(d, &format!("cannot jump to {}: {e:#}", d.pane));
+                }
             }
             return;
         }
@@ -184,14 +187,14 @@ fn act(d: &Desktop, action: Action) {
     }
 }
 
-/// Switches the client the person used last to `pane`.
-fn jump(tmux: &Tmux, pane: &str) -> anyhow::Result<()> {
+/// Switches the client the person used last to `pane`; its name.
+fn jump(tmux: &Tmux, pane: &str) -> anyhow::Result<String> {
     let clients = tmux.clients()?;
-    let Some(client) = clients.iter().max_by_key(|c| c.activity) else {
+    let Some(client) = clients.into_iter().max_by_key(|c| c.activity) else {
         anyhow::bail!("no tmux client is attached to switch");
     };
     tmux.switch_to(Some(&client.name), pane)?;
-    Ok(())
+    Ok(client.name)
 }
 
 /// A second notification, without actions: what became of a click.

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod cost;
+pub mod desktop;
 pub mod sshd;
 
 use std::path::{Path, PathBuf};
@@ -672,11 +673,25 @@ pub struct Watch {
 
 impl Watch {
     pub fn start(server: &TmuxServer, extra: &[&str]) -> Watch {
+        Watch::start_notifying(server, extra, None)
+    }
+
+    /// [`start`](Self::start) with desktop notifications on, to the desktop whose
+    /// environment (`DISPLAY`, `DBUS_SESSION_BUS_ADDRESS`) is given, when one is.
+    pub fn start_notifying(
+        server: &TmuxServer,
+        extra: &[&str],
+        desktop: Option<&[(&'static str, String)]>,
+    ) -> Watch {
         let alerts = server.path().join("alerts.jsonl");
         let mut cmd = agentpane_with_env(&server.env());
         let alert_cmd = format!("tee -a {}", alerts.display());
-        cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
-            .args(["--alert-command", &alert_cmd])
+        cmd.args(["-L", &server.name, "watch", "--poll", "0.5"]);
+        match desktop {
+            Some(env) => cmd.envs(env.iter().map(|(k, v)| (k, v))),
+            None => cmd.arg("--no-notify"),
+        };
+        cmd.args(["--alert-command", &alert_cmd])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
