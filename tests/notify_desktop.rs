@@ -54,16 +54,24 @@ struct World {
 }
 
 impl World {
-    fn start(before_watch: impl FnOnce(&TmuxServer, &str)) -> World {
+    /// The agent starts once the watcher has made its first scan, which is history and
+    /// never alerted.
+    fn start(before_watch: impl FnOnce(&TmuxServer)) -> World {
         let desktop = Desktop::start();
         let server = TmuxServer::start();
-        let pane = claude_asking(&server);
-        before_watch(&server, &pane);
+        before_watch(&server);
         let watch = Watch::start_notifying(&server, &[], Some(&desktop.env()));
+        let pane = claude_asking(&server);
         let at = target(&server, &pane);
-        let shown = desktop.wait_shown("the wait's notification", |s| {
-            s.summary.contains(&at) && s.summary.contains("waiting")
-        });
+        let shown = desktop.wait_shown_else(
+            "the wait's notification",
+            |s| s.summary.contains(&at) && s.summary.contains("waiting"),
+            || {
+                let log = server.server_dir().join("watch.log");
+                let log = std::fs::read_to_string(log).unwrap_or_default();
+                format!("state: {}\nwatch.log:\n{log}", server.snapshot_row(&pane))
+            },
+        );
         World {
             desktop,
             server,
@@ -118,7 +126,7 @@ impl World {
 
 #[test]
 fn a_wait_s_notification_says_what_is_asked_and_offers_jump_allow_and_deny() {
-    let w = World::start(|_, _| {});
+    let w = World::start(|_| {});
     assert_eq!(w.shown.app, "agentpane");
     // The command as the agent asks it, its markup characters escaped for the daemon.
     assert_eq!(w.shown.body, ASKED, "{:#?}", w.shown);
@@ -130,7 +138,7 @@ fn a_wait_s_notification_says_what_is_asked_and_offers_jump_allow_and_deny() {
 
 #[test]
 fn allow_on_the_desktop_answers_the_permission_dialog_exactly_once() {
-    let w = World::start(|_, _| {});
+    let w = World::start(|_| {});
     let before = w.results();
     let done = w.pick("allow");
     assert!(done.contains("keys [\"1\"]"), "{done}");
@@ -144,7 +152,7 @@ fn allow_on_the_desktop_answers_the_permission_dialog_exactly_once() {
 
 #[test]
 fn deny_on_the_desktop_denies_the_permission_dialog() {
-    let w = World::start(|_, _| {});
+    let w = World::start(|_| {});
     let done = w.pick("deny");
     assert!(done.contains("desktop deny in"), "{done}");
     assert!(!done.contains("refused"), "{done}");
@@ -156,7 +164,7 @@ fn deny_on_the_desktop_denies_the_permission_dialog() {
 
 #[test]
 fn a_dialog_answered_in_the_pane_before_the_click_is_refused_and_nothing_is_typed() {
-    let w = World::start(|_, _| {});
+    let w = World::start(|_| {});
     // The person decides in the pane itself, the notification still up.
     w.server.tmux(&["send-keys", "-t", &w.pane, "3"]);
     wait_until(DEADLINE, "the agent to stop waiting", || {
@@ -175,18 +183,27 @@ fn a_dialog_answered_in_the_pane_before_the_click_is_refused_and_nothing_is_type
 
 #[test]
 fn jump_on_the_desktop_switches_the_tmux_client_to_the_pane() {
-    let w = World::start(|server, _| {
-        // A person's client (a nested tmux) looking at another window.
+    let w = World::start(|server| {
+        // A person's client (a nested tmux) looking at another session.
+        server.tmux(&["new-session", "-d", "-s", "desk"]);
         let attach = format!(
-            "env -u TMUX -u TMUX_PANE tmux -L {} -f /dev/null attach -t main",
+            "env -u TMUX -u TMUX_PANE tmux -L {} -f /dev/null attach -t desk",
             server.name
         );
-        server.tmux(&["new-session", "-d", "-s", "viewer", &attach]);
-        server.tmux(&["select-window", "-t", "main:0"]);
+        // As large as the agent's screen, which new windows take the size of.
+        let size = ["-x", "200", "-y", "60"];
+        server.tmux(
+            &[
+                &["new-session", "-d", "-s", "viewer"][..],
+                &size,
+                &[&attach],
+            ]
+            .concat(),
+        );
         wait_until(DEADLINE, "the client attached", || {
             server
                 .tmux(&["list-clients", "-F", "#{session_name}"])
-                .contains("main")
+                .contains("desk")
         });
     });
     let shows = || w.server.tmux(&["list-clients", "-F", "#{pane_id}"]);

@@ -8,7 +8,6 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
 
 use super::{wait_until, DEADLINE};
 
@@ -141,6 +140,16 @@ impl Desktop {
 
     /// Waits for a notification that passes `want`.
     pub fn wait_shown(&self, what: &str, want: impl Fn(&Shown) -> bool) -> Shown {
+        self.wait_shown_else(what, want, String::new)
+    }
+
+    /// [`wait_shown`](Self::wait_shown), a failure also telling what `tell` says.
+    pub fn wait_shown_else(
+        &self,
+        what: &str,
+        want: impl Fn(&Shown) -> bool,
+        tell: impl FnOnce() -> String,
+    ) -> Shown {
         let mut found = None;
         super::wait_until_else(
             DEADLINE,
@@ -149,7 +158,7 @@ impl Desktop {
                 found = self.shown().into_iter().find(|s| want(s));
                 found.is_some()
             },
-            || format!("shown: {:#?}", self.shown()),
+            || format!("shown: {:#?}\n{}", self.shown(), tell()),
         );
         found.unwrap()
     }
@@ -204,43 +213,30 @@ fn script(dir: &Path, name: &str, body: &str) -> PathBuf {
     path
 }
 
-/// Xvfb on the first free display from one this process is likely alone to try.
+/// Xvfb on a display no other server has: Xvfb itself finds a free one and says which
+/// (`-displayfd`), so tests starting at once never share one.
 fn start_xvfb() -> (Child, String) {
-    let first = 100 + std::process::id() % 400;
-    for n in (first..first + 200).map(|n| n % 600 + 100) {
-        let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-        if socket.exists() || Path::new(&format!("/tmp/.X{n}-lock")).exists() {
-            continue;
-        }
-        let mut xvfb = Command::new("Xvfb")
-            .args([
-                &format!(":{n}"),
-                "-nolisten",
-                "tcp",
-                "-screen",
-                "0",
-                "800x600x24",
-            ])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start Xvfb (apt-get install xvfb)");
-        let end = Instant::now() + DEADLINE;
-        // Up once its socket is there; gone when another took the display first.
-        while Instant::now() < end {
-            if socket.exists() {
-                return (xvfb, format!(":{n}"));
-            }
-            if xvfb.try_wait().ok().flatten().is_some() {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        let _ = xvfb.kill();
-        let _ = xvfb.wait();
-    }
-    panic!("no free X display for Xvfb");
+    use std::io::BufRead;
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut fds = [0; 2];
+    // SAFETY: pipe(2) fills both descriptors, owned below.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0, "pipe");
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let xvfb = Command::new("Xvfb")
+        .args(["-displayfd", &fds[1].to_string(), "-nolisten", "tcp"])
+        .args(["-screen", "0", "800x600x24"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start Xvfb (apt-get install xvfb)");
+    drop(write);
+    let mut line = String::new();
+    std::io::BufReader::new(std::fs::File::from(read))
+        .read_line(&mut line)
+        .expect("Xvfb's display number");
+    let n: u32 = line.trim().parse().expect("Xvfb's display number");
+    (xvfb, format!(":{n}"))
 }
 
 /// A session bus of its own, listening in `dir`, that activates no service: its pid and
