@@ -1,6 +1,6 @@
 //! Alert sinks (docs/design.md#alerts), run on a worker thread so a slow or hanging sink never blocks the
 //! watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
-//! notification with its actions ([`crate::notify::desktop`]) when a notifier is on PATH, and the user's `--alert-command`, run by
+//! notification with its actions ([`crate::notify::desktop`]) when a notification service answers, and the user's `--alert-command`, run by
 //! `sh -c` like tmux's `run-shell`, with the alert as one JSON object on stdin (the alert's
 //! text, which quotes an agent, never reaches the command line). Every failure is logged,
 //! none is fatal.
@@ -12,7 +12,6 @@
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -29,8 +28,8 @@ pub struct SinkConfig {
     pub socket: Socket,
     pub message: bool,
     pub bell: bool,
-    /// The desktop notifier (`notify-send`, `osascript`), when found on PATH.
-    pub notifier: Option<PathBuf>,
+    /// Where desktop notifications go, when there is a notifier.
+    pub notifier: Option<desktop::Notifier>,
     /// The alert command, a shell command line run by `sh -c`.
     pub command: Option<String>,
     pub timeout: Duration,
