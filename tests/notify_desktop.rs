@@ -1,6 +1,6 @@
 //! The desktop channel with a real notification daemon: the watcher's alert for a waiting
 //! agent reaches Debian's dunst (under Xvfb, on a private D-Bus session; see
-//! `tests/common/desktop.rs`) through `notify-send`, and the action a person picks from it —
+//! `tests/common/desktop.rs`) over the session bus, and the action a person picks from it —
 //! from dunst's own context menu — jumps a real tmux client to the pane, or allows or denies
 //! the agent's permission dialog through `agentpane answer`'s rules.
 //!
@@ -134,6 +134,25 @@ fn a_wait_s_notification_says_what_is_asked_and_offers_jump_allow_and_deny() {
     offered.sort();
     assert_eq!(offered, ["allow", "deny", "jump"]);
     drop(w.watch);
+}
+
+#[test]
+fn no_process_s_argument_list_holds_the_request_while_its_notification_waits() {
+    let w = World::start(|_| {});
+    // The notification is up, waiting for its click: nothing this test started (the watcher
+    // and whatever it runs) carries the agent's command in its argv, readable by anyone.
+    let ours = common::descendants(std::process::id());
+    assert!(ours.contains(&w.watch.child.id()), "{ours:?}");
+    let holding: Vec<String> = ours
+        .into_iter()
+        .filter_map(|pid| {
+            let argv = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+            let argv = String::from_utf8_lossy(&argv).replace('\0', " ");
+            argv.contains("phx.server")
+                .then(|| format!("{pid}: {argv}"))
+        })
+        .collect();
+    assert!(holding.is_empty(), "{holding:#?}");
 }
 
 #[test]

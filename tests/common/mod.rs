@@ -754,3 +754,31 @@ impl TmuxServer {
         agentpane::paths::server_dir(&state, socket.trim())
     }
 }
+
+/// Every process below `root` (from `/proc/*/stat`'s ppid).
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.to_string()) else {
+            continue;
+        };
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parent_of.push((pid, ppid));
+        }
+    }
+    let mut out = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (pid, ppid) in &parent_of {
+            if *ppid == p && !out.contains(pid) {
+                out.push(*pid);
+                frontier.push(*pid);
+            }
+        }
+    }
+    out
+}
