@@ -4,10 +4,10 @@
 //! channel's seam to the bus; what is shown and what a click does is decided in
 //! [`super::desktop`].
 
-use std::sync::{mpsc, Arc};
+use std::sync::mpsc;
 use std::time::Duration;
 
-use notify_rust::{Notification, NotificationHandle, NotificationResponse, Urgency};
+use notify_rust::{Notification, NotificationResponse, Urgency};
 
 /// How long [`reachable`] waits for the service to answer.
 const PROBE: Duration = Duration::from_secs(3);
@@ -33,8 +33,11 @@ pub struct Shown<'a> {
     pub critical: bool,
 }
 
-/// Shows `n`; the handle to wait on.
-pub fn show(n: &Shown) -> anyhow::Result<NotificationHandle> {
+/// Shows `n` and, when it offers actions, waits at most `limit` for the person to pick one;
+/// its key. `None` when it offers none, closed, or the time ran out. Then it is closed, so no
+/// click comes later. Showing and waiting run in one `block_on` on the calling thread: the
+/// runtime's worker threads carry the connection meanwhile.
+pub fn show(n: &Shown, limit: Duration) -> anyhow::Result<Option<String>> {
     let mut notification = Notification::new();
     notification
         .appname("agentpane")
@@ -46,35 +49,22 @@ pub fn show(n: &Shown) -> anyhow::Result<NotificationHandle> {
     if n.critical {
         notification.urgency(Urgency::Critical);
     }
-    Ok(notification.show()?)
-}
-
-/// Waits at most `limit` for the person to pick one of the notification's actions; its key.
-/// `None` when the notification closed or the time ran out — then it is closed, so no click
-/// comes later. The wait runs on a thread of its own that ends when the notification closes.
-pub fn wait_for_action(handle: NotificationHandle, limit: Duration) -> Option<String> {
-    let handle = Arc::new(handle);
-    let (tx, rx) = mpsc::channel();
-    let waiting = Arc::clone(&handle);
-    let waiter = std::thread::Builder::new()
-        .name("desktop-wait".into())
-        .spawn(move || {
-            zbus::block_on(waiting.wait_for_action_async(|r| {
-                let _ = tx.send(match r {
-                    NotificationResponse::Action(key) => Some(key.clone()),
-                    _ => None,
-                });
-            }))
-        });
-    if waiter.is_err() {
-        return None;
-    }
-    match rx.recv_timeout(limit) {
-        Ok(picked) => picked,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            zbus::block_on(handle.close_async());
-            None
+    let waits = !n.actions.is_empty();
+    zbus::block_on(async {
+        let handle = notification.show_async().await?;
+        if !waits {
+            return Ok(None);
         }
-        Err(mpsc::RecvTimeoutError::Disconnected) => None,
-    }
+        let mut picked = None;
+        let clicked = handle.wait_for_action_async(|r| {
+            if let NotificationResponse::Action(key) = r {
+                picked = Some(key.clone());
+            }
+        });
+        // Picked or timed out, it is done: closed, so its buttons are gone and the next
+        // notification of this pane is never folded into it (dunst stacks duplicates).
+        let _ = tokio::time::timeout(limit, clicked).await;
+        handle.close_async().await;
+        Ok(picked)
+    })
 }

@@ -207,11 +207,7 @@ mod on_bus {
             actions,
             critical,
         };
-        let handle = bus::show(&shown)?;
-        if actions.is_empty() {
-            return Ok(None);
-        }
-        let picked = bus::wait_for_action(handle, limit);
+        let picked = bus::show(&shown, limit)?;
         Ok(picked.as_deref().and_then(Action::parse))
     }
 }

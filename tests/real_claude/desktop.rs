@@ -25,9 +25,15 @@ fn notified(rig: &Rig, desktop: &Desktop, pane: &str, after: u32) -> u32 {
         pane,
         "#{session_name}:#{window_index}.#{pane_index}",
     ]);
-    let shown = desktop.wait_shown(&rig.what("the wait's notification"), |s| {
-        s.id > after && s.summary.contains(&at) && s.summary.contains("waiting")
-    });
+    let shown = desktop.wait_shown_else(
+        &rig.what("the wait's notification"),
+        |s| s.id > after && s.summary.contains(&at) && s.summary.contains("waiting"),
+        || {
+            let log = rig.tmux.server_dir().join("watch.log");
+            let log = std::fs::read_to_string(log).unwrap_or_default();
+            format!("watch.log:\n{log}")
+        },
+    );
     assert_eq!(shown.body, format!("Bash: {TOOL_COMMAND}"), "{shown:#?}");
     shown.id
 }
