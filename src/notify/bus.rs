@@ -35,8 +35,8 @@ pub struct Shown<'a> {
 
 /// Shows `n` and, when it offers actions, waits at most `limit` for the person to pick one;
 /// its key. `None` when it offers none, closed, or the time ran out. Then it is closed, so no
-/// click comes later. Showing and waiting run in one `block_on` on the calling thread: the
-/// runtime's worker threads carry the connection meanwhile.
+/// click comes later. Showing and waiting run in one `block_on` on the calling thread, which
+/// carries the connection meanwhile.
 pub fn show(n: &Shown, limit: Duration) -> anyhow::Result<Option<String>> {
     let mut notification = Notification::new();
     notification
@@ -63,7 +63,14 @@ pub fn show(n: &Shown, limit: Duration) -> anyhow::Result<Option<String>> {
         });
         // Picked or timed out, it is done: closed, so its buttons are gone and the next
         // notification of this pane is never folded into it (dunst stacks duplicates).
-        let _ = tokio::time::timeout(limit, clicked).await;
+        let expired = async {
+            match zruntime::SharedRuntime::current() {
+                Ok(runtime) => runtime.sleep(limit).await,
+                // No timer: the wait ends when the notification closes.
+                Err(_) => std::future::pending().await,
+            }
+        };
+        futures_lite::future::or(async { clicked.await }, expired).await;
         handle.close_async().await;
         Ok(picked)
     })
