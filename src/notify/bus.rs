@@ -70,7 +70,7 @@ pub fn show(n: &Shown, limit: Duration) -> anyhow::Result<Option<String>> {
                 Err(_) => std::future::pending().await,
             }
         };
-        futures_lite::future::or(async { clicked.await }, expired).await;
+        futures_lite::future::or(clicked, expired).await;
         handle.close_async().await;
         Ok(picked)
     })
