@@ -1,5 +1,5 @@
 //! The one place that spawns processes, always with a timeout. Programs we name (tmux,
-//! notify-send) go through [`run`] with their arguments, no shell. Commands the user wrote (the
+//! osascript) go through [`run`] with their arguments, no shell. Commands the user wrote (the
 //! alert command, the `ai` transform) go through [`run_shell`]: `sh -c CMD`, as tmux's
 //! `run-shell` does, so the user's quoting, pipes and redirections work; untrusted text (an
 //! answer, an alert) only ever reaches them on stdin.
