@@ -446,7 +446,7 @@ pub struct WatchArgs {
     /// Do not ring the bell in the alerting pane's window.
     #[arg(long)]
     pub no_bell: bool,
-    /// Do not send desktop notifications (`notify-send`).
+    /// Do not send desktop notifications (D-Bus notification service, `osascript` on macOS).
     #[arg(long)]
     pub no_notify: bool,
     /// Do not show alerts with `display-message`.

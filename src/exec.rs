@@ -1,5 +1,5 @@
 //! The one place that spawns processes, always with a timeout. Programs we name (tmux,
-//! notify-send) go through [`run`] with their arguments, no shell. Commands the user wrote (the
+//! osascript) go through [`run`] with their arguments, no shell. Commands the user wrote (the
 //! alert command, the `ai` transform) go through [`run_shell`]: `sh -c CMD`, as tmux's
 //! `run-shell` does, so the user's quoting, pipes and redirections work; untrusted text (an
 //! answer, an alert) only ever reaches them on stdin.
@@ -239,6 +239,12 @@ const MAX_OUTPUT: u64 = 32 << 20;
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn which_finds_sh() {
+        assert!(which("sh").is_some());
+        assert!(which("agentpane-no-such-notifier").is_none());
+    }
 
     #[test]
     fn captures_stdout_and_feeds_stdin() {

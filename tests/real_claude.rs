@@ -11,6 +11,8 @@ mod real;
 mod agents;
 #[path = "real_claude/answer.rs"]
 mod answer;
+#[path = "real_claude/desktop.rs"]
+mod desktop;
 #[path = "real_claude/errors.rs"]
 mod errors;
 #[path = "real_claude/folders.rs"]

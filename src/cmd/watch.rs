@@ -7,7 +7,7 @@ use anyhow::{bail, Result};
 use super::status::{format, icons};
 use super::Context;
 use crate::cli::WatchArgs;
-use crate::watch::sinks::{alert_command, which, SinkConfig};
+use crate::watch::sinks::{alert_command, SinkConfig};
 use crate::watch::{self, WatchOptions};
 
 fn seconds(name: &str, secs: f64) -> Result<Duration> {
@@ -43,7 +43,7 @@ pub fn run(args: WatchArgs, ctx: &Context) -> Result<i32> {
             notifier: if args.no_notify || crate::notify::config::lists_channels(&ctx.tmux()) {
                 None
             } else {
-                which("notify-send")
+                crate::notify::desktop::notifier()
             },
             command: args.alert_command.as_deref().and_then(alert_command),
             timeout: seconds("alert-timeout", args.alert_timeout)?,

@@ -11,7 +11,7 @@ use super::{Finding, Level, Topic};
 pub struct NotifyFacts {
     /// The settings; `None` when the server could not be asked.
     pub config: Option<Config>,
-    /// `notify-send` (or `osascript` on macOS) is on PATH.
+    /// The desktop's notification service answers on the session bus (`osascript` on macOS).
     pub notifier: bool,
 }
 
@@ -66,13 +66,17 @@ pub fn checks(f: &NotifyFacts, tmux_version: &str) -> Vec<Finding> {
             Channel::Webhook => url(&c.webhook_url, "@agentpane-webhook-url"),
             Channel::Desktop if f.notifier => finding(
                 Level::Ok,
-                format!("desktop: notify-send is installed (try: {})", test(ch)),
+                format!("desktop: the notification service answers (try: {})", test(ch)),
                 None,
             ),
             Channel::Desktop => finding(
                 Level::Fix,
-                "desktop: notify-send is not on PATH".into(),
-                Some("install libnotify-bin (Debian, Ubuntu) or libnotify".into()),
+                "desktop: no notification service answers on the session bus".into(),
+                Some(
+                    "run a notification daemon (your desktop's, or dunst) in the session the \
+                     watcher starts from (DBUS_SESSION_BUS_ADDRESS)"
+                        .into(),
+                ),
             ),
             Channel::Terminal if !c.osc.is_empty() || version_at_least(tmux_version, (3, 3)) => {
                 finding(
@@ -129,7 +133,7 @@ mod tests {
             [Level::Ok, Level::Fix, Level::Ok, Level::Fix],
             "{got:#?}"
         );
-        assert!(got[1].text.contains("notify-send"));
+        assert!(got[1].text.contains("session bus"));
         assert!(got[3].text.contains("not an http"), "{}", got[3].text);
     }
 

@@ -1,15 +1,17 @@
 //! The desktop channel (docs/design.md#desktop-notifications): a notification on the desktop
-//! of the machine the watcher runs on — `notify-send` (freedesktop), `osascript` on macOS —
-//! with a **Jump** action that switches the person's tmux client to the pane and, on a
-//! permission wait, **Allow** and **Deny**, decided by [`crate::answer::answer`] exactly as
-//! `agentpane answer` decides: held to the request the notification showed, refused (and the
-//! reason shown in a second notification) when the dialog changed or someone is typing.
+//! of the machine the watcher runs on — the freedesktop notification service on the session
+//! bus (Linux, BSD), `osascript` on macOS — with a **Jump** action that switches the person's
+//! tmux client to the pane and, on a permission wait, **Allow** and **Deny**, decided by
+//! [`crate::answer::answer`] exactly as `agentpane answer` decides: held to the request the
+//! notification showed, refused (and the reason shown in a second notification) when the
+//! dialog changed or someone is typing.
 //!
-//! [`send`] never blocks its caller: `notify-send --wait` runs on a thread of its own until the
-//! person picks an action or the notification closes, and prints the action's name, which
-//! that thread then carries out. Every text is untrusted (it quotes the agent): control
-//! characters dropped, cut to size, and the body's markup characters escaped (daemons read a
-//! body as a small markup language); nothing of it reaches a shell, and it follows `--`.
+//! [`send`] never blocks its caller: the notification is sent over D-Bus from a thread of the
+//! watcher ([`super::bus`]), which waits there until the person picks an action or the
+//! notification closes, then carries the action out; the thread dies with the watcher. Every
+//! text is untrusted (it quotes the agent): control characters dropped, cut to size, the
+//! body's markup characters escaped (daemons read a body as a small markup language), and it
+//! never reaches a shell or any process's argument list.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -22,22 +24,30 @@ use crate::tmux::{Socket, Tmux};
 /// The longest summary and body shown, in characters.
 const MAX_SUMMARY: usize = 120;
 const MAX_BODY: usize = 600;
-/// How long a notification's actions stay live: after that `notify-send` is ended and a click
-/// does nothing.
+/// How long a notification's actions stay live: after that it is closed and no click comes.
 const ACTION_WAIT: Duration = Duration::from_secs(3600);
 /// How many notifications may wait for a click at once; past that they are shown without
-/// actions, so a flood of alerts never piles up threads and processes.
+/// actions, so a flood of alerts never piles up threads and bus connections.
 const MAX_WAITING: usize = 16;
-/// A notification without actions is handed over at once.
+/// How long `osascript` may take to hand a notification over.
 const SHOW_TIMEOUT: Duration = Duration::from_secs(5);
 
 static WAITING: AtomicUsize = AtomicUsize::new(0);
 
+/// Where notifications go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Notifier {
+    /// The freedesktop notification service on the session bus: actions supported.
+    Bus,
+    /// `osascript` at this path (macOS): a notification without actions.
+    Osascript(PathBuf),
+}
+
 /// One desktop notification.
 #[derive(Debug, Clone)]
 pub struct Desktop {
-    /// The notifier to run ([`notifier`]).
-    pub program: PathBuf,
+    /// Where it goes ([`notifier`]).
+    pub notifier: Notifier,
     /// The title line (e.g. `claude in main:1.0: waiting`); untrusted, cleaned by [`send`].
     pub summary: String,
     /// What the agent asks or why; untrusted, cleaned and escaped by [`send`].
@@ -57,13 +67,13 @@ impl Desktop {
     /// The notification for `alert` (its one-line message; for a wait, what is asked).
     pub fn for_alert(
         alert: &crate::alert::Alert,
-        program: PathBuf,
+        notifier: Notifier,
         socket: Socket,
         log: fn(&str),
     ) -> Desktop {
         let asked = alert.request.as_ref();
         Desktop {
-            program,
+            notifier,
             summary: alert.message(),
             body: asked.map(crate::answer::decide::words).unwrap_or_default(),
             pane: alert.pane.clone(),
@@ -85,9 +95,9 @@ pub enum Action {
 }
 
 impl Action {
-    /// The name `notify-send` prints for the action picked.
-    fn parse(printed: &str) -> Option<Action> {
-        match printed.trim() {
+    /// The action whose key the daemon reported as invoked.
+    fn parse(key: &str) -> Option<Action> {
+        match key.trim() {
             "jump" => Some(Action::Jump),
             "allow" => Some(Action::Allow),
             "deny" => Some(Action::Deny),
@@ -96,13 +106,13 @@ impl Action {
     }
 }
 
-/// The desktop notifier on this machine's PATH: `osascript` on macOS, `notify-send` elsewhere.
-pub fn notifier() -> Option<PathBuf> {
-    exec::which(if cfg!(target_os = "macos") {
-        "osascript"
-    } else {
-        "notify-send"
-    })
+/// The notifier of this machine: on macOS `osascript` when on PATH; elsewhere the
+/// notification service, when it answers on the session bus.
+pub fn notifier() -> Option<Notifier> {
+    if cfg!(target_os = "macos") {
+        return exec::which("osascript").map(Notifier::Osascript);
+    }
+    on_bus::reachable().then_some(Notifier::Bus)
 }
 
 /// Shows `d` and, on a thread of its own, carries out the action the person picks. Returns at
@@ -110,31 +120,27 @@ pub fn notifier() -> Option<PathBuf> {
 pub fn send(d: Desktop) -> anyhow::Result<()> {
     let summary = summary_text(&d.summary);
     let body = body_text(&d.body);
-    let mac = d.program.file_name().is_some_and(|n| n == "osascript");
-    let waits = !mac && WAITING.fetch_add(1, Ordering::SeqCst) < MAX_WAITING;
-    if !mac && !waits {
+    let bus = d.notifier == Notifier::Bus;
+    let waits = bus && WAITING.fetch_add(1, Ordering::SeqCst) < MAX_WAITING;
+    if bus && !waits {
         WAITING.fetch_sub(1, Ordering::SeqCst);
     }
-    let args = if mac {
-        osascript_args(&summary, &body)
-    } else {
-        notify_send_args(&summary, &body, waits, d.request.is_some())
-    };
     let spawned = std::thread::Builder::new()
         .name("desktop-notification".into())
         .spawn(move || {
-            let timeout = if waits { ACTION_WAIT } else { SHOW_TIMEOUT };
-            let shown = exec::run(&d.program.to_string_lossy(), &args, None, timeout);
+            let picked = show(
+                &d.notifier,
+                &summary,
+                &body,
+                &actions(waits, d.request.is_some()),
+            );
             if waits {
                 WAITING.fetch_sub(1, Ordering::SeqCst);
             }
-            match shown {
-                Ok(out) => {
-                    if let Some(action) = Action::parse(&String::from_utf8_lossy(&out.stdout)) {
-                        act(&d, action);
-                    }
-                }
-                Err(e) => (d.log)(&format!("desktop notification for {}: {e}", d.pane)),
+            match picked {
+                Ok(Some(action)) => act(&d, action),
+                Ok(None) => {}
+                Err(e) => (d.log)(&format!("desktop notification for {}: {e:#}", d.pane)),
             }
         });
     if spawned.is_err() && waits {
@@ -143,14 +149,100 @@ pub fn send(d: Desktop) -> anyhow::Result<()> {
     spawned.map(drop).map_err(anyhow::Error::new)
 }
 
+/// Shows a notification with `actions` `(key, label)` (none: handed over at once) and waits
+/// for the one the person picks. Allow and Deny make it critical: the daemon keeps a decision
+/// on screen.
+fn show(
+    notifier: &Notifier,
+    summary: &str,
+    body: &str,
+    actions: &[(&str, &str)],
+) -> anyhow::Result<Option<Action>> {
+    match notifier {
+        Notifier::Bus => {
+            let critical = actions.iter().any(|(key, _)| *key == "allow");
+            on_bus::show(summary, body, actions, critical, ACTION_WAIT)
+        }
+        Notifier::Osascript(program) => {
+            let program = program.to_string_lossy();
+            let input = osascript_input(summary, body);
+            exec::run(&program, OSASCRIPT, Some(input.as_bytes()), SHOW_TIMEOUT)?;
+            Ok(None)
+        }
+    }
+}
+
+/// The actions offered: Jump (and Allow/Deny when `decidable`) when the notification `waits`
+/// for a click, none otherwise.
+fn actions(waits: bool, decidable: bool) -> Vec<(&'static str, &'static str)> {
+    let mut actions = Vec::new();
+    if waits {
+        actions.push(("jump", "Jump"));
+        if decidable {
+            actions.extend([("allow", "Allow"), ("deny", "Deny")]);
+        }
+    }
+    actions
+}
+
+#[cfg(all(unix, not(target_os = "macos")))]
+mod on_bus {
+    use super::{Action, Duration};
+    use crate::notify::bus;
+
+    pub fn reachable() -> bool {
+        bus::reachable()
+    }
+
+    pub fn show(
+        summary: &str,
+        body: &str,
+        actions: &[(&str, &str)],
+        critical: bool,
+        limit: Duration,
+    ) -> anyhow::Result<Option<Action>> {
+        let shown = bus::Shown {
+            summary,
+            body,
+            actions,
+            critical,
+        };
+        let picked = bus::show(&shown, limit)?;
+        Ok(picked.as_deref().and_then(Action::parse))
+    }
+}
+
+/// macOS has no freedesktop notification service: notifications go through `osascript`.
+#[cfg(not(all(unix, not(target_os = "macos"))))]
+mod on_bus {
+    use super::{Action, Duration};
+
+    pub fn reachable() -> bool {
+        false
+    }
+
+    pub fn show(
+        _: &str,
+        _: &str,
+        _: &[(&str, &str)],
+        _: bool,
+        _: Duration,
+    ) -> anyhow::Result<Option<Action>> {
+        anyhow::bail!("no freedesktop notification service on this system")
+    }
+}
+
 /// Carries out `action`; what went wrong is logged and, for a refused answer, shown.
 fn act(d: &Desktop, action: Action) {
     let tmux = Tmux::new(d.socket.clone());
     let choice = match action {
         Action::Jump => {
-            if let Err(e) = jump(&tmux, &d.pane) {
-                (d.log)(&format!("desktop Jump to {}: {e:#}", d.pane));
-                tell(d, &format!("cannot jump to {}: {e:#}", d.pane));
+            match jump(&tmux, &d.pane) {
+                Ok(client) => (d.log)(&format!("desktop jump to {}: client {client}", d.pane)),
+                Err(e) => {
+                    (d.log)(&format!("desktop jump to {}: {e:#}", d.pane));
+                    tell(d, &format!("cannot jump to {}: {e:#}", d.pane));
+                }
             }
             return;
         }
@@ -184,69 +276,42 @@ fn act(d: &Desktop, action: Action) {
     }
 }
 
-/// Switches the client the person used last to `pane`.
-fn jump(tmux: &Tmux, pane: &str) -> anyhow::Result<()> {
+/// Switches the client the person used last to `pane`; its name.
+fn jump(tmux: &Tmux, pane: &str) -> anyhow::Result<String> {
     let clients = tmux.clients()?;
-    let Some(client) = clients.iter().max_by_key(|c| c.activity) else {
+    let Some(client) = clients.into_iter().max_by_key(|c| c.activity) else {
         anyhow::bail!("no tmux client is attached to switch");
     };
     tmux.switch_to(Some(&client.name), pane)?;
-    Ok(())
+    Ok(client.name)
 }
 
 /// A second notification, without actions: what became of a click.
 fn tell(d: &Desktop, what: &str) {
     let summary = summary_text(&format!("agentpane: {}", d.pane));
-    let body = body_text(what);
-    let mac = d.program.file_name().is_some_and(|n| n == "osascript");
-    let args = if mac {
-        osascript_args(&summary, &body)
-    } else {
-        notify_send_args(&summary, &body, false, false)
-    };
-    if let Err(e) = exec::run(&d.program.to_string_lossy(), &args, None, SHOW_TIMEOUT) {
-        (d.log)(&format!("desktop notification for {}: {e}", d.pane));
+    if let Err(e) = show(&d.notifier, &summary, &body_text(what), &[]) {
+        (d.log)(&format!("desktop notification for {}: {e:#}", d.pane));
     }
 }
 
-/// `notify-send`'s arguments: Jump (and Allow/Deny when `decidable`) when it `waits` for a
-/// click; the texts after `--`, so neither is read as an option.
-fn notify_send_args(summary: &str, body: &str, waits: bool, decidable: bool) -> Vec<String> {
-    let mut args = vec!["--app-name=agentpane".to_string()];
-    if waits {
-        args.push("--action=jump=Jump".into());
-        if decidable {
-            // A decision waits for the person: the daemon keeps it on screen.
-            args.extend(
-                [
-                    "--action=allow=Allow",
-                    "--action=deny=Deny",
-                    "--urgency=critical",
-                ]
-                .map(String::from),
-            );
-        }
-        args.push("--wait".into());
-    }
-    args.extend(["--".into(), summary.into(), body.into()]);
-    args
-}
+/// `osascript`'s arguments: a fixed script that reads both texts from its standard input
+/// (the title, a newline, the body), so no text is part of the script or of any argument.
+const OSASCRIPT: [&str; 8] = [
+    "-e",
+    "on run",
+    "-e",
+    "set input to read (POSIX file \"/dev/stdin\") as «class utf8»",
+    "-e",
+    "display notification (text ((offset of linefeed in input) + 1) thru -1 of input) with title (paragraph 1 of input)",
+    "-e",
+    "end run",
+];
 
-/// `osascript`'s arguments: a fixed script that reads both texts from its arguments, so no
-/// text is ever part of the script.
-fn osascript_args(summary: &str, body: &str) -> Vec<String> {
-    [
-        "-e",
-        "on run argv",
-        "-e",
-        "display notification (item 2 of argv) with title (item 1 of argv)",
-        "-e",
-        "end run",
-        summary,
-        body,
-    ]
-    .map(String::from)
-    .to_vec()
+/// What `osascript` reads: the one-line title, a newline, the body (never empty, so the
+/// script's text range exists).
+fn osascript_input(summary: &str, body: &str) -> String {
+    let body = if body.is_empty() { " " } else { body };
+    format!("{summary}\n{body}")
 }
 
 /// The summary as shown: one clean line, bounded, never starting with `-`. Daemons show it as
@@ -279,41 +344,22 @@ mod tests {
 
     #[test]
     fn a_permission_wait_offers_allow_and_deny_and_waits_for_the_click() {
-        let args = notify_send_args("s", "b", true, true);
         assert_eq!(
-            args,
-            [
-                "--app-name=agentpane",
-                "--action=jump=Jump",
-                "--action=allow=Allow",
-                "--action=deny=Deny",
-                "--urgency=critical",
-                "--wait",
-                "--",
-                "s",
-                "b"
-            ]
+            actions(true, true),
+            [("jump", "Jump"), ("allow", "Allow"), ("deny", "Deny")]
         );
-        let jump_only = notify_send_args("s", "b", true, false);
-        assert!(jump_only.contains(&"--action=jump=Jump".to_string()));
-        assert!(!jump_only.iter().any(|a| a.contains("allow")));
-        assert_eq!(
-            notify_send_args("s", "b", false, true),
-            ["--app-name=agentpane", "--", "s", "b"]
-        );
+        assert_eq!(actions(true, false), [("jump", "Jump")]);
+        assert!(actions(false, true).is_empty());
     }
 
     #[test]
-    fn texts_that_look_like_options_follow_the_double_dash() {
-        let args = notify_send_args(
-            &summary_text("--help"),
-            &body_text("--action=x"),
-            true,
-            true,
-        );
-        let dd = args.iter().position(|a| a == "--").unwrap();
-        assert_eq!(&args[dd + 1..], ["help", "--action=x"]);
-        assert_eq!(osascript_args("t", "b")[6..], ["t", "b"]);
+    fn osascript_reads_the_texts_from_its_input_never_from_its_arguments() {
+        let (summary, body) = (summary_text("--help"), body_text("rm -rf /\nmore"));
+        assert_eq!(summary, "help");
+        let input = osascript_input(&summary, &body);
+        assert_eq!(input, "help\nrm -rf /\nmore");
+        assert!(OSASCRIPT.iter().all(|a| !a.contains("rm -rf")));
+        assert_eq!(osascript_input("t", ""), "t\n ");
     }
 
     #[test]

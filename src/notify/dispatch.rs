@@ -51,7 +51,7 @@ pub fn deliver(channel: Channel, job: &Job, socket: &Socket, log: Log) -> Result
         }
         Channel::Desktop => {
             let program =
-                desktop::notifier().ok_or_else(|| anyhow!("notify-send is not on PATH"))?;
+                desktop::notifier().ok_or_else(|| anyhow!("no notification service answers"))?;
             let alert = n.alert.clone().ok_or_else(|| anyhow!("no alert to show"))?;
             let mut d = desktop::Desktop::for_alert(&alert, program, socket.clone(), log);
             d.summary.clone_from(&n.title);

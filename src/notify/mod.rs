@@ -8,6 +8,8 @@
 //! reads the settings and the attached clients, then each channel has a worker with a small
 //! queue of its own (the oldest dropped when full), so a hanging endpoint delays only itself.
 
+#[cfg(all(unix, not(target_os = "macos")))]
+mod bus;
 pub mod config;
 pub mod desktop;
 pub mod dispatch;

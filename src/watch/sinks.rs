@@ -1,6 +1,6 @@
 //! Alert sinks (docs/design.md#alerts), run on a worker thread so a slow or hanging sink never blocks the
 //! watch loop: tmux `display-message`, the terminal bell in the alerting pane, a desktop
-//! notification when `notify-send` is on PATH, and the user's `--alert-command`, run by
+//! notification with its actions ([`crate::notify::desktop`]) when a notification service answers, and the user's `--alert-command`, run by
 //! `sh -c` like tmux's `run-shell`, with the alert as one JSON object on stdin (the alert's
 //! text, which quotes an agent, never reaches the command line). Every failure is logged,
 //! none is fatal.
@@ -12,7 +12,6 @@
 
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
-use std::path::PathBuf;
 use std::sync::mpsc::{self, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -20,6 +19,7 @@ use std::time::Duration;
 use super::log;
 use crate::alert::Alert;
 use crate::exec;
+use crate::notify::desktop::{self, Desktop};
 use crate::tmux::{Socket, Tmux};
 
 /// Which sinks run.
@@ -28,8 +28,8 @@ pub struct SinkConfig {
     pub socket: Socket,
     pub message: bool,
     pub bell: bool,
-    /// `notify-send`, when found on PATH.
-    pub notifier: Option<PathBuf>,
+    /// Where desktop notifications go, when there is a notifier.
+    pub notifier: Option<desktop::Notifier>,
     /// The alert command, a shell command line run by `sh -c`.
     pub command: Option<String>,
     pub timeout: Duration,
@@ -40,8 +40,6 @@ pub fn alert_command(cmd: &str) -> Option<String> {
     let cmd = cmd.trim();
     (!cmd.is_empty()).then(|| cmd.to_string())
 }
-
-pub use crate::exec::which;
 
 /// The worker: send alerts in, drop the handle to stop it.
 pub struct Sinks {
@@ -96,10 +94,9 @@ fn deliver(tmux: &Tmux, config: &SinkConfig, alert: &Alert) {
         }
     }
     if let Some(notifier) = &config.notifier {
-        let program = notifier.to_string_lossy();
-        let args = ["--app-name=agentpane", "agentpane", text.as_str()];
-        if let Err(e) = exec::run(&program, args, None, Duration::from_secs(5)) {
-            log::line(&format!("notify-send failed: {e}"));
+        let d = Desktop::for_alert(alert, notifier.clone(), config.socket.clone(), log::line);
+        if let Err(e) = desktop::send(d) {
+            log::line(&format!("desktop notification failed: {e}"));
         }
     }
     if let Some(cmd) = &config.command {
@@ -180,11 +177,5 @@ mod tests {
         for name in ["pwned", "pwned2", "pwned3"] {
             assert!(!dir.path().join(name).exists(), "{name} was executed");
         }
-    }
-
-    #[test]
-    fn which_finds_sh() {
-        assert!(which("sh").is_some());
-        assert!(which("agentpane-no-such-notifier").is_none());
     }
 }

@@ -13,6 +13,7 @@
 #![allow(dead_code)]
 
 pub mod cost;
+pub mod desktop;
 pub mod install;
 pub mod readme;
 pub mod sshd;
@@ -710,11 +711,25 @@ pub struct Watch {
 
 impl Watch {
     pub fn start(server: &TmuxServer, extra: &[&str]) -> Watch {
+        Watch::start_notifying(server, extra, None)
+    }
+
+    /// [`start`](Self::start) with desktop notifications on, to the desktop whose
+    /// environment (`DISPLAY`, `DBUS_SESSION_BUS_ADDRESS`) is given, when one is.
+    pub fn start_notifying(
+        server: &TmuxServer,
+        extra: &[&str],
+        desktop: Option<&[(&'static str, String)]>,
+    ) -> Watch {
         let alerts = server.path().join("alerts.jsonl");
         let mut cmd = agentpane_with_env(&server.env());
         let alert_cmd = format!("tee -a {}", alerts.display());
-        cmd.args(["-L", &server.name, "watch", "--poll", "0.5", "--no-notify"])
-            .args(["--alert-command", &alert_cmd])
+        cmd.args(["-L", &server.name, "watch", "--poll", "0.5"]);
+        match desktop {
+            Some(env) => cmd.envs(env.iter().map(|(k, v)| (k, v))),
+            None => cmd.arg("--no-notify"),
+        };
+        cmd.args(["--alert-command", &alert_cmd])
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -780,4 +795,32 @@ impl TmuxServer {
             .rfind(|(k, _)| k == "AGENTPANE_STATE_DIR")
             .map_or_else(|| self.state_dir(), |(_, v)| v.clone())
     }
+}
+
+/// Every process below `root` (from `/proc/*/stat`'s ppid).
+pub fn descendants(root: u32) -> Vec<u32> {
+    let mut parent_of: Vec<(u32, u32)> = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.to_string()) else {
+            continue;
+        };
+        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
+            parent_of.push((pid, ppid));
+        }
+    }
+    let mut out = vec![];
+    let mut frontier = vec![root];
+    while let Some(p) = frontier.pop() {
+        for (pid, ppid) in &parent_of {
+            if *ppid == p && !out.contains(pid) {
+                out.push(*pid);
+                frontier.push(*pid);
+            }
+        }
+    }
+    out
 }

@@ -246,7 +246,7 @@ impl Sshd {
     /// Kills sshd and every session it runs (its descendants, by pid), as a crash would.
     pub fn kill(&mut self) {
         if let Some(mut child) = self.child.take() {
-            let mut pids = descendants(child.id());
+            let mut pids = super::descendants(child.id());
             pids.push(child.id());
             for pid in pids {
                 let _ = Command::new("kill")
@@ -279,32 +279,4 @@ impl Drop for Sshd {
     fn drop(&mut self) {
         self.kill();
     }
-}
-
-/// Every process below `root` (from `/proc/*/stat`'s ppid).
-fn descendants(root: u32) -> Vec<u32> {
-    let mut parent_of: Vec<(u32, u32)> = Vec::new();
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        let stat = read(&entry.path().join("stat"));
-        let Some(after) = stat.rsplit_once(')').map(|(_, a)| a.to_string()) else {
-            continue;
-        };
-        if let Some(ppid) = after.split_whitespace().nth(1).and_then(|p| p.parse().ok()) {
-            parent_of.push((pid, ppid));
-        }
-    }
-    let mut out = vec![];
-    let mut frontier = vec![root];
-    while let Some(p) = frontier.pop() {
-        for (pid, ppid) in &parent_of {
-            if *ppid == p && !out.contains(pid) {
-                out.push(*pid);
-                frontier.push(*pid);
-            }
-        }
-    }
-    out
 }

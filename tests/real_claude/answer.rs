@@ -15,7 +15,7 @@ use crate::rig::{each_client, Rig};
 /// that comes within its dialog's input grace — measured: keys 0–130 ms after the dialog is on
 /// screen were dropped, from 160 ms on taken; 2.1.197 takes them at once — so a key the test
 /// presses the moment it sees the dialog may never answer it.
-const READ: Duration = Duration::from_millis(500);
+pub const READ: Duration = Duration::from_millis(500);
 
 #[test]
 #[cfg_attr(skip_real, ignore = "AGENTPANE_SKIP_REAL: real clients not run")]
@@ -24,7 +24,7 @@ fn a_pending_command_is_shown_and_answered_from_outside() {
 }
 
 /// Asks for the tool and waits for its dialog; the request `panes --json` shows.
-fn pending(rig: &Rig, pane: &str) -> serde_json::Value {
+pub fn pending(rig: &Rig, pane: &str) -> serde_json::Value {
     rig.ask(pane, "Please run the TOOL now");
     rig.wait_screen(pane, "the permission prompt", |s| {
         s.contains("Do you want to proceed?")
@@ -39,7 +39,7 @@ fn pending(rig: &Rig, pane: &str) -> serde_json::Value {
 
 /// The calls the stand-in saw run (a tool result that is no error), among the results after
 /// its first `before`.
-fn ran_since(rig: &Rig, before: usize) -> Vec<String> {
+pub fn ran_since(rig: &Rig, before: usize) -> Vec<String> {
     let results = rig.api.tool_results();
     results
         .into_iter()
