@@ -1,0 +1,103 @@
+//! Kimi Code's approval dialog as 2.1.0 draws it (fixtures/real-clients/kimi-2.1.0/
+//! approval-screen.txt), between two rules below the transcript:
+//!
+//! ```text
+//!   ▶ Run this command?
+//!   cwd: /tmp/proj
+//!   $ touch hello.txt
+//!   ▶ 1. Approve once
+//!     2. Approve for this session
+//!     3. Reject
+//!     4. Reject with feedback
+//!   ↑/↓ select · 1/2/3/4 choose · ↵ confirm
+//! ```
+//!
+//! A digit chooses its option at once.
+
+use crate::read::dialog::{content, Choices, Dialog, PromptKind, TitleLine};
+
+/// The mark before the title and before the selected option.
+const MARK: char = '▶';
+
+/// Its approval dialogs: a command to run, and any other question it asks the same way.
+pub const DIALOGS: &[Dialog] = &[
+    Dialog {
+        titles: &[TitleLine::Is("▶ Run this command?")],
+        shown: "Run this command?",
+        kind: PromptKind::Permission,
+        options,
+        approves,
+        tool: |_, _| Some("Bash".to_string()),
+        detail: command,
+        choices,
+    },
+    Dialog {
+        titles: &[TitleLine::Asks("▶ ")],
+        shown: "Approve?",
+        kind: PromptKind::Permission,
+        options,
+        approves,
+        tool: |_, _| None,
+        detail: command,
+        choices,
+    },
+];
+
+/// An option line's number and label (`▶ 1. Approve once` → `(1, "Approve once")`).
+fn option(line: &str) -> Option<(u32, &str)> {
+    let l = content(line).trim_start_matches([MARK, ' ']);
+    let (num, label) = l.split_once(". ")?;
+    let n: u32 = num.parse().ok()?;
+    (n > 0 && n < 10).then_some((n, label.trim()))
+}
+
+/// The numbered options under the title, in order.
+fn numbered<'a>(below: &[&'a str]) -> Vec<(u32, &'a str)> {
+    let Some(from) = below
+        .iter()
+        .position(|l| option(l).is_some_and(|(n, _)| n == 1))
+    else {
+        return Vec::new();
+    };
+    below[from..].iter().map_while(|l| option(l)).collect()
+}
+
+fn options(below: &[&str]) -> Vec<String> {
+    numbered(below)
+        .into_iter()
+        .map(|(_, l)| l.to_string())
+        .collect()
+}
+
+fn approves(option: &str) -> bool {
+    option.starts_with("Approve")
+}
+
+/// What it asks about: the lines under the title up to its options, the `cwd:` line aside,
+/// a command without its `$ ` prompt.
+fn command(_above: &[&str], below: &[&str]) -> String {
+    below
+        .iter()
+        .map(|l| content(l))
+        .take_while(|l| option(l).is_none())
+        .filter(|l| !l.is_empty() && !l.starts_with("cwd: "))
+        .map(|l| l.strip_prefix("$ ").unwrap_or(l))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The digit of each answer: `Approve once`, `Approve for this session`, `Reject`.
+fn choices(below: &[&str]) -> Choices {
+    let mut c = Choices::default();
+    for (n, label) in numbered(below) {
+        let key = Some(vec![n.to_string()]);
+        if label == "Approve once" {
+            c.allow = c.allow.or(key);
+        } else if label.starts_with("Approve for this session") {
+            c.always = c.always.or(key);
+        } else if label == "Reject" {
+            c.deny = c.deny.or(key);
+        }
+    }
+    c
+}
