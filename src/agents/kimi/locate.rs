@@ -33,6 +33,10 @@ pub struct Session {
     pub created_ms: u64,
 }
 
+/// How far a process's start read from `/proc` (to ~10 ms) may lie after the session it
+/// made at once.
+const SLACK_MS: u64 = 100;
+
 /// What [`pick`] decided.
 #[derive(Debug, PartialEq)]
 pub enum Pick<'a> {
@@ -41,16 +45,25 @@ pub enum Pick<'a> {
     Several(usize),
 }
 
-/// The session of a process started at `start_ms`, when the next process of the same folder
-/// started at `next_ms`: the one created between the two.
-pub fn pick(sessions: &[Session], start_ms: u64, next_ms: Option<u64>) -> Pick<'_> {
-    let fits: Vec<&Session> = sessions
+/// The session of the process started at `start_ms`, beside the Kimi Code processes of the
+/// same folder started at `starts` (epoch ms; its own may be among them): the one created
+/// between its start and the next one's. An older neighbour with no session of its own yet
+/// may have made any of them (its first prompt came later): then none is surely this one's.
+pub fn pick<'a>(sessions: &'a [Session], starts: &[u64], start_ms: u64) -> Pick<'a> {
+    let window = |from: u64| -> Vec<&'a Session> {
+        let next = starts.iter().copied().filter(|s| *s > from).min();
+        sessions
+            .iter()
+            .filter(|s| s.created_ms + SLACK_MS >= from && next.is_none_or(|n| s.created_ms < n))
+            .collect()
+    };
+    let fits = window(start_ms);
+    let unsure = starts
         .iter()
-        .filter(|s| s.created_ms >= start_ms && next_ms.is_none_or(|n| s.created_ms < n))
-        .collect();
+        .any(|o| *o < start_ms && window(*o).is_empty());
     match fits.as_slice() {
-        [one] => Pick::One(one),
         [] => Pick::None,
+        [one] if !unsure => Pick::One(one),
         many => Pick::Several(many.len()),
     }
 }
@@ -91,8 +104,8 @@ fn session_of(dir: &Path) -> Option<(String, u64)> {
     ))
 }
 
-/// When the next Kimi Code process in the same folder as `pid` started (epoch ms), if one did.
-fn next_start(table: &ProcTable, pid: u32, start_ms: u64, cwds: &[String]) -> Option<u64> {
+/// When the other Kimi Code processes in the same folder as `pid` started (epoch ms).
+fn neighbour_starts(table: &ProcTable, pid: u32, cwds: &[String]) -> Vec<u64> {
     table
         .all()
         // The real client by its title, a fake one (tests, the demo) by its name.
@@ -105,8 +118,7 @@ fn next_start(table: &ProcTable, pid: u32, start_ms: u64, cwds: &[String]) -> Op
                 .unwrap_or(false)
         })
         .filter_map(|p| procfs::start_ms(p.pid))
-        .filter(|s| *s > start_ms)
-        .min()
+        .collect()
 }
 
 /// Finds this process's session and log.
@@ -114,8 +126,8 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
     let mut found = Found::default();
     let start_ms = procfs::start_ms(t.pid).unwrap_or(t.start * 1000);
     let all = sessions(t.root, t.cwds);
-    let next = next_start(table, t.pid, start_ms, t.cwds);
-    match pick(&all, start_ms, next) {
+    let starts = neighbour_starts(table, t.pid, t.cwds);
+    match pick(&all, &starts, start_ms) {
         Pick::One(s) => {
             found.via = Via::Cwd;
             found.session_id = s.dir.file_name().map(|n| n.to_string_lossy().into_owned());
@@ -134,8 +146,8 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         Pick::Several(n) => {
             found.via = Via::Ambiguous;
             steps.push(format!(
-                "session: {n} sessions of this folder were created while this process ran \
-                 beside another Kimi Code process; none is surely this one's"
+                "session: {n} session(s) of this folder created since this process started, \
+                 beside an older Kimi Code process there without one; none is surely this one's"
             ));
         }
     }

@@ -205,15 +205,20 @@ fn session(ms: u64) -> locate::Session {
 
 #[test]
 fn a_session_is_the_one_made_between_this_start_and_the_next() {
-    let all = [session(100), session(250), session(400)];
+    let all = [session(150), session(250), session(400)];
+    // Started at 100, 200, 300: each made one session in its own window.
+    let starts = [100, 200, 300];
+    assert_eq!(locate::pick(&all, &starts, 200), locate::Pick::One(&all[1]));
+    assert_eq!(locate::pick(&all, &starts, 300), locate::Pick::One(&all[2]));
+    assert_eq!(locate::pick(&all, &[], 450), locate::Pick::None);
+    // An older neighbour (started at 50) with no session yet may have made this one's.
     assert_eq!(
-        locate::pick(&all, 200, Some(300)),
-        locate::Pick::One(&all[1])
+        locate::pick(&all[1..2], &[50, 200], 200),
+        locate::Pick::Several(1)
     );
-    assert_eq!(locate::pick(&all, 300, None), locate::Pick::One(&all[2]));
-    assert_eq!(locate::pick(&all, 450, None), locate::Pick::None);
-    // An older neighbour's first prompt after this one started: none is surely this one's.
-    assert_eq!(locate::pick(&all, 200, None), locate::Pick::Several(2));
+    assert_eq!(locate::pick(&all[1..2], &[50, 200], 50), locate::Pick::None);
+    // Two sessions since it started, no neighbour: a `/new`, none chosen.
+    assert_eq!(locate::pick(&all, &[], 200), locate::Pick::Several(2));
 }
 
 #[test]
