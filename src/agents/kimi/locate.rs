@@ -50,6 +50,8 @@ pub enum Pick<'a> {
 /// between its start and the next one's. An older neighbour with no session of its own yet
 /// may have made any of them (its first prompt came later): then none is surely this one's.
 pub fn pick<'a>(sessions: &'a [Session], starts: &[u64], start_ms: u64) -> Pick<'a> {
+    let mut starts = starts.to_vec();
+    starts.push(start_ms);
     let window = |from: u64| -> Vec<&'a Session> {
         let next = starts.iter().copied().filter(|s| *s > from).min();
         sessions

@@ -19,8 +19,10 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use crate::agents::locate::{Found, Target};
+use crate::agents::Agent;
 use crate::agents::{AnswerReader, Lookup};
-use crate::events::{AgentKind, Event};
+use crate::events::{AgentKind, Event, Time};
+use crate::state::{Source, State, Status, Windows};
 
 /// Kimi Code.
 #[derive(Debug)]
@@ -96,6 +98,35 @@ impl crate::agents::Agent for Kimi {
 
     fn usage(&self, line: &[u8]) -> Option<crate::usage::Reading> {
         parse::usage(line)
+    }
+
+    fn refine(
+        &self,
+        mut status: Status,
+        source: Source,
+        _title: Option<&str>,
+        screen: &mut dyn FnMut() -> Option<String>,
+        _now: Time,
+        _windows: &Windows,
+    ) -> (Status, Source) {
+        if source != Source::None {
+            return (status, source);
+        }
+        // No log known (before the first prompt, or beside a neighbour in the same folder
+        // whose session cannot be told from this one's): what the screen shows.
+        let Some(shown) = screen() else {
+            return (status, source);
+        };
+        if let Some(on) = self.on_screen(&shown) {
+            status.state = State::Waiting;
+            status.reason = Some(screen::reason(&on.request));
+        } else if screen::working(&shown) {
+            status.state = State::Working;
+        } else {
+            return (status, source);
+        }
+        status.turn_open = true;
+        (status, Source::Pane)
     }
 
     fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {

@@ -101,3 +101,29 @@ fn choices(below: &[&str]) -> Choices {
     }
     c
 }
+
+/// The `waiting` reason of a dialog read from the screen: `permission: Bash`.
+pub fn reason(request: &crate::read::request::Request) -> String {
+    match (request.kind, request.tool.as_str()) {
+        (PromptKind::Permission, "") => "permission".into(),
+        (PromptKind::Permission, tool) => format!("permission: {tool}"),
+        (PromptKind::Question, _) => "question".into(),
+        (PromptKind::Plan, _) => "plan".into(),
+    }
+}
+
+/// Whether a turn runs: its spinner line (`⠹ Working…`) near the bottom.
+pub fn working(screen: &str) -> bool {
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = clean.lines().filter(|l| !l.trim().is_empty()).collect();
+    lines.iter().rev().take(NEAR_BOTTOM).any(|l| {
+        content(l).split_once(' ').is_some_and(|(spin, rest)| {
+            spin.chars().all(|c| ('\u{2800}'..='\u{28ff}').contains(&c))
+                && rest.starts_with("Working")
+        })
+    })
+}
+
+/// Lines (not blank) from the bottom that can hold the spinner: the input box, the footer and
+/// a queued prompt or two.
+const NEAR_BOTTOM: usize = 10;

@@ -205,20 +205,39 @@ fn session(ms: u64) -> locate::Session {
 
 #[test]
 fn a_session_is_the_one_made_between_this_start_and_the_next() {
-    let all = [session(150), session(250), session(400)];
-    // Started at 100, 200, 300: each made one session in its own window.
-    let starts = [100, 200, 300];
-    assert_eq!(locate::pick(&all, &starts, 200), locate::Pick::One(&all[1]));
-    assert_eq!(locate::pick(&all, &starts, 300), locate::Pick::One(&all[2]));
-    assert_eq!(locate::pick(&all, &[], 450), locate::Pick::None);
-    // An older neighbour (started at 50) with no session yet may have made this one's.
+    let all = [session(15_000), session(25_000), session(40_000)];
+    // Started at 10, 20, 30 s: each made one session in its own window.
+    let starts = [10_000, 20_000, 30_000];
     assert_eq!(
-        locate::pick(&all[1..2], &[50, 200], 200),
+        locate::pick(&all, &starts, 20_000),
+        locate::Pick::One(&all[1])
+    );
+    assert_eq!(
+        locate::pick(&all, &starts, 30_000),
+        locate::Pick::One(&all[2])
+    );
+    assert_eq!(locate::pick(&all, &[], 45_000), locate::Pick::None);
+    // An older neighbour (started at 5 s) with no session yet may have made this one's.
+    let one = &all[1..2];
+    assert_eq!(
+        locate::pick(one, &[5_000], 20_000),
         locate::Pick::Several(1)
     );
-    assert_eq!(locate::pick(&all[1..2], &[50, 200], 50), locate::Pick::None);
+    assert_eq!(locate::pick(one, &[20_000], 5_000), locate::Pick::None);
     // Two sessions since it started, no neighbour: a `/new`, none chosen.
-    assert_eq!(locate::pick(&all, &[], 200), locate::Pick::Several(2));
+    assert_eq!(locate::pick(&all, &[], 20_000), locate::Pick::Several(2));
+    // A session made at once may read as made just before the start read from `/proc`.
+    assert_eq!(
+        locate::pick(&[session(9_990)], &[], 10_000),
+        locate::Pick::One(&session(9_990))
+    );
+}
+
+#[test]
+fn a_turn_is_read_from_the_screen_when_no_log_is_known() {
+    assert!(screen::working(&fixture("working-screen.txt")));
+    assert!(!screen::working(&fixture("aborted-screen.txt")));
+    assert!(!screen::working(&fixture("approval-screen.txt")));
 }
 
 #[test]
