@@ -19,7 +19,6 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use crate::agents::locate::{Found, Target};
-use crate::agents::Agent;
 use crate::agents::{AnswerReader, Lookup};
 use crate::events::{AgentKind, Event, Time};
 use crate::state::{Source, State, Status, Windows};
