@@ -40,28 +40,12 @@ impl World {
     }
 
     fn resolve(&self, pane: &str) -> Value {
-        let run = self.server.agentpane(&["resolve", pane, "--json"]);
-        assert_eq!(run.code, 0, "{run:?}");
-        run.json()
+        real::resolve(&self.server, pane)
     }
 
-    /// Waits until `pane` reads `state` with a reason `reason` accepts; the resolution.
-    fn wait_state(&self, pane: &str, state: &str, reason: impl Fn(&Value) -> bool) -> Value {
-        let mut last = Value::Null;
-        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(STEP, &format!("{pane} to read {state}"), || {
-                let r = self.resolve(pane);
-                let ok = r["state"] == state && reason(&r["reason"]);
-                last = r.clone();
-                ok.then_some(r)
-            })
-        }));
-        found.unwrap_or_else(|_| {
-            panic!(
-                "{pane} never read {state}; last: {last:#}\nscreen:\n{}",
-                real::screen(&self.server, pane)
-            )
-        })
+    /// Waits until `pane` reads `state` with `reason` (`None`: none); the resolution.
+    fn wait_state(&self, pane: &str, state: &str, reason: Option<&str>) -> Value {
+        real::wait_state(&self.server, pane, state, reason)
     }
 
     /// The newest prompt the API received.
@@ -74,10 +58,6 @@ impl World {
             .find_map(|b| Some(real::kimi::prompt_of(b["messages"].as_array()?)))
             .unwrap_or_default()
     }
-}
-
-fn none(r: &Value) -> bool {
-    r.is_null()
 }
 
 #[test]
@@ -94,13 +74,13 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
 
         // Fresh: recognised whichever node runs it (its own, retitled `kimi-code`); no
         // session before the first prompt. Idle, no alert.
-        let fresh = w.wait_state(&pane, "idle", none);
+        let fresh = w.wait_state(&pane, "idle", None);
         assert_eq!(fresh["agent"], "kimi", "{label}: {fresh:#}");
         assert!(fresh["transcript"].is_null(), "{label}: {fresh:#}");
 
         // An answer: your-turn, `last` byte for byte, one alert.
         type_prompt(&w.server, &pane, "hello there");
-        let done = w.wait_state(&pane, "your-turn", none);
+        let done = w.wait_state(&pane, "your-turn", None);
         assert_eq!(done["via"], "cwd", "{label}: {done:#}");
         let transcript = done["transcript"].as_str().unwrap().to_string();
         assert!(
@@ -136,7 +116,7 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         // from outside, held to the request shown: the command does not run.
         let work = w.server.work("proj");
         type_prompt(&w.server, &pane, "RUNWRITE please");
-        w.wait_state(&pane, "waiting", |r| r == ASKED);
+        w.wait_state(&pane, "waiting", Some(ASKED));
         let alerts = wait_alerts(&watch, &pane, 2);
         assert_eq!(alerts[1], ("waiting".into(), ASKED.into()), "{label}");
         let refused = w.server.agentpane(&["route", &claude, &pane]);
@@ -147,7 +127,7 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         let run = real::answer(&w.server, &pane, "deny", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         assert_eq!(run.json()["keys"], json!(["3"]), "{label}");
-        w.wait_state(&pane, "your-turn", none);
+        w.wait_state(&pane, "your-turn", None);
         assert!(
             !work.join("hello.txt").exists(),
             "{label}: denied, yet it ran"
@@ -160,14 +140,14 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
 
         // Asked again and allowed: the command runs.
         type_prompt(&w.server, &pane, "RUNWRITE again");
-        w.wait_state(&pane, "waiting", |r| r == ASKED);
+        w.wait_state(&pane, "waiting", Some(ASKED));
         wait_alerts(&watch, &pane, 4);
         let req = real::pane_row(&w.server, &pane)["request"].clone();
         let fp = req["fingerprint"].as_str().unwrap_or_default().to_string();
         let run = real::answer(&w.server, &pane, "allow", &fp);
         assert_eq!(run.code, 0, "{label}: {run:?}");
         assert_eq!(run.json()["keys"], json!(["1"]), "{label}");
-        w.wait_state(&pane, "your-turn", none);
+        w.wait_state(&pane, "your-turn", None);
         assert!(
             work.join("hello.txt").exists(),
             "{label}: allowed, yet it did not run"
@@ -176,9 +156,11 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
 
         // HTTP 400: attention naming it, not retried; no answer handed on.
         type_prompt(&w.server, &pane, "BADREQ now");
-        w.wait_state(&pane, "attention", |r| {
-            r == "api error 400: model stand-in does not exist"
-        });
+        w.wait_state(
+            &pane,
+            "attention",
+            Some("api error 400: model stand-in does not exist"),
+        );
         let alerts = wait_alerts(&watch, &pane, 6);
         assert_eq!(alerts[5].0, "attention", "{label}: {alerts:?}");
         assert_eq!(w.server.agentpane(&["last", &pane]).code, 1, "{label}");
@@ -187,7 +169,7 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         // HTTP 429 (quota): Kimi Code does not retry it either; attention, one alert.
         let before = w.api.requests().len();
         type_prompt(&w.server, &pane, "QUOTA please");
-        w.wait_state(&pane, "attention", |r| r == "quota exceeded");
+        w.wait_state(&pane, "attention", Some("quota exceeded"));
         let alerts = wait_alerts(&watch, &pane, 7);
         assert_eq!(alerts[6].0, "attention", "{label}: {alerts:?}");
         std::thread::sleep(Duration::from_secs(2));
@@ -203,9 +185,9 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         wait_screen(&w.server, &pane, STEP, "the slow reply streaming", |s| {
             s.contains("word5 ")
         });
-        w.wait_state(&pane, "working", none);
+        w.wait_state(&pane, "working", None);
         press(&w.server, &pane, "Escape");
-        w.wait_state(&pane, "your-turn", |r| r == "interrupted");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
 
         // Routing in: a Claude answer pasted into its box reaches the API as typed.
         let source = w.server.agentpane(&["last", &claude, "--json"]).json()["text"]
@@ -219,7 +201,7 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
             p.starts_with(&source[..20]).then_some(p)
         });
         assert_eq!(got, source, "{label}");
-        w.wait_state(&pane, "your-turn", none);
+        w.wait_state(&pane, "your-turn", None);
         let alerts = wait_alerts(&watch, &pane, 8);
         assert_eq!(alerts.len(), 8, "{label}: {alerts:?}");
         assert!(!alerts.iter().any(|a| a.1 == "interrupted"), "{label}");
@@ -237,12 +219,14 @@ fn two_kimi_sessions_in_one_folder_each_show_their_own_or_none() {
         // One after the other, each made its session before the next started: each its own.
         let a = w.start(&client, "shared");
         type_prompt(&w.server, &a, "PLAIN alpha");
-        let ra = w.wait_state(&a, "your-turn", none);
+        let ra = w.wait_state(&a, "your-turn", None);
         let b = w.start(&client, "shared");
         type_prompt(&w.server, &b, "BADREQ hello");
-        let rb = w.wait_state(&b, "attention", |r| {
-            r == "api error 400: model stand-in does not exist"
-        });
+        let rb = w.wait_state(
+            &b,
+            "attention",
+            Some("api error 400: model stand-in does not exist"),
+        );
         assert_ne!(ra["transcript"], rb["transcript"], "{label}");
         let ra = w.resolve(&a);
         assert_eq!(ra["state"], "your-turn", "{label}: {ra:#}");
@@ -258,14 +242,14 @@ fn two_kimi_sessions_in_one_folder_each_show_their_own_or_none() {
         wait_screen(&w.server, &c, STEP, "c's answer", |s| {
             s.contains("Answer: gamma.")
         });
-        let rc = w.wait_state(&c, "idle", |_| true);
+        let rc = w.wait_state(&c, "idle", None);
         assert!(rc["transcript"].is_null(), "{label}: {rc:#}");
         let rd = w.resolve(&d);
         assert_eq!(rd["via"], "ambiguous", "{label}: {rd:#}");
         assert!(rd["transcript"].is_null(), "{label}: {rd:#}");
         // Its dialog is still read from its screen.
         type_prompt(&w.server, &d, "RUNWRITE here");
-        let rd = w.wait_state(&d, "waiting", |r| r == "permission: Bash");
+        let rd = w.wait_state(&d, "waiting", Some("permission: Bash"));
         assert_eq!(rd["source"], "pane", "{label}: {rd:#}");
     }
 }

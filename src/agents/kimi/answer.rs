@@ -17,7 +17,7 @@ pub fn answer_text(record: &Value) -> Option<String> {
     }
     let m = &record["message"]["message"];
     let finish = &record["message"]["meta"]["finish"];
-    let no_calls = m["toolCalls"].as_array().is_none_or(Vec::is_empty);
+    let no_calls = m["toolCalls"].as_array().map_or(true, Vec::is_empty);
     if str_of(m, "role") != Some("assistant")
         || !matches!(str_of(finish, "finishReason"), Some("completed" | "length"))
         || !no_calls

@@ -56,7 +56,7 @@ pub fn pick<'a>(sessions: &'a [Session], starts: &[u64], start_ms: u64) -> Pick<
         let next = starts.iter().copied().filter(|s| *s > from).min();
         sessions
             .iter()
-            .filter(|s| s.created_ms + SLACK_MS >= from && next.is_none_or(|n| s.created_ms < n))
+            .filter(|s| s.created_ms + SLACK_MS >= from && next.map_or(true, |n| s.created_ms < n))
             .collect()
     };
     let fits = window(start_ms);
