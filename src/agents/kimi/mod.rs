@@ -99,17 +99,40 @@ impl crate::agents::Agent for Kimi {
         parse::usage(line)
     }
 
+    fn shows_retries(&self) -> bool {
+        true
+    }
+
+    fn retrying(&self, screen: &str) -> Option<crate::agents::retry::Retrying> {
+        screen::retrying(screen)
+    }
+
+    fn wants_screen(&self, status: &Status, _title: &str, now: Time) -> bool {
+        retry_pending(status, now)
+    }
+
     fn refine(
         &self,
         mut status: Status,
         source: Source,
         _title: Option<&str>,
         screen: &mut dyn FnMut() -> Option<String>,
-        _now: Time,
+        now: Time,
         _windows: &Windows,
     ) -> (Status, Source) {
         if source != Source::None {
-            return (status, source);
+            if !retry_pending(&status, now) {
+                return (status, source);
+            }
+            // The retried call's error is the log's last word; the screen says where its
+            // retries stand.
+            return match screen().as_deref().and_then(screen::retrying) {
+                Some(r) => {
+                    r.mark(&mut status, now);
+                    (status, Source::Pane)
+                }
+                None => (status, source),
+            };
         }
         // No log known (before the first prompt, or beside a neighbour in the same folder
         // whose session cannot be told from this one's): what the screen shows.
@@ -131,6 +154,18 @@ impl crate::agents::Agent for Kimi {
     fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
         screen::DIALOGS
     }
+}
+
+/// How long after a retried error the screen is still asked whether it retries (its waits
+/// grow to about a minute over its 10 attempts).
+const RETRY_WATCH: std::time::Duration = std::time::Duration::from_secs(10 * 60);
+
+/// An error of a call it retries (a rate limit), recent enough that it may still be at it.
+fn retry_pending(status: &Status, now: Time) -> bool {
+    status.state == State::Attention
+        && status.retry.is_none()
+        && status.reason.as_deref() == Some("rate limit")
+        && crate::state::age(now, status.at) <= RETRY_WATCH
 }
 
 #[cfg(test)]

@@ -6,7 +6,9 @@
 //! calls inside them (`tool.call`, `tool.result`). A permission request is
 //! `interaction.request` (its `id`), answered by `interaction.resolved` of the same id. The
 //! turn ends with `turn.ended`: `reason` `completed`, `cancelled` (Escape) or `failed` (an API
-//! error, not retried, its `error` beside it). The `agent.*` records (`"kind":"event"`) repeat
+//! error it does not retry, its `error` beside it). A call it retries (a 429 rate limit) is
+//! `turn.step.retrying`
+//! before each wait. The `agent.*` records (`"kind":"event"`) repeat
 //! what the others say and are bookkeeping here.
 
 use serde_json::Value;
@@ -84,7 +86,10 @@ pub fn kind_of(ty: &str, v: &Value) -> EventKind {
             Some("failed") => EventKind::ApiError(api_error(v)),
             _ => EventKind::TurnEnd,
         },
-        "llm.request" | "usage.record" | "turn.step.interrupted" => EventKind::Progress,
+        // A failed model call it retries (a 429 `rate_limit_exceeded`, up to 10 attempts,
+        // growing waits): the error stands until what the next attempt brings.
+        "turn.step.retrying" => EventKind::ApiError(retry_error(v)),
+        "usage.record" | "turn.step.interrupted" => EventKind::Progress,
         "context.compaction.begin" | "compaction.begin" => EventKind::Compaction,
         _ => EventKind::Meta,
     }
@@ -93,7 +98,10 @@ pub fn kind_of(ty: &str, v: &Value) -> EventKind {
 /// One event of the agent loop.
 fn loop_event(e: &Value) -> EventKind {
     match str_of(e, "type").unwrap_or_default() {
-        "step.begin" => EventKind::Progress,
+        // A model call starting (`llm.request` with it) says nothing a prompt or a tool
+        // result has not: after a retried error, the error stands while it runs.
+        "step.begin" => EventKind::Meta,
+        "step.end" if str_of(e, "finishReason") == Some("error") => EventKind::Meta,
         // A step that answered without tool calls: the answer, and the turn ends with it.
         "step.end" if str_of(e, "finishReason") == Some("end_turn") => {
             EventKind::AssistantText { closes: Some(true) }
@@ -139,7 +147,11 @@ pub fn detail(request: &Value) -> Option<&str> {
 fn api_error(v: &Value) -> ApiError {
     let error = &v["error"];
     let message = str_of(error, "message").unwrap_or("error").trim();
-    let status = error["details"]["statusCode"].as_u64();
+    error_of(error["details"]["statusCode"].as_u64(), message, time(v))
+}
+
+/// An API error from its status and message (`400 model … does not exist`).
+fn error_of(status: Option<u64>, message: &str, at: Option<Time>) -> ApiError {
     let detail = match status {
         Some(c) => message
             .strip_prefix(&c.to_string())
@@ -150,9 +162,17 @@ fn api_error(v: &Value) -> ApiError {
     let text = bounded(message, 500);
     ApiError {
         kind: crate::agents::retry::api_error_kind(status, message, detail),
-        resets_at: crate::agents::reset_time(&text, time(v)),
+        resets_at: crate::agents::reset_time(&text, at),
         text,
     }
+}
+
+/// The error of a model call it retries (`turn.step.retrying`: `statusCode`,
+/// `errorMessage` `429 rate limited, slow down`).
+fn retry_error(v: &Value) -> ApiError {
+    let message = str_of(v, "errorMessage").unwrap_or("error").trim();
+    let status = v["statusCode"].as_u64();
+    error_of(status, message, time(v))
 }
 
 /// Whether a record is Kimi Code's: a dotted `type` and a millisecond `time`, plus its

@@ -127,3 +127,28 @@ pub fn working(screen: &str) -> bool {
 /// Lines (not blank) from the bottom that can hold the spinner: the input box, the footer and
 /// a queued prompt or two.
 const NEAR_BOTTOM: usize = 10;
+
+/// The retry wait it draws above its input box (`🌗 Retrying (8/10) · APIProviderRateLimitError ·
+/// in 37s`, the error's status and text on the line under it), if any.
+pub fn retrying(screen: &str) -> Option<crate::agents::retry::Retrying> {
+    use crate::agents::retry::number_after;
+    let clean = strip_ansi_escapes::strip_str(screen);
+    let lines: Vec<&str> = clean.lines().filter(|l| !l.trim().is_empty()).collect();
+    let from = lines.len().saturating_sub(NEAR_BOTTOM);
+    let at = (from..lines.len()).rev().find(|i| {
+        let l = content(lines[*i]);
+        l.contains("Retrying (") && l.contains(" · ")
+    })?;
+    let line = content(lines[at]);
+    let error = lines
+        .get(at + 1)
+        .map(|l| content(l))
+        .and_then(|l| l.split_once(" · ").map(|(_, text)| text.trim().to_string()))
+        .unwrap_or_else(|| line.split(" · ").nth(1).unwrap_or_default().to_string());
+    Some(crate::agents::retry::Retrying {
+        error,
+        attempt: number_after(line, "Retrying (").and_then(|n| u32::try_from(n).ok()),
+        limit: number_after(line, "/").and_then(|n| u32::try_from(n).ok()),
+        next_in: number_after(line, "· in "),
+    })
+}

@@ -249,3 +249,40 @@ fn a_wire_log_is_told_by_its_path() {
         "/h/.kimi-code/sessions/wd_p_1/session_x/agents/sub1/wire.jsonl"
     )));
 }
+
+#[test]
+fn a_rate_limited_call_it_retries_is_attention_between_the_attempts() {
+    // fixtures/real-clients/kimi-2.1.0/rate-limit.jsonl: `RATE now`, HTTP 429
+    // `rate_limit_exceeded`, retried (10 attempts, growing waits); cut during its 8th wait.
+    let records: Vec<Value> = fixture("rate-limit.jsonl")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let retrying = |v: &Value| v["type"] == "turn.step.retrying";
+    let at = records.iter().position(retrying).unwrap();
+    let s = state_after(&records[..=at], 1);
+    assert_eq!(says(&s), (State::Attention, Some("rate limit")));
+    // The next attempt starting changes nothing; only what it brings does.
+    let next = records[at + 1..].iter().position(retrying).unwrap() + at + 1;
+    for cut in at + 1..=next {
+        let s = state_after(&records[..=cut], 1);
+        assert_eq!(
+            says(&s),
+            (State::Attention, Some("rate limit")),
+            "line {cut}"
+        );
+    }
+    let s = state_after(&records, 1);
+    assert_eq!(says(&s), (State::Attention, Some("rate limit")));
+}
+
+#[test]
+fn the_retry_wait_is_read_from_the_screen() {
+    let r = screen::retrying(&fixture("retry-screen.txt")).unwrap();
+    assert_eq!(
+        r.reason(),
+        "rate limit — retrying (attempt 8/10, next in 37 s)"
+    );
+    assert_eq!(r.error, "429 rate limited, slow down");
+    assert!(screen::retrying(&fixture("working-screen.txt")).is_none());
+}
