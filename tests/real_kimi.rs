@@ -180,6 +180,21 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         );
         assert_eq!(w.api.requests().len(), before + 1, "{label}: not retried");
 
+        // HTTP 429 (rate limit): retried; attention while it waits (alerted once), where its
+        // retries stand read from its screen. Escape gives up: interrupted.
+        type_prompt(&w.server, &pane, "RATE please");
+        let retrying = wait_for(STEP, "the retry wait", || {
+            let r = w.resolve(&pane);
+            let reason = r["reason"].as_str().unwrap_or_default();
+            (r["state"] == "attention" && reason.starts_with("rate limit — retrying (attempt "))
+                .then_some(r)
+        });
+        assert_eq!(retrying["source"], "pane", "{label}: {retrying:#}");
+        let alerts = wait_alerts(&watch, &pane, 8);
+        assert_eq!(alerts[7].0, "attention", "{label}: {alerts:?}");
+        press(&w.server, &pane, "Escape");
+        w.wait_state(&pane, "your-turn", Some("interrupted"));
+
         // Escape mid-stream: interrupted, never alerted.
         type_prompt(&w.server, &pane, "SLOW please");
         wait_screen(&w.server, &pane, STEP, "the slow reply streaming", |s| {
@@ -202,8 +217,8 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         });
         assert_eq!(got, source, "{label}");
         w.wait_state(&pane, "your-turn", None);
-        let alerts = wait_alerts(&watch, &pane, 8);
-        assert_eq!(alerts.len(), 8, "{label}: {alerts:?}");
+        let alerts = wait_alerts(&watch, &pane, 9);
+        assert_eq!(alerts.len(), 9, "{label}: {alerts:?}");
         assert!(!alerts.iter().any(|a| a.1 == "interrupted"), "{label}");
         assert_eq!(watch.stop(), 0);
     }

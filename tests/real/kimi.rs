@@ -8,6 +8,7 @@
 //! - `RUNWRITE` → one `Bash` call `touch hello.txt` (Kimi Code asks before running any
 //!   command); once its result comes back, "Tool done.";
 //! - `BADREQ` → HTTP 400, `QUOTA` → HTTP 429 `insufficient_quota` (neither is retried);
+//!   `RATE` → HTTP 429 `rate_limit_exceeded` (retried, 10 attempts);
 //! - `SLOW` → a reply streamed for ~30 s; `PLAIN <word>` → `Answer: <word>.`;
 //! - anything else → [`openai_chat::ANSWER`].
 
@@ -68,6 +69,9 @@ pub fn reply(req: &Request) -> Reply {
     }
     if user.contains("QUOTA") {
         return error(429, "quota exceeded for stand-in", "insufficient_quota");
+    }
+    if user.contains("RATE") {
+        return error(429, "rate limited, slow down", "rate_limit_exceeded");
     }
     if user.contains("RUNWRITE") {
         return bash_call("touch hello.txt");
