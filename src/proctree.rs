@@ -32,7 +32,8 @@ pub struct ProcInfo {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Matcher {
     kinds: Vec<AgentKind>,
-    /// Script path fragments (`@openai/codex/`) and the agent each stands for.
+    /// Script path fragments (`@openai/codex/`) and the agent each stands for; an entry
+    /// without `/` is the title a runtime gives itself (`kimi-code`).
     packages: Vec<(&'static str, AgentKind)>,
 }
 
@@ -94,6 +95,10 @@ impl Matcher {
             return Some((kind, runner));
         }
         if runner {
+            // A runtime that retitled itself (`process.title`): its command line is the title.
+            if let [title] = proc.argv.as_slice() {
+                return self.titled(title).map(|k| (k, true));
+            }
             // `node [--flags] /usr/bin/claude …`: the first non-flag argument is the script.
             let script = proc.argv.iter().skip(1).find(|a| !a.starts_with('-'))?;
             return self.script_kind(script).map(|k| (k, true));
@@ -118,7 +123,15 @@ impl Matcher {
         // `…/@openai/codex/bin/codex.js`.
         self.packages
             .iter()
-            .find(|(p, k)| script.contains(p) && self.kinds.contains(k))
+            .find(|(p, k)| p.contains('/') && script.contains(p) && self.kinds.contains(k))
+            .map(|(_, k)| *k)
+    }
+
+    /// The agent whose process title (a package entry without `/`) `title` is.
+    fn titled(&self, title: &str) -> Option<AgentKind> {
+        self.packages
+            .iter()
+            .find(|(p, k)| !p.contains('/') && *p == title && self.kinds.contains(k))
             .map(|(_, k)| *k)
     }
 }
@@ -632,6 +645,28 @@ mod tests {
         )
         .unwrap();
         assert_eq!(m.kind, AgentKind::Claude);
+    }
+
+    #[test]
+    fn a_runtime_retitled_to_an_agent_title_is_that_agent() {
+        // Kimi Code sets `process.title`: its command line becomes `kimi-code` alone, the
+        // executable whichever node runs it.
+        let matcher = Matcher::default().with_packages(vec![
+            ("@moonshot-ai/kimi-code/", AgentKind::Kimi),
+            ("kimi-code", AgentKind::Kimi),
+        ]);
+        let mut retitled = p(40, 1, &["kimi-code"], 1);
+        retitled.exe = Some(PathBuf::from("/opt/n/node-linux-x64/bin/node"));
+        retitled.name = "kimi-code".into();
+        let m = ProcTable::from_procs([retitled])
+            .find_agent(40, &matcher)
+            .unwrap();
+        assert_eq!(m.kind, AgentKind::Kimi);
+        // A title is no path fragment: a script in a folder of that name is not the agent.
+        let script = p(41, 1, &["node", "/home/me/kimi-code-notes/x.js"], 1);
+        assert!(ProcTable::from_procs([script])
+            .find_agent(41, &matcher)
+            .is_none());
     }
 
     #[test]

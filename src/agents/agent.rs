@@ -50,7 +50,9 @@ pub trait Agent: Sync {
     // --- Recognising its process -------------------------------------------------------
 
     /// Fragments of the script path a runtime (`node …`) runs for this agent
-    /// (`@openai/codex/`): how an npm install is recognised when the executable is `node`.
+    /// (`@openai/codex/`): how an npm install is recognised when the executable is `node`. An
+    /// entry without `/` is the title the program gives its process (`process.title`), which
+    /// then is its whole command line.
     fn packages(&self) -> &'static [&'static str] {
         &[]
     }

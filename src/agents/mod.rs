@@ -11,6 +11,7 @@ pub mod copilot;
 pub mod fields;
 pub mod gemini;
 pub mod kilo;
+pub mod kimi;
 pub mod locate;
 pub mod opencode;
 pub mod pi;
@@ -36,6 +37,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &qwen::Qwen,
     &kilo::Kilo,
     &pi::Pi,
+    &kimi::Kimi,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

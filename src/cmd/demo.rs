@@ -1,6 +1,6 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo` or `pi` through symlinks (see
+//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo`, `pi` or `kimi` through symlinks (see
 //! `crate::fake_agent`) —
 //! replay real transcripts (`fixtures/demo/`, `fixtures/real/`, `fixtures/real-clients/`) with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
@@ -49,11 +49,11 @@ const GRACE_ENV: &str = "AGENTPANE_DEMO_GRACE";
 const GRACE: f64 = 30.0;
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 8] = [
-    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi",
+const AGENTS: [&str; 9] = [
+    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "kimi",
 ];
 
-const ACTORS: [Actor; 11] = [
+const ACTORS: [Actor; 12] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -203,6 +203,20 @@ const ACTORS: [Actor; 11] = [
         lines: usize::MAX,
         pace_ms: 1500,
         start: "3",
+        screen: None,
+    },
+    // Kimi Code 2.1.0: its first turn answered (the prompt and the model call at start, then
+    // the answer).
+    Actor {
+        window: "ops",
+        agent: "kimi",
+        fixture: (
+            "kimi-wire.jsonl",
+            include_str!("../../fixtures/demo/kimi-wire.jsonl"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
+        start: "15",
         screen: None,
     },
 ];

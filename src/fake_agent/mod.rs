@@ -45,6 +45,7 @@
 
 mod decide;
 mod jsonl;
+mod kimi;
 mod opencode;
 
 use std::ffi::OsStr;
@@ -375,6 +376,7 @@ fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn 
         | AgentKind::Copilot
         | AgentKind::Pi => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
         AgentKind::Amp | AgentKind::Aider => Box::new(ScreenOnly::default()),
+        AgentKind::Kimi => Box::new(kimi::KimiLog::create()?),
     })
 }
 

@@ -17,6 +17,7 @@ pub mod anthropic;
 pub mod gemini;
 pub mod http;
 pub mod install;
+pub mod kimi;
 pub mod openai;
 pub mod openai_chat;
 pub mod qwen;
