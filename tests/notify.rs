@@ -458,7 +458,7 @@ fn notify_test_sends_one_sample_per_channel_and_fails_with_the_reason() {
     assert!(sample
         .header("title")
         .unwrap()
-        .starts_with("claude: waiting"));
+        .starts_with("agent: waiting"));
     assert!(String::from_utf8_lossy(&sample.body).contains("a test notification from agentpane"));
 
     // One channel named: only it.
@@ -477,7 +477,7 @@ fn notify_test_sends_one_sample_per_channel_and_fails_with_the_reason() {
     wait_until_else(
         DEADLINE,
         "the OSC 99 asked for",
-        || client.count("\x1b]99;i=agentpane:d=0:p=title;claude: waiting") == 1,
+        || client.count("\x1b]99;i=agentpane:d=0:p=title;agent: waiting") == 1,
         || client.told(&server),
     );
     assert_eq!(client.count("\x1b]777;"), 0);

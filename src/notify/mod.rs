@@ -184,7 +184,7 @@ impl Notification {
     /// A made-up one, for `agentpane notify test`.
     pub fn sample(host: &str) -> Notification {
         let alert = Alert {
-            agent: Some(crate::events::AgentKind::Claude),
+            agent: None,
             pane: "%0".into(),
             target: "agentpane-test:1.0".into(),
             window: "@0".into(),

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+use crate::real::anthropic::USAGE;
 use crate::real::start::USER_STATUS_LINE;
 use crate::real::{Client, STEP};
 use crate::rig::{each_client, Rig};
@@ -47,7 +48,9 @@ fn plan_windows(client: &Client) {
         "{label}: the user's own status line is shown: {screen}"
     );
 
-    // The status line runs after the answer: its input holds the answered request.
+    // The status line runs after the answer: its input holds the answered request's prompt
+    // (input, cache creation and cache read, as the stand-in reported them).
+    let prompt = USAGE.0 + USAGE.1 + USAGE.2;
     let file = rig.tmux.state_dir().join("limits/claude.json");
     let read = || -> Value {
         std::fs::read(&file)
@@ -60,7 +63,7 @@ fn plan_windows(client: &Client) {
         let v = read();
         let answered = v["sessions"]
             .as_object()
-            .is_some_and(|s| s.values().any(|u| u["usage"]["context_tokens"] == 12));
+            .is_some_and(|s| s.values().any(|u| u["usage"]["context_tokens"] == prompt));
         let windows = v["limits"].as_array().map_or(0, Vec::len);
         if answered && (windows == 2 || !sends_plan_windows(client)) {
             break v;
