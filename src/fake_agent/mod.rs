@@ -44,6 +44,7 @@
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 
 mod decide;
+mod droid;
 mod jsonl;
 mod opencode;
 
@@ -375,6 +376,7 @@ fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn 
         | AgentKind::Copilot
         | AgentKind::Pi => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
         AgentKind::Amp | AgentKind::Aider => Box::new(ScreenOnly::default()),
+        AgentKind::Droid => Box::new(droid::Log::create(steps)?),
     })
 }
 
