@@ -19,7 +19,9 @@ if ! command -v npm >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq nodejs npm >/dev/null
 fi
-grep -vE '^\s*(#|$)' "$list" | while read -r agent version package; do
+# A line may name more packages after the client's own, installed beside it (`name@version`:
+# Factory Droid 0.225.1's Linux binary package was never published; its 0.225.2 runs it).
+grep -vE '^\s*(#|$)' "$list" | while read -r agent version package extra; do
     dir="$dest/$agent@$version"
     if [ -f "$dir/.installed" ]; then
         echo "install-clients: $agent $version already in $dir"
@@ -31,7 +33,7 @@ grep -vE '^\s*(#|$)' "$list" | while read -r agent version package; do
     # A registry hiccup should not fail CI: three tries, a pause between them.
     for try in 1 2 3; do
         if npm install --prefix "$dir.tmp" --ignore-scripts --no-audit --no-fund \
-            --loglevel=error "$package@$version" >/dev/null; then
+            --loglevel=error "$package@$version" $extra >/dev/null; then
             break
         fi
         [ "$try" -lt 3 ] || { echo "install-clients: $package@$version failed" >&2; exit 1; }

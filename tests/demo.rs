@@ -40,7 +40,7 @@ fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
 fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     let (stdout, tmp) = run_demo("3");
     assert!(
-        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo, pi)"),
+        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo, pi, droid)"),
         "{stdout}"
     );
     // The closing `panes` table: one row per agent pane, each with its own agent.
@@ -61,7 +61,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
             .collect()
     };
     for agent in [
-        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi",
+        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "droid",
     ] {
         row(agent);
     }
@@ -76,7 +76,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     );
     // Gemini, opencode and Kilo replay a first answered turn at start, then a tool turn:
     // whichever the moment, the recorded first answer (or the tool turn's) is their last one.
-    // pi replays its first answered turn.
+    // pi and droid replay their first answered turn.
     for (agent, answers) in [
         ("gemini", &["The index is rebuilt by"][..]),
         (
@@ -88,6 +88,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
             &["The release profile sets", "Benchmark rerun:"][..],
         ),
         ("pi", &["The flaky test waits on"][..]),
+        ("droid", &["Here is the answer."][..]),
     ] {
         let r = row(agent);
         assert!(
