@@ -50,9 +50,11 @@ impl Log {
             .first()
             .filter(|l| is_header(l))
             .cloned()
-            .unwrap_or_else(|| json!({"type": "session_start", "title": "New Session",
+            .unwrap_or_else(|| {
+                json!({"type": "session_start", "title": "New Session",
                 "version": 2, "cwd": "", "hostId": "fake"})
-            .to_string());
+                .to_string()
+            });
         log.consumed = usize::from(fixture.first().is_some_and(|l| is_header(l)));
         log.append(&header)?;
         Ok(log)

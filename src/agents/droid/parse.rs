@@ -46,7 +46,10 @@ pub fn owns(record: &serde_json::Map<String, Value>) -> bool {
                 .get("message")
                 .and_then(|m| m.get("role"))
                 .is_some_and(Value::is_string)
-                && record.get("id").and_then(Value::as_str).is_some_and(droid_id)
+                && record
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .is_some_and(droid_id)
         }
         _ => false,
     }

@@ -48,7 +48,12 @@ fn state_after(n: usize, secs: i64) -> Status {
     )
     .unwrap();
     let now = time_of(n) + chrono::Duration::seconds(secs);
-    classify(&tail.events, now, &Windows::default(), Observation::default())
+    classify(
+        &tail.events,
+        now,
+        &Windows::default(),
+        Observation::default(),
+    )
 }
 
 /// The line number (1-based) of the first record whose text holds `needle`.
@@ -92,7 +97,11 @@ fn each_recorded_state_reads_right() {
         (State::Working, Some("tool: Execute")),
         "pending approval"
     );
-    assert_eq!(state_after(call + 1, 1).state, State::Working, "allowed, ran");
+    assert_eq!(
+        state_after(call + 1, 1).state,
+        State::Working,
+        "allowed, ran"
+    );
     // Denied in the dialog (Escape): droid calls the turn completed; the person stopped it.
     let refused = line_of(parse::REFUSED);
     for n in [refused, refused + 1] {
@@ -207,7 +216,10 @@ fn the_approval_on_screen_is_read_with_its_keys() {
     assert_eq!(on.choices.deny, keys(&["Escape"]));
     match crate::evidence::detect_prompt(&screen) {
         Some(crate::evidence::PaneEvidence::Prompt(p)) => {
-            assert_eq!((p.agent, p.reason()), (AgentKind::Droid, "permission: Execute".into()))
+            assert_eq!(
+                (p.agent, p.reason()),
+                (AgentKind::Droid, "permission: Execute".into())
+            )
         }
         other => panic!("{other:?}"),
     }
@@ -228,13 +240,18 @@ fn the_screen_says_working_and_retrying() {
 
 #[test]
 fn its_session_folder_and_files() {
-    assert_eq!(locate::encode_cwd("/tmp/droidrec/work/proj"), "-tmp-droidrec-work-proj");
+    assert_eq!(
+        locate::encode_cwd("/tmp/droidrec/work/proj"),
+        "-tmp-droidrec-work-proj"
+    );
     assert_eq!(locate::encode_cwd("/a b//c/"), "-a b-c");
     let log = std::path::Path::new(
         "/h/.factory/sessions/-tmp-x/bc96f519-8d2b-47f5-83b0-74060585f18a.jsonl",
     );
     assert!(locate::is_session_file(log));
-    assert!(!locate::is_session_file(&log.with_extension("settings.json")));
+    assert!(!locate::is_session_file(
+        &log.with_extension("settings.json")
+    ));
     assert!(!locate::is_session_file(std::path::Path::new(
         "/h/.factory/bc96f519-8d2b-47f5-83b0-74060585f18a.jsonl"
     )));
@@ -257,7 +274,10 @@ fn usage_is_read_from_the_settings_beside_the_log() {
         .unwrap();
     let r = Droid.usage(answer.as_bytes()).unwrap();
     assert_eq!(r.model.as_deref(), Some("custom:Stand-in-0"));
-    assert_eq!(Droid.usage(SESSION.lines().next().unwrap().as_bytes()), None);
+    assert_eq!(
+        Droid.usage(SESSION.lines().next().unwrap().as_bytes()),
+        None
+    );
     let path = std::path::Path::new("/x/s/bc96f519-8d2b-47f5-83b0-74060585f18a.jsonl");
     assert_eq!(
         usage::settings_of(path).unwrap(),

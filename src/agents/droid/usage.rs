@@ -40,8 +40,8 @@ pub fn session(transcript: &Path) -> Option<anyhow::Result<Usage>> {
 fn read(settings: &Path) -> anyhow::Result<Usage> {
     use anyhow::Context;
     let bytes = std::fs::read(settings).with_context(|| format!("read {}", settings.display()))?;
-    let v: Value = serde_json::from_slice(&bytes)
-        .with_context(|| format!("parse {}", settings.display()))?;
+    let v: Value =
+        serde_json::from_slice(&bytes).with_context(|| format!("parse {}", settings.display()))?;
     Ok(from_settings(&v))
 }
 
@@ -54,8 +54,8 @@ pub fn from_settings(v: &Value) -> Usage {
         i + count(total, "cacheReadTokens").unwrap_or(0)
             + count(total, "cacheCreationTokens").unwrap_or(0)
     });
-    let context = count(last, "inputTokens")
-        .map(|i| i + count(last, "cacheReadTokens").unwrap_or(0));
+    let context =
+        count(last, "inputTokens").map(|i| i + count(last, "cacheReadTokens").unwrap_or(0));
     Usage {
         model: str_of(v, "model").map(str::to_string),
         context_tokens: context,
