@@ -323,10 +323,17 @@ fn two_droid_sessions_in_one_folder_each_show_their_own() {
     for client in real::clients("droid") {
         let label = client.label();
         let w = World::new();
+        // Each begins its log at start: a pane reads its own session once its log exists.
+        let own = |pane: &str| {
+            wait_for(STEP, &format!("{label}: {pane}'s own log"), || {
+                let r = w.resolve(pane);
+                (r["state"] == "idle" && r["session_id"].is_string()).then_some(r)
+            })
+        };
         let a = w.droid(&client, "shared");
-        let ra = w.wait_state(&a, "idle", None);
+        let ra = own(&a);
         let b = w.droid(&client, "shared");
-        let rb = w.wait_state(&b, "idle", None);
+        let rb = own(&b);
         let (sa, sb) = (ra["session_id"].as_str(), rb["session_id"].as_str());
         assert!(
             sa.is_some() && sb.is_some() && sa != sb,

@@ -110,7 +110,7 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         return Found::default();
     };
     let dir = cwd_sessions(t.root, cwd);
-    let mut writers = vec![Writer::of(t.pid, t.start)];
+    let mut writers = vec![writer(t.pid, t.start)];
     for p in table
         .iter()
         .filter(|p| p.pid != t.pid && is_screen_process(p, table))
@@ -118,7 +118,7 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         let same_folder = procfs::cwd(p.pid)
             .is_some_and(|c| cwd_matches(&c.to_string_lossy(), std::slice::from_ref(cwd)));
         if same_folder {
-            writers.push(Writer::of(p.pid, p.start));
+            writers.push(writer(p.pid, p.start));
         }
     }
     let logs = logs_in(&dir, &writers, t);
@@ -132,6 +132,23 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         owned => owned,
     };
     found(owned, writers.len() - 1, &dir, steps)
+}
+
+/// How much earlier than its measured start a process may have begun a log (the start is
+/// read to ~10 ms).
+const START_SLACK_MS: i64 = 100;
+
+/// The droid process `pid` started at `start` (whole seconds) as a writer, from its start to
+/// the hundredth of a second where `/proc` tells it: two droids started a second apart, the
+/// second after the first began its log, must not both be able to own that log.
+fn writer(pid: u32, start: u64) -> Writer {
+    match procfs::start_ms(pid).and_then(|ms| i64::try_from(ms).ok()) {
+        Some(ms) => Writer {
+            pid,
+            since_ms: ms - START_SLACK_MS,
+        },
+        None => Writer::of(pid, start),
+    }
 }
 
 /// The logs in `dir` begun or written since the first of `writers` started, of no session
