@@ -79,7 +79,7 @@ fn choices(below: &[&str]) -> Choices {
     let options = options(below);
     let to = |at: usize| {
         let mut keys = vec!["Up".to_string(); options.len()];
-        keys.extend(std::iter::repeat_n("Down".to_string(), at));
+        keys.extend((0..at).map(|_| "Down".to_string()));
         keys.push("Enter".to_string());
         keys
     };
