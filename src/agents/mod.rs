@@ -8,6 +8,7 @@ pub mod amp;
 pub mod claude;
 pub mod codex;
 pub mod copilot;
+pub mod droid;
 pub mod fields;
 pub mod gemini;
 pub mod kilo;
@@ -36,6 +37,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &opencode::Opencode,
     &qwen::Qwen,
     &kilo::Kilo,
+    &droid::Droid,
     &pi::Pi,
     &kimi::Kimi,
     &claude::Claude,

@@ -1,6 +1,7 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo`, `pi` or `kimi` through symlinks (see
+//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo`, `pi`, `kimi` or `droid`
+//! through symlinks (see
 //! `crate::fake_agent`) —
 //! replay real transcripts (`fixtures/demo/`, `fixtures/real/`, `fixtures/real-clients/`) with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
@@ -49,11 +50,11 @@ const GRACE_ENV: &str = "AGENTPANE_DEMO_GRACE";
 const GRACE: f64 = 30.0;
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 9] = [
-    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "kimi",
+const AGENTS: [&str; 10] = [
+    "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "kimi", "droid",
 ];
 
-const ACTORS: [Actor; 12] = [
+const ACTORS: [Actor; 13] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -217,6 +218,20 @@ const ACTORS: [Actor; 12] = [
         lines: usize::MAX,
         pace_ms: 1500,
         start: "15",
+        screen: None,
+    },
+    // Factory Droid 0.225.2: its log begun at start, then the prompt, the answer and the
+    // turn's outcome.
+    Actor {
+        window: "spec",
+        agent: "droid",
+        fixture: (
+            "droid-session.jsonl",
+            include_str!("../../fixtures/real-clients/droid-0.225.1/demo.jsonl"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
+        start: "4",
         screen: None,
     },
 ];

@@ -44,6 +44,7 @@
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 
 mod decide;
+mod droid;
 mod jsonl;
 mod kimi;
 mod opencode;
@@ -377,6 +378,7 @@ fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn 
         | AgentKind::Pi => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
         AgentKind::Amp | AgentKind::Aider => Box::new(ScreenOnly::default()),
         AgentKind::Kimi => Box::new(kimi::KimiLog::create()?),
+        AgentKind::Droid => Box::new(droid::Log::create(steps)?),
     })
 }
 

@@ -182,6 +182,7 @@ mod tests {
 
     fn note() -> Notification {
         let mut n = Notification::sample("box");
+        n.agent = "claude".into();
         n.title = "claude: waiting in shop".into();
         n.body = "Bash: npm test\nbox w:1.0 ~/shop".into();
         n

@@ -199,6 +199,7 @@ impl FakeAgent {
             AgentKind::Copilot => fake.real_client_fixture("copilot-1.0.102/demo.jsonl"),
             AgentKind::Pi => fake.real_client_fixture("pi-0.73.1/demo.jsonl"),
             AgentKind::Kimi => fake.real_client_fixture("kimi-2.1.0/demo.jsonl"),
+            AgentKind::Droid => fake.real_client_fixture("droid-0.225.1/demo.jsonl"),
             AgentKind::Amp | AgentKind::Aider => fake,
         }
     }
