@@ -22,11 +22,12 @@ pub enum AgentKind {
     Copilot,
     Kilo,
     Pi,
+    Cline,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 10] = [
+    pub const ALL: [AgentKind; 11] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -37,6 +38,7 @@ impl AgentKind {
         AgentKind::Copilot,
         AgentKind::Kilo,
         AgentKind::Pi,
+        AgentKind::Cline,
     ];
 
     /// The executable name that identifies the agent.
@@ -52,6 +54,7 @@ impl AgentKind {
             AgentKind::Copilot => "copilot",
             AgentKind::Kilo => "kilo",
             AgentKind::Pi => "pi",
+            AgentKind::Cline => "cline",
         }
     }
 

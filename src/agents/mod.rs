@@ -6,6 +6,7 @@ pub mod agent;
 pub mod aider;
 pub mod amp;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod fields;
@@ -36,6 +37,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &qwen::Qwen,
     &kilo::Kilo,
     &pi::Pi,
+    &cline::Cline,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

@@ -197,6 +197,7 @@ impl FakeAgent {
             }
             AgentKind::Copilot => fake.real_client_fixture("copilot-1.0.102/demo.jsonl"),
             AgentKind::Pi => fake.real_client_fixture("pi-0.73.1/demo.jsonl"),
+            AgentKind::Cline => fake.real_client_fixture("cline-3.0.65/demo.jsonl"),
             AgentKind::Amp | AgentKind::Aider => fake,
         }
     }
