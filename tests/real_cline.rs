@@ -249,6 +249,8 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         w.wait_state(&pane, "waiting", |r| {
             r == "permission: run_commands (touch hello.txt)"
         });
+        // Alerted before it is answered (an answer within the alert's delay leaves none).
+        wait_alerts(&watch, &pane, 4);
         let req = real::pane_row(&w.server, &pane)["request"].clone();
         let fp = req["fingerprint"].as_str().unwrap_or_default().to_string();
         let run = real::answer(&w.server, &pane, "allow", &fp);

@@ -81,7 +81,10 @@ impl crate::agents::Agent for Cline {
     }
 
     fn folders(&self, root: &Path, _cwd: &str) -> Vec<PathBuf> {
-        vec![locate::sessions(root)]
+        // The data dir exists from the client's start (its databases, its logs); `sessions`
+        // in it only from the first prompt on a machine, and a folder that does not exist
+        // cannot be watched: the data dir sees it appear.
+        vec![root.to_path_buf(), locate::sessions(root)]
     }
 
     fn sources(&self, transcript: &Path) -> Option<Vec<PathBuf>> {

@@ -163,7 +163,10 @@ pub fn events(messages: &[Value], status: &str, written: Option<Time>) -> Vec<Ev
             let (ids, reason) = pending_call(messages)
                 .map(|c| (vec![c.id.clone()], c.reason()))
                 .unwrap_or_else(|| (Vec::new(), "permission".to_string()));
-            let ev = Event::new(EventKind::AwaitingHuman { ids, reason });
+            // Keyed by the call it asks about: one request, one alert, however often the
+            // record is written meanwhile.
+            let key = format!("{last_key}+{}", ids.join(","));
+            let ev = Event::new(EventKind::AwaitingHuman { ids, reason }).key(key);
             events.push(Event { at: written, ..ev });
         }
         _ => match last.map(|i| &mut events[i]) {

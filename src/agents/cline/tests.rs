@@ -158,3 +158,80 @@ fn bad_files_are_errors_not_panics() {
     std::fs::write(dir.path().join("x.json"), "[]").unwrap();
     assert!(Cline.file_events(&m).unwrap().is_err());
 }
+
+#[test]
+fn a_pending_wait_keeps_its_key_however_often_the_record_is_written() {
+    let s = read_session(&messages("pending")).unwrap();
+    let at = |secs| Some(parse::time(s.messages.last().unwrap()).unwrap() + chrono::Duration::seconds(secs));
+    let key = |written| {
+        let events = parse::events(&s.messages, &s.record.status, written);
+        classify(&events, at(5).unwrap(), &Windows::default(), Observation::default()).turn_key
+    };
+    assert!(key(at(1)).is_some());
+    assert_eq!(key(at(1)), key(at(3)));
+}
+
+#[test]
+fn the_watch_sees_the_first_session_folder_appear() {
+    // `sessions` does not exist before a machine's first prompt; the data dir does.
+    let root = std::path::Path::new("/data");
+    let folders = Cline.folders(root, "/work");
+    assert!(folders.contains(&root.to_path_buf()), "{folders:?}");
+    assert!(folders.contains(&root.join("sessions")), "{folders:?}");
+}
+
+/// A process of the table.
+fn proc(pid: u32, ppid: u32, argv0: &str) -> crate::proctree::ProcInfo {
+    crate::proctree::ProcInfo {
+        pid,
+        ppid: Some(ppid),
+        name: argv0.rsplit('/').next().unwrap_or(argv0).to_string(),
+        argv: vec![argv0.to_string()],
+        exe: Some(argv0.into()),
+        start: 100,
+    }
+}
+
+/// A data dir holding one session whose record names `pid`.
+fn data_with_session(id: &str, pid: u32) -> tempfile::TempDir {
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("sessions").join(id);
+    std::fs::create_dir_all(&dir).unwrap();
+    let record = serde_json::json!({"session_id": id, "pid": pid, "status": "idle",
+        "started_at": "2026-12-07T03:24:31.498Z"});
+    std::fs::write(dir.join(format!("{id}.json")), record.to_string()).unwrap();
+    std::fs::write(dir.join(format!("{id}.messages.json")), r#"{"messages":[]}"#).unwrap();
+    data
+}
+
+fn found_for(data: &std::path::Path, table: &crate::proctree::ProcTable, pid: u32) -> crate::agents::locate::Found {
+    let claimed = std::collections::HashSet::new();
+    let cwds = vec!["/work".to_string()];
+    let t = crate::agents::locate::Target {
+        pid,
+        start: 100,
+        root: data,
+        cwds: &cwds,
+        claimed: &claimed,
+    };
+    locate::locate(&t, table, &mut Vec::new())
+}
+
+#[test]
+fn a_record_naming_the_wrappers_child_is_the_wrappers_session() {
+    // Installed with its postinstall, the native program is `bin/.cline`, which agentpane
+    // does not name: the pane's agent is the node wrapper, the record names its child.
+    let table = crate::proctree::ProcTable::from_procs([
+        proc(10, 1, "node"),
+        proc(11, 10, "/n/cline/bin/.cline"),
+        proc(20, 1, "node"),
+        proc(21, 20, "/n/cline/bin/.cline"),
+    ]);
+    let data = data_with_session("1_aaaaa", 11);
+    let mine = found_for(data.path(), &table, 10);
+    assert_eq!(mine.session_id.as_deref(), Some("1_aaaaa"));
+    assert_eq!(mine.via, crate::agents::locate::Via::SessionRecord);
+    // Never a neighbour's.
+    let other = found_for(data.path(), &table, 20);
+    assert_eq!(other.transcript, None);
+}
