@@ -42,7 +42,16 @@ impl World {
             .expect("a free port")
             .port();
         let out = std::process::Command::new(client.program())
-            .args(["auth", "-p", "openai-compatible", "-k", "sk-test", "-m", MODEL, "-b"])
+            .args([
+                "auth",
+                "-p",
+                "openai-compatible",
+                "-k",
+                "sk-test",
+                "-m",
+                MODEL,
+                "-b",
+            ])
             .arg(format!("{}/v1", api.url()))
             .env("HOME", server.home())
             .env("CLINE_HUB_PORT", hub_port.to_string())
@@ -353,9 +362,13 @@ fn two_cline_sessions_in_one_folder_each_show_their_own_and_the_daemon_is_no_age
             &shell,
             &format!("{} -i --auto-approve false", wrapper.display()),
         );
-        wait_screen(&w.server, &shell, real::START, "the ClinePass notice", |s| {
-            s.contains("Press Enter to open, any other key to close")
-        });
+        wait_screen(
+            &w.server,
+            &shell,
+            real::START,
+            "the ClinePass notice",
+            |s| s.contains("Press Enter to open, any other key to close"),
+        );
         press(&w.server, &shell, "Escape");
         let r = w.wait_state(&shell, "idle", none);
         assert_eq!(r["agent"], "cline", "{label}: {r:#}");

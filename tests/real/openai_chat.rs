@@ -186,7 +186,10 @@ pub fn text_stream(parts: &[&str], pace: Duration) -> Reply {
 /// `run_commands` tool (its commands in a list) rather than `bash`.
 fn run_commands(body: &Value, user: &str) -> Option<&'static str> {
     let tools = body["tools"].as_array()?;
-    if !tools.iter().any(|t| t["function"]["name"] == "run_commands") {
+    if !tools
+        .iter()
+        .any(|t| t["function"]["name"] == "run_commands")
+    {
         return None;
     }
     if user.contains("RUNRM") {

@@ -109,16 +109,20 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         if r.id != id || !r.pid.is_some_and(|p| pids.contains(&p)) {
             continue;
         }
-        let newer = best.as_ref().is_none_or(|(w, b, _)| {
-            (r.started_at, written) > (b.started_at, *w)
-        });
+        let newer = best
+            .as_ref()
+            .is_none_or(|(w, b, _)| (r.started_at, written) > (b.started_at, *w));
         if newer {
             best = Some((written, r, entry.path().join(format!("{id}.messages.json"))));
         }
     }
     match best {
         Some((_, r, messages)) => {
-            steps.push(format!("session record {} names pid {}", r.id, r.pid.unwrap_or(0)));
+            steps.push(format!(
+                "session record {} names pid {}",
+                r.id,
+                r.pid.unwrap_or(0)
+            ));
             Found {
                 transcript: Some(messages),
                 via: Via::SessionRecord,

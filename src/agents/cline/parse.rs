@@ -151,7 +151,9 @@ pub fn events(messages: &[Value], status: &str, written: Option<Time>) -> Vec<Ev
             let open = last.is_some_and(|i| {
                 matches!(
                     events[i].kind,
-                    EventKind::UserPrompt | EventKind::ToolUse { .. } | EventKind::ToolResult { .. }
+                    EventKind::UserPrompt
+                        | EventKind::ToolUse { .. }
+                        | EventKind::ToolResult { .. }
                 )
             });
             if !open {
@@ -177,7 +179,8 @@ pub fn events(messages: &[Value], status: &str, written: Option<Time>) -> Vec<Ev
             }) => *closes = Some(true),
             // A turn stopped before its answer: Escape.
             Some(Event {
-                kind: EventKind::UserPrompt | EventKind::ToolUse { .. } | EventKind::ToolResult { .. },
+                kind:
+                    EventKind::UserPrompt | EventKind::ToolUse { .. } | EventKind::ToolResult { .. },
                 at,
                 ..
             }) => {
@@ -225,7 +228,8 @@ pub fn pending_call(messages: &[Value]) -> Option<Call> {
         .flat_map(|m| blocks(m, "tool_result"))
         .filter_map(|b| b["tool_use_id"].as_str())
         .collect();
-    let call = blocks(m, "tool_use").find(|c| !answered.contains(&c["id"].as_str().unwrap_or("")))?;
+    let call =
+        blocks(m, "tool_use").find(|c| !answered.contains(&c["id"].as_str().unwrap_or("")))?;
     Some(Call {
         id: str_of(call, "id"),
         name: str_of(call, "name"),
@@ -236,7 +240,16 @@ pub fn pending_call(messages: &[Value]) -> Option<Call> {
 /// What a call's input asks for, as its dialog shows it: `run_commands`' commands, one a
 /// line; else the paths, URLs or queries it names; else its input as JSON.
 fn detail(input: &Value) -> String {
-    for key in ["commands", "paths", "path", "file_path", "urls", "url", "queries", "query"] {
+    for key in [
+        "commands",
+        "paths",
+        "path",
+        "file_path",
+        "urls",
+        "url",
+        "queries",
+        "query",
+    ] {
         match &input[key] {
             Value::String(s) => return s.clone(),
             Value::Array(items) => {
@@ -268,11 +281,18 @@ fn detail(input: &Value) -> String {
 /// 3.0.65 records only the API's message, never its status code (an HTTP 400 reads `model
 /// stand-in does not exist`, a 429 after its retries `quota exceeded for stand-in`).
 pub fn api_error(text: &str) -> ApiError {
-    let line = text.lines().map(str::trim).find(|l| !l.is_empty()).unwrap_or("");
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
     let lower = line.to_ascii_lowercase();
     let kind = if lower.contains("quota") || lower.contains("insufficient_quota") {
         "quota exceeded".to_string()
-    } else if lower.contains("rate limit") || lower.contains("too many requests") || lower.contains("429") {
+    } else if lower.contains("rate limit")
+        || lower.contains("too many requests")
+        || lower.contains("429")
+    {
         "rate limit".to_string()
     } else if lower.contains("api key") || lower.contains("unauthorized") || lower.contains("401") {
         "auth".to_string()

@@ -40,7 +40,10 @@ pub const DIALOGS: &[Dialog] = &[Dialog {
 /// The tool's name: the first line under the title.
 fn first_line<'a>(below: &[&'a str]) -> Option<&'a str> {
     let end = keys_line(below)?;
-    below[..end].iter().map(|l| content(l)).find(|l| !l.is_empty())
+    below[..end]
+        .iter()
+        .map(|l| content(l))
+        .find(|l| !l.is_empty())
 }
 
 /// Where its key line (`[y] Approve   [n] Deny`) is.

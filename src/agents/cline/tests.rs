@@ -78,16 +78,34 @@ fn a_pending_record_waits_on_the_call_it_asks_about() {
 
 #[test]
 fn the_dialog_on_screen_is_the_logged_request_with_its_keys() {
-    let screen = std::fs::read_to_string(messages("pending").ancestors().nth(3).unwrap().join("screen.txt")).unwrap();
+    let screen = std::fs::read_to_string(
+        messages("pending")
+            .ancestors()
+            .nth(3)
+            .unwrap()
+            .join("screen.txt"),
+    )
+    .unwrap();
     let shown = Cline.on_screen(&screen).expect("the dialog");
     assert_eq!(shown.request.tool, "run_commands");
     assert_eq!(shown.options, vec!["Approve", "Deny"]);
     assert_eq!(shown.choices.allow, Some(vec!["y".to_string()]));
     assert_eq!(shown.choices.deny, Some(vec!["n".to_string()]));
     let logged = Cline.pending_request(&messages("pending")).unwrap();
-    assert!(logged.shown_in(&shown.request), "{logged:?} vs {:?}", shown.request);
+    assert!(
+        logged.shown_in(&shown.request),
+        "{logged:?} vs {:?}",
+        shown.request
+    );
     // After the answer the screen shows no dialog.
-    let after = std::fs::read_to_string(messages("interrupted").ancestors().nth(3).unwrap().join("screen.txt")).unwrap();
+    let after = std::fs::read_to_string(
+        messages("interrupted")
+            .ancestors()
+            .nth(3)
+            .unwrap()
+            .join("screen.txt"),
+    )
+    .unwrap();
     assert!(Cline.on_screen(&after).is_none());
 }
 
@@ -141,8 +159,14 @@ fn its_conversation_is_known_by_its_path() {
     assert!(!Cline.owns_path(&messages("denied").with_file_name(format!("{ID}.json"))));
     assert!(!Cline.owns_path(std::path::Path::new("/tmp/x/other.messages.json")));
     let sources = Cline.sources(&messages("denied")).unwrap();
-    assert_eq!(sources[1].file_name().unwrap(), format!("{ID}.json").as_str());
-    assert_eq!(crate::agents::owner_of_path(&messages("denied")).map(|a| a.kind()), Some(AgentKind::Cline));
+    assert_eq!(
+        sources[1].file_name().unwrap(),
+        format!("{ID}.json").as_str()
+    );
+    assert_eq!(
+        crate::agents::owner_of_path(&messages("denied")).map(|a| a.kind()),
+        Some(AgentKind::Cline)
+    );
 }
 
 #[test]
@@ -150,9 +174,17 @@ fn bad_files_are_errors_not_panics() {
     let dir = tempfile::tempdir().unwrap();
     let m = dir.path().join("x.messages.json");
     std::fs::write(&m, "{not json").unwrap();
-    std::fs::write(dir.path().join("x.json"), r#"{"session_id":"x","status":"idle"}"#).unwrap();
+    std::fs::write(
+        dir.path().join("x.json"),
+        r#"{"session_id":"x","status":"idle"}"#,
+    )
+    .unwrap();
     assert!(Cline.file_events(&m).unwrap().is_err());
-    std::fs::write(&m, r#"{"messages":[{"role":"user","content":7},{"role":42}]}"#).unwrap();
+    std::fs::write(
+        &m,
+        r#"{"messages":[{"role":"user","content":7},{"role":42}]}"#,
+    )
+    .unwrap();
     let events = Cline.file_events(&m).unwrap().unwrap();
     assert_eq!(events.len(), 2, "{events:?}");
     std::fs::write(dir.path().join("x.json"), "[]").unwrap();
@@ -162,10 +194,18 @@ fn bad_files_are_errors_not_panics() {
 #[test]
 fn a_pending_wait_keeps_its_key_however_often_the_record_is_written() {
     let s = read_session(&messages("pending")).unwrap();
-    let at = |secs| Some(parse::time(s.messages.last().unwrap()).unwrap() + chrono::Duration::seconds(secs));
+    let at = |secs| {
+        Some(parse::time(s.messages.last().unwrap()).unwrap() + chrono::Duration::seconds(secs))
+    };
     let key = |written| {
         let events = parse::events(&s.messages, &s.record.status, written);
-        classify(&events, at(5).unwrap(), &Windows::default(), Observation::default()).turn_key
+        classify(
+            &events,
+            at(5).unwrap(),
+            &Windows::default(),
+            Observation::default(),
+        )
+        .turn_key
     };
     assert!(key(at(1)).is_some());
     assert_eq!(key(at(1)), key(at(3)));
@@ -200,11 +240,19 @@ fn data_with_session(id: &str, pid: u32) -> tempfile::TempDir {
     let record = serde_json::json!({"session_id": id, "pid": pid, "status": "idle",
         "started_at": "2026-12-07T03:24:31.498Z"});
     std::fs::write(dir.join(format!("{id}.json")), record.to_string()).unwrap();
-    std::fs::write(dir.join(format!("{id}.messages.json")), r#"{"messages":[]}"#).unwrap();
+    std::fs::write(
+        dir.join(format!("{id}.messages.json")),
+        r#"{"messages":[]}"#,
+    )
+    .unwrap();
     data
 }
 
-fn found_for(data: &std::path::Path, table: &crate::proctree::ProcTable, pid: u32) -> crate::agents::locate::Found {
+fn found_for(
+    data: &std::path::Path,
+    table: &crate::proctree::ProcTable,
+    pid: u32,
+) -> crate::agents::locate::Found {
     let claimed = std::collections::HashSet::new();
     let cwds = vec!["/work".to_string()];
     let t = crate::agents::locate::Target {
