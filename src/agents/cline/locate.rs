@@ -87,6 +87,7 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         steps.push(format!("no session folder {} yet", dir.display()));
         return Found::default();
     };
+    let started = started_by(t.root, &pids, t.start);
     let mut best: Option<(u64, super::parse::Record, PathBuf)> = None;
     for entry in entries.flatten() {
         let Some(id) = entry.file_name().to_str().map(str::to_string) else {
@@ -106,7 +107,8 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         else {
             continue;
         };
-        if r.id != id || !r.pid.is_some_and(|p| pids.contains(&p)) {
+        let named = r.pid.is_some_and(|p| pids.contains(&p)) || started.contains(&id);
+        if r.id != id || !named {
             continue;
         }
         let newer = best
@@ -139,4 +141,57 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
             Found::default()
         }
     }
+}
+
+/// How much of the end of the shared log is read for the sessions a process started.
+const LOG_TAIL: u64 = 8 * 1024 * 1024;
+
+/// The sessions the shared log `<data>/logs/cline.log` says one of `pids` started since
+/// `start` (seconds since the epoch): its `session.started` lines, read back from the end.
+pub fn started_by(data: &Path, pids: &[u32], start: u64) -> Vec<String> {
+    let Ok(file) = crate::read::open_regular(&data.join("logs").join("cline.log")) else {
+        return Vec::new();
+    };
+    started_in(file, pids, start).unwrap_or_default()
+}
+
+/// [`started_by`] over any seekable source.
+pub fn started_in<R: std::io::Read + std::io::Seek>(
+    src: R,
+    pids: &[u32],
+    start: u64,
+) -> std::io::Result<Vec<String>> {
+    use crate::read::reverse::{Line, ReverseLines};
+    let mut lines = ReverseLines::from_reader(src, crate::read::MAX_LINE)?;
+    let mut out = Vec::new();
+    let since = i64::try_from(start)
+        .unwrap_or(i64::MAX)
+        .saturating_sub(SLACK_SECS as i64);
+    while let Some(line) = lines.next() {
+        if lines.bytes_read() > LOG_TAIL {
+            break;
+        }
+        let Line::Full(bytes) = line? else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_slice::<Value>(&bytes) else {
+            continue;
+        };
+        let at = v["time"]
+            .as_str()
+            .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
+            .map(|t| t.timestamp());
+        if at.is_some_and(|at| at < since) {
+            break;
+        }
+        let mine = v["pid"]
+            .as_u64()
+            .is_some_and(|p| pids.iter().any(|&q| u64::from(q) == p));
+        if mine && v["event"] == "session.started" {
+            if let Some(id) = v["properties"]["sessionId"].as_str() {
+                out.push(id.to_string());
+            }
+        }
+    }
+    Ok(out)
 }

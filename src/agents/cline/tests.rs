@@ -283,3 +283,36 @@ fn a_record_naming_the_wrappers_child_is_the_wrappers_session() {
     let other = found_for(data.path(), &table, 20);
     assert_eq!(other.transcript, None);
 }
+
+#[test]
+fn a_session_the_hub_daemon_runs_is_its_clients_by_the_shared_log() {
+    // Three clients in one HOME: the first two ran their sessions themselves (8024, 8026;
+    // 8024 started the hub daemon 8221), the third (9382) started later and had the daemon
+    // run its session, whose record names 8221.
+    let data =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/real-clients/cline-3.0.65/hub");
+    let id = "1796616157103_qifpt";
+    let record = read_session(
+        &data
+            .join("sessions")
+            .join(id)
+            .join(format!("{id}.messages.json")),
+    )
+    .unwrap();
+    assert_eq!(record.record.pid, Some(8221));
+    assert_eq!(locate::started_by(&data, &[9382], 0), vec![id.to_string()]);
+    assert!(locate::started_by(&data, &[8221], 0).is_empty());
+    assert!(locate::started_by(&data, &[8024], 0)
+        .iter()
+        .all(|s| s != id));
+    // A process started after the line was written did not write it (its pid reused).
+    let after = chrono::DateTime::parse_from_rfc3339("2026-12-07T04:10:00Z")
+        .unwrap()
+        .timestamp() as u64;
+    assert!(locate::started_by(&data, &[9382], after).is_empty());
+    let table =
+        crate::proctree::ProcTable::from_procs([proc(9382, 9364, "/n/cli-linux-x64/bin/cline")]);
+    // The record was copied now; the process started before.
+    let found = found_for(&data, &table, 9382);
+    assert_eq!(found.session_id.as_deref(), Some(id));
+}
