@@ -17,6 +17,9 @@ use serde_json::Value;
 use crate::agents::locate::{mtime_secs, Found, Target, Via};
 use crate::proctree::{procfs, ProcTable};
 
+/// The argument that makes the program the hub daemon.
+pub const HUB_DAEMON: &str = "--cline-hub-daemon";
+
 /// How much earlier than its process a session's record may have been written and still be
 /// that process's (a resumed session's record is rewritten when it resumes).
 const SLACK_SECS: u64 = 5;
@@ -80,8 +83,15 @@ pub fn read_json(path: &Path, max: u64) -> anyhow::Result<Value> {
 /// written since it started that names it (or a child of it) as its `pid`.
 pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
     let dir = sessions(t.root);
+    // The wrapper's native child, never the hub daemon the first client starts as its own
+    // child (it runs later clients' sessions).
     let pids: Vec<u32> = std::iter::once(t.pid)
-        .chain(table.children(t.pid).map(|c| c.pid))
+        .chain(
+            table
+                .children(t.pid)
+                .filter(|c| !c.argv.iter().any(|a| a == HUB_DAEMON))
+                .map(|c| c.pid),
+        )
         .collect();
     let Ok(entries) = std::fs::read_dir(&dir) else {
         steps.push(format!("no session folder {} yet", dir.display()));

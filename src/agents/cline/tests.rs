@@ -285,6 +285,18 @@ fn a_record_naming_the_wrappers_child_is_the_wrappers_session() {
 }
 
 #[test]
+fn the_hub_daemon_a_client_started_runs_no_session_of_that_clients() {
+    // The first client starts the hub daemon as its child; the daemon runs the sessions of
+    // clients started after it, whose records name it: none of them is the first client's.
+    let mut daemon = proc(11, 10, "/n/cli-linux-x64/bin/cline");
+    daemon.argv.push(locate::HUB_DAEMON.to_string());
+    let table =
+        crate::proctree::ProcTable::from_procs([proc(10, 1, "/n/cli-linux-x64/bin/cline"), daemon]);
+    let data = data_with_session("1_bbbbb", 11);
+    assert_eq!(found_for(data.path(), &table, 10).transcript, None);
+}
+
+#[test]
 fn a_session_the_hub_daemon_runs_is_its_clients_by_the_shared_log() {
     // Three clients in one HOME: the first two ran their sessions themselves (8024, 8026;
     // 8024 started the hub daemon 8221), the third (9382) started later and had the daemon
