@@ -162,6 +162,19 @@ impl Drop for World {
     }
 }
 
+/// [`wait_alerts`], saying on failure what the watcher saw (its row, its log).
+fn alerts(w: &World, watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
+    let got =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_alerts(watch, pane, n)));
+    got.unwrap_or_else(|_| {
+        panic!(
+            "{pane}: fewer than {n} alerts; the watcher's row: {:#}\nits log:\n{}",
+            w.server.snapshot_row(pane),
+            std::fs::read_to_string(w.server.server_dir().join("watch.log")).unwrap_or_default()
+        )
+    })
+}
+
 fn none(r: &Value) -> bool {
     r.is_null()
 }
@@ -201,7 +214,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(last.code, 0, "{label}: {last:?}");
         assert_eq!(last.json()["text"], ANSWER, "{label}");
         assert_eq!(last.json()["agent"], "cline", "{label}");
-        let alerts = wait_alerts(&watch, &pane, 1);
+        let alerts = alerts(&w, &watch, &pane, 1);
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
         let classify = w.server.agentpane(&["classify", &transcript, "--json"]);
         assert_eq!(classify.code, 0, "{label}: {classify:?}");
@@ -229,7 +242,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         type_prompt(&w.server, &pane, "RUNRM please");
         let reason = "permission: run_commands (rm -rf scratch)";
         w.wait_state(&pane, "waiting", |r| r == reason);
-        let alerts = wait_alerts(&watch, &pane, 2);
+        let alerts = alerts(&w, &watch, &pane, 2);
         assert_eq!(alerts[1], ("waiting".into(), reason.into()), "{label}");
         let refused = w.server.agentpane(&["route", &claude, &pane]);
         assert_eq!(refused.code, 1, "{label}: {refused:?}");
@@ -251,7 +264,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert!(w.server.work("proj").join("scratch").is_dir(), "{label}");
         let last = w.server.agentpane(&["last", &pane, "--json"]);
         assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
-        wait_alerts(&watch, &pane, 3);
+        alerts(&w, &watch, &pane, 3);
 
         // Allowed from outside: the command runs.
         type_prompt(&w.server, &pane, "RUNWRITE please");
@@ -259,7 +272,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
             r == "permission: run_commands (touch hello.txt)"
         });
         // Alerted before it is answered (an answer within the alert's delay leaves none).
-        wait_alerts(&watch, &pane, 4);
+        alerts(&w, &watch, &pane, 4);
         let req = real::pane_row(&w.server, &pane)["request"].clone();
         let fp = req["fingerprint"].as_str().unwrap_or_default().to_string();
         let run = real::answer(&w.server, &pane, "allow", &fp);
@@ -267,14 +280,14 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(run.json()["keys"], serde_json::json!(["y"]), "{label}");
         w.wait_state(&pane, "your-turn", none);
         assert!(w.server.work("proj").join("hello.txt").is_file(), "{label}");
-        wait_alerts(&watch, &pane, 5);
+        alerts(&w, &watch, &pane, 5);
 
         // HTTP 400: attention naming it; no answer handed on.
         type_prompt(&w.server, &pane, "BADREQ now");
         w.wait_state(&pane, "attention", |r| {
             r == "api error: model stand-in does not exist"
         });
-        let alerts = wait_alerts(&watch, &pane, 6);
+        let alerts = alerts(&w, &watch, &pane, 6);
         assert_eq!(alerts[5].0, "attention", "{label}: {alerts:?}");
         assert_eq!(w.server.agentpane(&["last", &pane]).code, 1, "{label}");
         assert_eq!(w.server.agentpane(&["route", &pane, &sink]).code, 1);
@@ -291,7 +304,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(retrying["state"], "working", "{label}: {retrying:#}");
         assert_eq!(alerts_now(&watch, &pane).len(), 6, "{label}");
         w.wait_state_for(RETRIES, &pane, "attention", |r| r == "quota exceeded");
-        let alerts = wait_alerts(&watch, &pane, 7);
+        let alerts = alerts(&w, &watch, &pane, 7);
         assert_eq!(alerts[6].0, "attention", "{label}: {alerts:?}");
         std::thread::sleep(Duration::from_secs(2));
         assert_eq!(
@@ -325,7 +338,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         });
         assert_eq!(got, source, "{label}");
         w.wait_state(&pane, "your-turn", none);
-        let alerts = wait_alerts(&watch, &pane, 8);
+        let alerts = alerts(&w, &watch, &pane, 8);
         assert_eq!(alerts.len(), 8, "{label}: {alerts:?}");
         assert!(!alerts.iter().any(|a| a.1 == "interrupted"), "{label}");
         assert_eq!(watch.stop(), 0);
@@ -372,11 +385,18 @@ fn two_cline_sessions_in_one_folder_each_show_their_own_and_the_daemon_is_no_age
         press(&w.server, &shell, "Escape");
         let r = w.wait_state(&shell, "idle", none);
         assert_eq!(r["agent"], "cline", "{label}: {r:#}");
-        press(&w.server, &shell, "C-c");
-        std::thread::sleep(Duration::from_millis(500));
-        press(&w.server, &shell, "C-c");
-        wait_screen(&w.server, &shell, STEP, "the shell again", |s| {
-            s.contains("Continue") || s.trim_end().ends_with('$') || s.trim_end().ends_with('#')
+        // Ctrl+C twice quits; pressed until the shell has the pane again.
+        wait_for(STEP, "the shell again", || {
+            press(&w.server, &shell, "C-c");
+            std::thread::sleep(Duration::from_millis(700));
+            let command = w.server.tmux(&[
+                "display-message",
+                "-p",
+                "-t",
+                &shell,
+                "#{pane_current_command}",
+            ]);
+            (command.trim() == "sh").then_some(())
         });
         wait_for(STEP, "the pane to read no agent", || {
             let run = w.server.agentpane(&["resolve", &shell, "--json"]);
