@@ -163,7 +163,7 @@ impl Drop for World {
 }
 
 /// [`wait_alerts`], saying on failure what the watcher saw (its row, its log).
-fn alerts(w: &World, watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
+fn alerts_for(w: &World, watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
     let got =
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| wait_alerts(watch, pane, n)));
     got.unwrap_or_else(|_| {
@@ -214,7 +214,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(last.code, 0, "{label}: {last:?}");
         assert_eq!(last.json()["text"], ANSWER, "{label}");
         assert_eq!(last.json()["agent"], "cline", "{label}");
-        let alerts = alerts(&w, &watch, &pane, 1);
+        let alerts = alerts_for(&w, &watch, &pane, 1);
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
         let classify = w.server.agentpane(&["classify", &transcript, "--json"]);
         assert_eq!(classify.code, 0, "{label}: {classify:?}");
@@ -242,7 +242,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         type_prompt(&w.server, &pane, "RUNRM please");
         let reason = "permission: run_commands (rm -rf scratch)";
         w.wait_state(&pane, "waiting", |r| r == reason);
-        let alerts = alerts(&w, &watch, &pane, 2);
+        let alerts = alerts_for(&w, &watch, &pane, 2);
         assert_eq!(alerts[1], ("waiting".into(), reason.into()), "{label}");
         let refused = w.server.agentpane(&["route", &claude, &pane]);
         assert_eq!(refused.code, 1, "{label}: {refused:?}");
@@ -264,7 +264,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert!(w.server.work("proj").join("scratch").is_dir(), "{label}");
         let last = w.server.agentpane(&["last", &pane, "--json"]);
         assert_eq!(last.json()["text"], "Tool done.", "{label}: {last:?}");
-        alerts(&w, &watch, &pane, 3);
+        alerts_for(&w, &watch, &pane, 3);
 
         // Allowed from outside: the command runs.
         type_prompt(&w.server, &pane, "RUNWRITE please");
@@ -272,7 +272,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
             r == "permission: run_commands (touch hello.txt)"
         });
         // Alerted before it is answered (an answer within the alert's delay leaves none).
-        alerts(&w, &watch, &pane, 4);
+        alerts_for(&w, &watch, &pane, 4);
         let req = real::pane_row(&w.server, &pane)["request"].clone();
         let fp = req["fingerprint"].as_str().unwrap_or_default().to_string();
         let run = real::answer(&w.server, &pane, "allow", &fp);
@@ -280,14 +280,14 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(run.json()["keys"], serde_json::json!(["y"]), "{label}");
         w.wait_state(&pane, "your-turn", none);
         assert!(w.server.work("proj").join("hello.txt").is_file(), "{label}");
-        alerts(&w, &watch, &pane, 5);
+        alerts_for(&w, &watch, &pane, 5);
 
         // HTTP 400: attention naming it; no answer handed on.
         type_prompt(&w.server, &pane, "BADREQ now");
         w.wait_state(&pane, "attention", |r| {
             r == "api error: model stand-in does not exist"
         });
-        let alerts = alerts(&w, &watch, &pane, 6);
+        let alerts = alerts_for(&w, &watch, &pane, 6);
         assert_eq!(alerts[5].0, "attention", "{label}: {alerts:?}");
         assert_eq!(w.server.agentpane(&["last", &pane]).code, 1, "{label}");
         assert_eq!(w.server.agentpane(&["route", &pane, &sink]).code, 1);
@@ -304,7 +304,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(retrying["state"], "working", "{label}: {retrying:#}");
         assert_eq!(alerts_now(&watch, &pane).len(), 6, "{label}");
         w.wait_state_for(RETRIES, &pane, "attention", |r| r == "quota exceeded");
-        let alerts = alerts(&w, &watch, &pane, 7);
+        let alerts = alerts_for(&w, &watch, &pane, 7);
         assert_eq!(alerts[6].0, "attention", "{label}: {alerts:?}");
         std::thread::sleep(Duration::from_secs(2));
         assert_eq!(
@@ -338,7 +338,7 @@ fn cline_turns_read_right_alert_once_and_route_in_and_out() {
         });
         assert_eq!(got, source, "{label}");
         w.wait_state(&pane, "your-turn", none);
-        let alerts = alerts(&w, &watch, &pane, 8);
+        let alerts = alerts_for(&w, &watch, &pane, 8);
         assert_eq!(alerts.len(), 8, "{label}: {alerts:?}");
         assert!(!alerts.iter().any(|a| a.1 == "interrupted"), "{label}");
         assert_eq!(watch.stop(), 0);
