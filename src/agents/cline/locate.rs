@@ -121,9 +121,9 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         if r.id != id || !named {
             continue;
         }
-        let newer = best
+        let newer = !best
             .as_ref()
-            .is_none_or(|(w, b, _)| (r.started_at, written) > (b.started_at, *w));
+            .is_some_and(|(w, b, _)| (r.started_at, written) <= (b.started_at, *w));
         if newer {
             best = Some((written, r, entry.path().join(format!("{id}.messages.json"))));
         }
