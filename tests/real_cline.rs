@@ -76,15 +76,26 @@ impl World {
         ];
         let pane = self.server.new_window(&cmd, &self.server.work(dir), &env);
         real::wait_drawn(&self.server, &pane, &client.label());
-        // "Try ClinePass" opens at every start; any key but Enter closes it.
-        wait_screen(&self.server, &pane, STEP, "the ClinePass notice", |s| {
-            s.contains("Press Enter to open, any other key to close")
-        });
-        press(&self.server, &pane, "Escape");
-        wait_screen(&self.server, &pane, STEP, "Cline's input box", |s| {
-            s.contains("What can I do for you?") && s.contains("Auto-approve all disabled")
-        });
+        self.ready(&pane);
         pane
+    }
+
+    /// Waits for Cline's input box in `pane`, closing the "Try ClinePass" notice it opens
+    /// over it at the first starts in a HOME (any key but Enter closes it).
+    fn ready(&self, pane: &str) {
+        const NOTICE: &str = "Press Enter to open, any other key to close";
+        let box_shown = |s: &str| {
+            s.contains("What can I do for you?") && s.contains("Auto-approve all disabled")
+        };
+        let s = wait_screen(&self.server, pane, real::START, "Cline to start", |s| {
+            s.contains(NOTICE) || box_shown(s)
+        });
+        if s.contains(NOTICE) {
+            press(&self.server, pane, "Escape");
+        }
+        wait_screen(&self.server, pane, STEP, "Cline's input box", |s| {
+            !s.contains(NOTICE) && box_shown(s)
+        });
     }
 
     fn resolve(&self, pane: &str) -> Value {
@@ -375,14 +386,7 @@ fn two_cline_sessions_in_one_folder_each_show_their_own_and_the_daemon_is_no_age
             &shell,
             &format!("{} -i --auto-approve false", wrapper.display()),
         );
-        wait_screen(
-            &w.server,
-            &shell,
-            real::START,
-            "the ClinePass notice",
-            |s| s.contains("Press Enter to open, any other key to close"),
-        );
-        press(&w.server, &shell, "Escape");
+        w.ready(&shell);
         let r = w.wait_state(&shell, "idle", none);
         assert_eq!(r["agent"], "cline", "{label}: {r:#}");
         // Ctrl+C twice quits; pressed until the shell has the pane again.
