@@ -69,12 +69,10 @@ impl Session {
             "updated_at": Utc::now().to_rfc3339_opts(SecondsFormat::Millis, true),
             "agent": "lead", "sessionId": self.id, "messages": self.messages,
         });
-        // The conversation first, then the record: a reader that sees the new status sees
-        // the step it follows.
+        // The conversation first, then the record, each rewritten in place as the client
+        // does (no temporary file).
         for (path, value) in [(&self.messages_path, messages), (&self.record, record)] {
-            let tmp = path.with_extension("tmp");
-            std::fs::write(&tmp, value.to_string())
-                .and_then(|()| std::fs::rename(&tmp, path))
+            std::fs::write(path, value.to_string())
                 .with_context(|| format!("cannot write {}", path.display()))?;
         }
         Ok(())

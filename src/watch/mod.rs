@@ -423,7 +423,7 @@ impl Watcher {
         if self.folders_due || appeared || self.watched_for != Some(resolutions) {
             let (folders, missing) = wake::wanted_folders(&reports, &self.dir, &self.socket_path);
             let added = self.fs.update(folders);
-            for file in wake::unwatched_writes(&reports, &added) {
+            for file in wake::unwatched_writes(&reports, &self.last_reports, &added) {
                 self.scanner.note(&file);
             }
             self.watched_for = Some(resolutions);

@@ -182,13 +182,26 @@ pub fn note(scanner: &mut Scanner, paths: &[PathBuf], state_dir: &Path, socket: 
     }
 }
 
-/// The files of `reports`' transcripts that lie in `added`, folders just watched: what was
-/// written to them between the scan that read them and the watch sent no event (Cline CLI
+/// The files of the transcripts `reports` found since the scan before (`before`; none at
+/// the first, which reads everything anyway) that lie in `added`, folders just watched: what
+/// was written to them between the scan that read them and the watch sent no event (Cline CLI
 /// writes its first turn's session into a new folder and ends the turn within a second).
-pub fn unwatched_writes(reports: &[PaneReport], added: &[PathBuf]) -> Vec<PathBuf> {
+pub fn unwatched_writes(
+    reports: &[PaneReport],
+    before: &[PaneReport],
+    added: &[PathBuf],
+) -> Vec<PathBuf> {
+    if before.is_empty() {
+        return Vec::new();
+    }
+    let known: Vec<&Path> = before
+        .iter()
+        .filter_map(|r| r.resolved.transcript.as_deref())
+        .collect();
     reports
         .iter()
         .filter_map(|r| r.resolved.transcript.as_deref())
+        .filter(|t| !known.contains(t))
         .flat_map(crate::agents::sources)
         .filter(|f| f.parent().is_some_and(|d| added.iter().any(|a| a == d)))
         .collect()
@@ -465,13 +478,25 @@ mod tests {
         let mut fs = FsWatch::start(tx, state.clone(), dir.path().join("sock")).unwrap();
         let before = [state.clone(), sessions.clone()].into_iter().collect();
         assert_eq!(fs.update(before), vec![sessions.clone(), state.clone()]);
+        let before = [crate::scan::testkit::report(
+            1,
+            1,
+            crate::state::State::Idle,
+            0,
+        )];
         let reports = [r];
         let added = fs.update(folders(&reports, &state, &dir.path().join("sock")));
         assert!(added.contains(&session), "{added:?}");
-        let again = unwatched_writes(&reports, &added);
+        let again = unwatched_writes(&reports, &before, &added);
         assert_eq!(again, vec![messages, session.join("1_aaaaa.json")]);
+        // Not a transcript found before, nor at the first scan.
+        assert!(unwatched_writes(&reports, &reports, &added).is_empty());
+        assert!(unwatched_writes(&reports, &[], &added).is_empty());
         let added = fs.update(folders(&reports, &state, &dir.path().join("sock")));
-        assert!(unwatched_writes(&reports, &added).is_empty(), "{added:?}");
+        assert!(
+            unwatched_writes(&reports, &before, &added).is_empty(),
+            "{added:?}"
+        );
     }
 
     /// An idle pane of `kind` (its root `root`) that has no log yet.
