@@ -24,11 +24,12 @@ pub enum AgentKind {
     Pi,
     Kimi,
     Droid,
+    Cline,
 }
 
 impl AgentKind {
     /// Every kind, in matching order.
-    pub const ALL: [AgentKind; 12] = [
+    pub const ALL: [AgentKind; 13] = [
         AgentKind::Claude,
         AgentKind::Codex,
         AgentKind::Gemini,
@@ -41,6 +42,7 @@ impl AgentKind {
         AgentKind::Pi,
         AgentKind::Kimi,
         AgentKind::Droid,
+        AgentKind::Cline,
     ];
 
     /// The executable name that identifies the agent.
@@ -58,6 +60,7 @@ impl AgentKind {
             AgentKind::Pi => "pi",
             AgentKind::Kimi => "kimi",
             AgentKind::Droid => "droid",
+            AgentKind::Cline => "cline",
         }
     }
 

@@ -40,7 +40,9 @@ fn run_demo(seconds: &str) -> (String, tempfile::TempDir) {
 fn demo_runs_one_pane_of_every_agent_kind_and_lists_them() {
     let (stdout, tmp) = run_demo("3");
     assert!(
-        stdout.contains("(claude, codex, gemini, opencode, qwen, copilot, kilo, pi, kimi, droid)"),
+        stdout.contains(
+            "(claude, codex, gemini, opencode, qwen, copilot, kilo, pi, kimi, droid, cline)"
+        ),
         "{stdout}"
     );
     // The closing `panes` table: one row per agent pane, each with its own agent.

@@ -6,6 +6,7 @@ pub mod agent;
 pub mod aider;
 pub mod amp;
 pub mod claude;
+pub mod cline;
 pub mod codex;
 pub mod copilot;
 pub mod droid;
@@ -40,6 +41,7 @@ const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [
     &droid::Droid,
     &pi::Pi,
     &kimi::Kimi,
+    &cline::Cline,
     &claude::Claude,
     &amp::Amp,
     &aider::Aider,

@@ -1,7 +1,7 @@
 //! `demo`: a self-contained show on a private tmux server (`-L agentpane-demo-<pid>`,
 //! `-f /dev/null`). Simulated agents of every supported kind — this very binary running as
-//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo`, `pi`, `kimi` or `droid`
-//! through symlinks (see
+//! `claude`, `codex`, `gemini`, `opencode`, `qwen`, `copilot`, `kilo`, `pi`, `kimi`, `droid` or
+//! `cline` through symlinks (see
 //! `crate::fake_agent`) —
 //! replay real transcripts (`fixtures/demo/`, `fixtures/real/`, `fixtures/real-clients/`) with fresh
 //! timestamps into a temporary world (HOME, state folder, agent roots, opencode's data
@@ -50,11 +50,12 @@ const GRACE_ENV: &str = "AGENTPANE_DEMO_GRACE";
 const GRACE: f64 = 30.0;
 
 /// The agents the demo runs (symlinks to this binary).
-const AGENTS: [&str; 10] = [
+const AGENTS: [&str; 11] = [
     "claude", "codex", "gemini", "opencode", "qwen", "copilot", "kilo", "pi", "kimi", "droid",
+    "cline",
 ];
 
-const ACTORS: [Actor; 13] = [
+const ACTORS: [Actor; 14] = [
     Actor {
         window: "api",
         agent: "claude",
@@ -232,6 +233,20 @@ const ACTORS: [Actor; 13] = [
         lines: usize::MAX,
         pace_ms: 1500,
         start: "4",
+        screen: None,
+    },
+    // Cline CLI 3.0.65: its first prompt, then the answer (its session record and
+    // conversation, rewritten at each step as the client does).
+    Actor {
+        window: "deps",
+        agent: "cline",
+        fixture: (
+            "cline-messages.jsonl",
+            include_str!("../../fixtures/real-clients/cline-3.0.65/demo.jsonl"),
+        ),
+        lines: usize::MAX,
+        pace_ms: 1500,
+        start: "1",
         screen: None,
     },
 ];

@@ -43,6 +43,7 @@
 //!
 //! The fake stays alive until `quit`, stdin EOF, or a signal.
 
+mod cline;
 mod decide;
 mod droid;
 mod jsonl;
@@ -376,6 +377,7 @@ fn create_sink(kind: AgentKind, steps: &[String], hold: bool) -> Result<Box<dyn 
         | AgentKind::Qwen
         | AgentKind::Copilot
         | AgentKind::Pi => Box::new(jsonl::JsonlLog::create(kind, steps, hold)?),
+        AgentKind::Cline => Box::new(cline::Session::create()?),
         AgentKind::Amp | AgentKind::Aider => Box::new(ScreenOnly::default()),
         AgentKind::Kimi => Box::new(kimi::KimiLog::create()?),
         AgentKind::Droid => Box::new(droid::Log::create(steps)?),

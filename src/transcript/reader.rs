@@ -45,18 +45,31 @@ impl Stamp {
     }
 }
 
+/// What a transcript's files looked like: the transcript's own, then those of the other files
+/// its state is read from ([`crate::agents::sources`]: Cline CLI's session record, whose
+/// `status` changes while its conversation does not), `None` for one that does not exist.
+fn stamps(path: &Path) -> Result<(Stamp, Vec<Option<Stamp>>)> {
+    let own = Stamp::of(path)?;
+    let others = crate::agents::sources(path)
+        .iter()
+        .filter(|f| f.as_path() != path)
+        .map(|f| Stamp::of(f).ok())
+        .collect();
+    Ok((own, others))
+}
+
 #[derive(Debug)]
 struct Kept {
-    stamp: Stamp,
+    stamp: (Stamp, Vec<Option<Stamp>>),
     agent: AgentKind,
     events: Vec<Event>,
 }
 
-/// Which read of a transcript a usage was measured at: a log file's stamp, a database
-/// session's read mark.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which read of a transcript a usage was measured at: a log file's stamps (its own and
+/// those of the other files it is read from), a database session's read mark.
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum Version {
-    File(Stamp),
+    File((Stamp, Vec<Option<Stamp>>)),
     Store(u64),
 }
 
@@ -119,7 +132,7 @@ impl Reader {
         if let Some((kind, events)) = self.stores.events(path, agent)? {
             return Ok((kind, state::classify(events, now, windows, obs)));
         }
-        let stamp = Stamp::of(path)?;
+        let stamp = stamps(path)?;
         let fresh = self.files.get(path).is_some_and(|k| k.stamp == stamp);
         if !fresh {
             self.files.remove(path);
@@ -159,7 +172,7 @@ impl Reader {
     pub fn usage(&mut self, path: &Path, kind: AgentKind, pid: Option<u32>) -> Option<Metered> {
         let version = match self.stores.read_mark(path) {
             Some(mark) => Version::Store(mark),
-            None => Version::File(self.files.get(path)?.stamp),
+            None => Version::File(self.files.get(path)?.stamp.clone()),
         };
         let m = self.metering.as_mut()?;
         if let Some((v, kept)) = m.kept.get(path) {
@@ -281,6 +294,44 @@ mod tests {
             2,
             "appended: followed"
         );
+    }
+
+    #[test]
+    fn a_transcript_is_read_again_when_another_file_it_is_read_from_changed() {
+        // Cline CLI: the conversation stays as it is while the session record's `status`
+        // goes from `running` to `idle` (the turn ended with the error already written).
+        let id = "1796613871484_5onw0";
+        let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/real-clients/cline-3.0.65/slow/sessions")
+            .join(id);
+        let dir = tempfile::tempdir().unwrap();
+        let session = dir.path().join("sessions").join(id);
+        std::fs::create_dir_all(&session).unwrap();
+        for name in [format!("{id}.json"), format!("{id}.messages.json")] {
+            std::fs::copy(from.join(&name), session.join(&name)).unwrap();
+        }
+        let path = session.join(format!("{id}.messages.json"));
+        // Soon after its last message (its 429's error).
+        let now = chrono::DateTime::from_timestamp_millis(1_796_613_992_584).unwrap();
+        let mut reader = Reader::default();
+        let mut classify = || {
+            reader
+                .classify(
+                    &path,
+                    None,
+                    now,
+                    &Windows::default(),
+                    Observation::default(),
+                )
+                .unwrap()
+                .1
+                .state
+        };
+        assert_eq!(classify(), crate::state::State::Working);
+        let record = session.join(format!("{id}.json"));
+        let text = std::fs::read_to_string(&record).unwrap();
+        std::fs::write(&record, text.replace("\"running\"", "\"idle\"")).unwrap();
+        assert_eq!(classify(), crate::state::State::Attention);
     }
 
     #[test]

@@ -455,7 +455,10 @@ impl Watcher {
         }
         if self.folders_due || appeared || self.watched_for != Some(resolutions) {
             let (folders, missing) = wake::wanted_folders(&reports, &self.dir, &self.socket_path);
-            self.fs.update(folders);
+            let added = self.fs.update(folders);
+            for file in wake::unwatched_writes(&reports, &self.last_reports, &added) {
+                self.scanner.note(&file);
+            }
             self.watched_for = Some(resolutions);
             self.folders_due = false;
             self.folders_missing = missing;

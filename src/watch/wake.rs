@@ -182,6 +182,31 @@ pub fn note(scanner: &mut Scanner, paths: &[PathBuf], state_dir: &Path, socket: 
     }
 }
 
+/// The files of the transcripts `reports` found since the scan before (`before`; none at
+/// the first, which reads everything anyway) that lie in `added`, folders just watched: what
+/// was written to them between the scan that read them and the watch sent no event (Cline CLI
+/// writes its first turn's session into a new folder and ends the turn within a second).
+pub fn unwatched_writes(
+    reports: &[PaneReport],
+    before: &[PaneReport],
+    added: &[PathBuf],
+) -> Vec<PathBuf> {
+    if before.is_empty() {
+        return Vec::new();
+    }
+    let known: Vec<&Path> = before
+        .iter()
+        .filter_map(|r| r.resolved.transcript.as_deref())
+        .collect();
+    reports
+        .iter()
+        .filter_map(|r| r.resolved.transcript.as_deref())
+        .filter(|t| !known.contains(t))
+        .flat_map(crate::agents::sources)
+        .filter(|f| f.parent().is_some_and(|d| added.iter().any(|a| a == d)))
+        .collect()
+}
+
 /// The folders worth watching for these reports: each transcript's folder (for an opencode
 /// session, its database's), the folders where each agent's new sessions show up
 /// ([`crate::agents::folders`]; the watcher's own default Claude root's `sessions/` too, so a
@@ -273,7 +298,9 @@ impl FsWatch {
 
     /// Watches exactly `wanted` (non-recursively). A folder that cannot be watched is logged
     /// and left to the safety poll.
-    pub fn update(&mut self, wanted: BTreeSet<PathBuf>) {
+    /// Watches `wanted` and nothing else; the folders it had not watched before.
+    pub fn update(&mut self, wanted: BTreeSet<PathBuf>) -> Vec<PathBuf> {
+        let added: Vec<PathBuf> = wanted.difference(&self.watched).cloned().collect();
         for gone in self.watched.difference(&wanted) {
             let _ = self.watcher.unwatch(gone);
         }
@@ -291,6 +318,7 @@ impl FsWatch {
             }
         }
         self.watched = now_watched;
+        added
     }
 
     /// Folders watched now.
@@ -432,6 +460,45 @@ mod tests {
         std::sync::Arc::make_mut(&mut r.resolved).transcript = Some(tdir.join("x.jsonl"));
         let f = folders(&[r], &state, &dir.path().join("sock"));
         assert!(f.contains(&state) && f.contains(&tdir) && f.contains(dir.path()));
+    }
+
+    #[test]
+    fn files_written_into_a_folder_before_it_was_watched_are_read_again() {
+        // A Cline session's folder is new with its first turn: its record and conversation,
+        // written on after the scan that found them, are read again once the folder is
+        // watched; files in folders watched all along are not.
+        let dir = tempfile::tempdir().unwrap();
+        let state = dir.path().join("state");
+        let sessions = dir.path().join("data/sessions");
+        let session = sessions.join("1_aaaaa");
+        std::fs::create_dir_all(&state).unwrap();
+        std::fs::create_dir_all(&session).unwrap();
+        let messages = session.join("1_aaaaa.messages.json");
+        let mut r = crate::scan::testkit::report(1, 1, crate::state::State::Working, 0);
+        std::sync::Arc::make_mut(&mut r.resolved).transcript = Some(messages.clone());
+        let (tx, _rx) = std::sync::mpsc::channel();
+        let mut fs = FsWatch::start(tx, state.clone(), dir.path().join("sock")).unwrap();
+        let before = [state.clone(), sessions.clone()].into_iter().collect();
+        assert_eq!(fs.update(before), vec![sessions.clone(), state.clone()]);
+        let before = [crate::scan::testkit::report(
+            1,
+            1,
+            crate::state::State::Idle,
+            0,
+        )];
+        let reports = [r];
+        let added = fs.update(folders(&reports, &state, &dir.path().join("sock")));
+        assert!(added.contains(&session), "{added:?}");
+        let again = unwatched_writes(&reports, &before, &added);
+        assert_eq!(again, vec![messages, session.join("1_aaaaa.json")]);
+        // Not a transcript found before, nor at the first scan.
+        assert!(unwatched_writes(&reports, &reports, &added).is_empty());
+        assert!(unwatched_writes(&reports, &[], &added).is_empty());
+        let added = fs.update(folders(&reports, &state, &dir.path().join("sock")));
+        assert!(
+            unwatched_writes(&reports, &before, &added).is_empty(),
+            "{added:?}"
+        );
     }
 
     /// An idle pane of `kind` (its root `root`) that has no log yet.

@@ -200,6 +200,7 @@ impl FakeAgent {
             AgentKind::Pi => fake.real_client_fixture("pi-0.73.1/demo.jsonl"),
             AgentKind::Kimi => fake.real_client_fixture("kimi-2.1.0/demo.jsonl"),
             AgentKind::Droid => fake.real_client_fixture("droid-0.225.1/demo.jsonl"),
+            AgentKind::Cline => fake.real_client_fixture("cline-3.0.65/demo.jsonl"),
             AgentKind::Amp | AgentKind::Aider => fake,
         }
     }

@@ -7,7 +7,8 @@
 //! - `RUNWRITE` → the same with `touch hello.txt` (Copilot CLI runs `echo` without asking, but
 //!   asks before a command that writes);
 //! - `RUNRM` → the same with `rm -rf scratch` (pi's shipped permission gate asks only before
-//!   a dangerous command);
+//!   a dangerous command); to a client that offers Cline CLI's `run_commands` tool, these
+//!   two call it instead (`{"commands": [...]}`);
 //! - `ASKUSER` → one `ask_user` tool call (Copilot CLI's question to the user);
 //! - `BADREQ` → HTTP 400 `model_not_found` (opencode does not retry a 400);
 //! - `QUOTA` → HTTP 429 `insufficient_quota` (opencode retries it with growing back-off);
@@ -77,6 +78,9 @@ pub fn reply(req: &Request) -> Reply {
             json!({"error": {"message": "quota exceeded for stand-in",
                 "type": "insufficient_quota", "code": "insufficient_quota"}}),
         );
+    }
+    if let Some(command) = run_commands(&body, &user) {
+        return tool_call_ending("run_commands", json!({"commands": [command]}), "tool_calls");
     }
     if user.contains("RUNRM") {
         // OpenAI's own finish reason: pi's `openai-completions` provider takes no other.
@@ -188,6 +192,25 @@ pub fn text_stream(parts: &[&str], pace: Duration) -> Reply {
     events.push(chunk(json!({}), Some("stop")));
     events.push((String::new(), "[DONE]".into()));
     Reply::sse_paced(events, pace)
+}
+
+/// The command `RUNRM` or `RUNWRITE` asks for, when the client offers Cline CLI's
+/// `run_commands` tool (its commands in a list) rather than `bash`.
+fn run_commands(body: &Value, user: &str) -> Option<&'static str> {
+    let tools = body["tools"].as_array()?;
+    if !tools
+        .iter()
+        .any(|t| t["function"]["name"] == "run_commands")
+    {
+        return None;
+    }
+    if user.contains("RUNRM") {
+        Some("rm -rf scratch")
+    } else if user.contains("RUNWRITE") {
+        Some("touch hello.txt")
+    } else {
+        None
+    }
 }
 
 fn bash(command: &str) -> Value {
