@@ -21,6 +21,8 @@ mod folders;
 mod hooks;
 #[path = "real_claude/limits.rs"]
 mod limits;
+#[path = "real_claude/notify.rs"]
+mod notify;
 #[path = "real_claude/permission.rs"]
 mod permission;
 #[path = "real_claude/retry.rs"]

@@ -15,6 +15,7 @@
 pub mod cost;
 pub mod desktop;
 pub mod install;
+pub mod notify;
 pub mod readme;
 pub mod sshd;
 
