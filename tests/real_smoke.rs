@@ -177,7 +177,8 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
     }
     // The scripts of the packages installed beside the client run too, named without versions.
     assert!(
-        lines[3].starts_with("rebuild ") && lines[3].ends_with(" @openai/codex @openai/codex-linux-x64"),
+        lines[3].starts_with("rebuild ")
+            && lines[3].ends_with(" @openai/codex @openai/codex-linux-x64"),
         "{first}"
     );
     let (passed, told) = install_probe(&cache, &path, Some(&pins));

@@ -66,7 +66,10 @@ pub fn checks(f: &NotifyFacts, tmux_version: &str) -> Vec<Finding> {
             Channel::Webhook => url(&c.webhook_url, "@agentpane-webhook-url"),
             Channel::Desktop if f.notifier => finding(
                 Level::Ok,
-                format!("desktop: the notification service answers (try: {})", test(ch)),
+                format!(
+                    "desktop: the notification service answers (try: {})",
+                    test(ch)
+                ),
                 None,
             ),
             Channel::Desktop => finding(
