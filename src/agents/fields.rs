@@ -78,6 +78,12 @@ fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(hay, needle)
 }
 
+/// A rate-limit reset time in an API-error text, read relative to the record's own time.
+pub fn reset_time(text: &str, at: Option<Time>) -> Option<Time> {
+    let at = at?;
+    crate::read::ratelimit::parse_reset(text, at, crate::read::ratelimit::local_offset(at))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

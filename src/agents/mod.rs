@@ -161,12 +161,6 @@ pub fn retrying(agent: AgentKind, screen: &str) -> Option<retry::Retrying> {
     of(agent).retrying(screen)
 }
 
-/// A rate-limit reset time in an API-error text, read relative to the record's own time.
-pub fn reset_time(text: &str, at: Option<crate::events::Time>) -> Option<crate::events::Time> {
-    let at = at?;
-    crate::read::ratelimit::parse_reset(text, at, crate::read::ratelimit::local_offset(at))
-}
-
 /// Maps a line too large to decode (head and tail fragments only) to an event.
 pub fn parse_fragments(agent: AgentKind, head: &[u8], tail: &[u8]) -> Option<Event> {
     of(agent).parse_fragments(head, tail)

@@ -47,9 +47,9 @@ impl Client {
         format!("{} {}", self.agent, self.version)
     }
 
-    /// The program a user runs. Claude Code and opencode ship their native binary in a
-    /// platform package (npm's postinstall would only copy it); Codex and Gemini CLI start
-    /// from their npm `bin`, as a user's shell does.
+    /// The program a user runs. Claude Code and opencode: their platform package's native
+    /// binary (the one their postinstall copies); the others start from their npm `bin`, as a
+    /// user's shell does (Kilo's then runs the `bin/.kilo` its postinstall left).
     pub fn program(&self) -> PathBuf {
         let modules = self.dir.join("node_modules");
         let native = |candidates: &[&str]| {
@@ -136,7 +136,7 @@ pub fn installed(agent: &str) -> Vec<Client> {
         .into_iter()
         .filter(|(a, _)| a == agent)
         .map(|(agent, version)| Client {
-            dir: root.join(format!("{agent}@{version}")),
+            dir: root.join(format!("{agent}@{version}+postinstall")),
             agent,
             version,
         })

@@ -221,7 +221,7 @@ fn assistant_kind(v: &Value, message: &Value) -> EventKind {
     {
         let text = bounded(&text.join("\n"), 500);
         let kind = api_error_reason(v, &text);
-        let resets_at = crate::agents::reset_time(&text, fields::time(v.get("timestamp")));
+        let resets_at = crate::agents::fields::reset_time(&text, fields::time(v.get("timestamp")));
         return EventKind::ApiError(ApiError {
             kind,
             text,

@@ -222,7 +222,7 @@ pub fn api_error(data: &Value, at: Option<Time>) -> ApiError {
         }
     };
     ApiError {
-        resets_at: crate::agents::reset_time(message, at),
+        resets_at: crate::agents::fields::reset_time(message, at),
         kind,
         text: bounded(message, 500),
     }

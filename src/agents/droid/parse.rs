@@ -239,7 +239,7 @@ fn api_error(error: &str, record: &Value) -> ApiError {
     };
     let text = bounded(first, 500);
     ApiError {
-        resets_at: crate::agents::reset_time(&text, fields::time(record.get("timestamp"))),
+        resets_at: crate::agents::fields::reset_time(&text, fields::time(record.get("timestamp"))),
         kind: crate::agents::retry::api_error_kind(code, first, detail),
         text,
     }

@@ -162,7 +162,7 @@ fn error_of(status: Option<u64>, message: &str, at: Option<Time>) -> ApiError {
     let text = bounded(message, 500);
     ApiError {
         kind: crate::agents::retry::api_error_kind(status, message, detail),
-        resets_at: crate::agents::reset_time(&text, at),
+        resets_at: crate::agents::fields::reset_time(&text, at),
         text,
     }
 }

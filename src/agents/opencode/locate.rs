@@ -198,6 +198,25 @@ fn peers(flavor: &Flavor, table: &ProcTable) -> Vec<Peer> {
         .collect()
 }
 
+/// Whether `a` and `b` are one process or one runs the other: Kilo's npm launcher (`comm`
+/// `kilo`) and the `bin/.kilo` its postinstall left (`comm` `.kilo`) are one agent, not two
+/// neighbours in a folder.
+fn one_chain(table: &ProcTable, a: u32, b: u32) -> bool {
+    let runs = |outer: u32, inner: u32| {
+        let mut at = inner;
+        // A bounded walk: a table read while processes come and go may hold a loop.
+        for _ in 0..64 {
+            match table.get(at).and_then(|p| p.ppid) {
+                Some(up) if up == outer => return true,
+                Some(up) if up != at => at = up,
+                _ => return false,
+            }
+        }
+        false
+    };
+    a == b || runs(a, b) || runs(b, a)
+}
+
 /// Finds the session of the opencode process `t`.
 pub fn locate(
     flavor: &Flavor,
@@ -248,7 +267,7 @@ pub fn locate(
         .entry(flavor.name)
         .or_insert_with(|| peers(flavor, table))
         .iter()
-        .filter(|o| o.process.pid != t.pid)
+        .filter(|o| !one_chain(table, o.process.pid, t.pid))
         .filter(|o| {
             let same_dir = o
                 .cwd
@@ -476,5 +495,32 @@ mod tests {
             pick(&a, std::slice::from_ref(&fresh(2, 120)), &sessions),
             Ok(Some(&s1))
         );
+    }
+
+    #[test]
+    fn a_launcher_and_the_program_it_runs_are_one_agent_not_neighbours() {
+        let proc = |pid: u32, ppid: u32, name: &str| crate::proctree::ProcInfo {
+            pid,
+            ppid: Some(ppid),
+            name: name.into(),
+            argv: Vec::new(),
+            exe: None,
+            start: 100,
+        };
+        // shell 10 → launcher `kilo` 11 → `.kilo` 12; a second Kilo 21 under shell 20.
+        let table = ProcTable::from_procs([
+            proc(10, 1, "bash"),
+            proc(11, 10, "kilo"),
+            proc(12, 11, ".kilo"),
+            proc(20, 1, "bash"),
+            proc(21, 20, ".kilo"),
+            proc(30, 30, "loop"),
+        ]);
+        assert!(one_chain(&table, 12, 11));
+        assert!(one_chain(&table, 11, 12));
+        assert!(one_chain(&table, 12, 12));
+        assert!(!one_chain(&table, 12, 21));
+        assert!(!one_chain(&table, 11, 21));
+        assert!(!one_chain(&table, 30, 12));
     }
 }

@@ -197,7 +197,7 @@ fn api_error(message: &str, m: &Value) -> ApiError {
         .and_then(Value::as_i64)
         .and_then(chrono::DateTime::from_timestamp_millis);
     ApiError {
-        resets_at: crate::agents::reset_time(&text, at),
+        resets_at: crate::agents::fields::reset_time(&text, at),
         kind,
         text,
     }

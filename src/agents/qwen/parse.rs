@@ -235,7 +235,7 @@ fn api_error(v: &Value, event: &Value) -> ApiError {
     };
     let kind = crate::agents::retry::api_error_kind(code, message, detail);
     let text = bounded(message, 500);
-    let resets_at = crate::agents::reset_time(&text, fields::time(v.get("timestamp")));
+    let resets_at = crate::agents::fields::reset_time(&text, fields::time(v.get("timestamp")));
     ApiError {
         kind,
         text,
