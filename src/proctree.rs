@@ -394,13 +394,10 @@ pub mod procfs {
                 return None;
             }
             let key = name.as_bytes();
-            self.0
-                .split(|b| *b == 0)
-                .filter_map(|kv| {
-                    let value = kv.strip_prefix(key)?.strip_prefix(b"=")?;
-                    std::str::from_utf8(value).ok()
-                })
-                .last()
+            self.0.rsplit(|b| *b == 0).find_map(|kv| {
+                let value = kv.strip_prefix(key)?.strip_prefix(b"=")?;
+                std::str::from_utf8(value).ok()
+            })
         }
     }
 
