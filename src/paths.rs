@@ -21,11 +21,11 @@ pub fn state_dir() -> PathBuf {
         .unwrap_or_else(|| home_dir().join(".local/state/agentpane"))
 }
 
-/// The state folder a process with environment `env` uses (e.g. an agent's, where its
-/// `agentpane hook` writes): the same rule as [`state_dir`]. `None` without a `HOME`.
-pub fn state_dir_in(env: &std::collections::HashMap<String, String>) -> Option<PathBuf> {
-    let var = |k: &str| env.get(k).map(PathBuf::from);
-    state_dir_override(var).or_else(|| {
+/// The state folder a process uses (e.g. an agent's, where its `agentpane hook` writes), `var`
+/// reading one variable of its environment: the same rule as [`state_dir`]. `None` without a
+/// `HOME`.
+pub fn state_dir_in(var: impl Fn(&str) -> Option<PathBuf>) -> Option<PathBuf> {
+    state_dir_override(&var).or_else(|| {
         var("HOME")
             .filter(|h| !h.as_os_str().is_empty())
             .map(|h| h.join(".local/state/agentpane"))
@@ -525,24 +525,26 @@ mod lock_tests {
 
     #[test]
     fn another_process_state_folder_follows_its_environment() {
-        let env = |kv: &[(&str, &str)]| -> std::collections::HashMap<String, String> {
-            kv.iter()
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .collect()
+        let env = |kv: &'static [(&str, &str)]| {
+            move |k: &str| {
+                kv.iter()
+                    .find(|(n, _)| *n == k)
+                    .map(|(_, v)| PathBuf::from(v))
+            }
         };
         assert_eq!(
-            state_dir_in(&env(&[("HOME", "/h"), ("AGENTPANE_STATE_DIR", "/s")])),
+            state_dir_in(env(&[("HOME", "/h"), ("AGENTPANE_STATE_DIR", "/s")])),
             Some(PathBuf::from("/s"))
         );
         assert_eq!(
-            state_dir_in(&env(&[("HOME", "/h"), ("XDG_STATE_HOME", "/x")])),
+            state_dir_in(env(&[("HOME", "/h"), ("XDG_STATE_HOME", "/x")])),
             Some(PathBuf::from("/x/agentpane"))
         );
         assert_eq!(
-            state_dir_in(&env(&[("HOME", "/h"), ("XDG_STATE_HOME", "")])),
+            state_dir_in(env(&[("HOME", "/h"), ("XDG_STATE_HOME", "")])),
             Some(PathBuf::from("/h/.local/state/agentpane"))
         );
-        assert_eq!(state_dir_in(&env(&[])), None);
+        assert_eq!(state_dir_in(env(&[])), None);
     }
 
     #[test]

@@ -344,7 +344,6 @@ impl ProcTable {
 /// Readers of `/proc/PID/…` for one process. Each returns `None` (or nothing) when the
 /// process vanished or belongs to another user; callers fall back, never fail.
 pub mod procfs {
-    use std::collections::HashMap;
     use std::os::unix::ffi::OsStrExt;
     use std::path::PathBuf;
 
@@ -371,20 +370,35 @@ pub mod procfs {
     }
 
     /// The process's environment, when readable.
-    pub fn environ(pid: u32) -> Option<HashMap<String, String>> {
+    pub fn environ(pid: u32) -> Option<Environ> {
         let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
-        Some(parse_environ(&raw))
+        Some(parse_environ(raw))
     }
 
-    /// Parses the NUL-separated `KEY=value` list of `/proc/PID/environ`.
-    pub fn parse_environ(raw: &[u8]) -> HashMap<String, String> {
-        raw.split(|b| *b == 0)
-            .filter_map(|kv| {
-                let kv = std::str::from_utf8(kv).ok()?;
-                let (k, v) = kv.split_once('=')?;
-                Some((k.to_string(), v.to_string()))
+    /// The NUL-separated `KEY=value` list of `/proc/PID/environ`, kept as read: a lookup scans
+    /// for the one name asked (an agent's environment holds a hundred names; a locator asks
+    /// two or three), instead of building a map of them all.
+    pub fn parse_environ(raw: Vec<u8>) -> Environ {
+        Environ(raw)
+    }
+
+    /// A process's environment (see [`parse_environ`]).
+    #[derive(Debug, Clone, Default)]
+    pub struct Environ(Vec<u8>);
+
+    impl Environ {
+        /// `name`'s value: the last `name=` entry, as a map built from the list would hold it;
+        /// an entry that is not UTF-8 counts as absent.
+        pub fn get(&self, name: &str) -> Option<&str> {
+            if name.contains('=') {
+                return None;
+            }
+            let key = name.as_bytes();
+            self.0.rsplit(|b| *b == 0).find_map(|kv| {
+                let value = kv.strip_prefix(key)?.strip_prefix(b"=")?;
+                std::str::from_utf8(value).ok()
             })
-            .collect()
+        }
     }
 
     /// The files the process holds open (targets of `/proc/PID/fd/*` that are paths).
@@ -768,12 +782,17 @@ mod tests {
         let stat = "42 (a) b (c) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 10";
         assert_eq!(procfs::parse_start_ticks(stat), Some(98765));
         assert_eq!(procfs::parse_start_ticks("garbage"), None);
-        let env = procfs::parse_environ(b"A=1\0CLAUDE_CONFIG_DIR=/x=y\0junk\0");
-        assert_eq!(
-            env.get("CLAUDE_CONFIG_DIR").map(String::as_str),
-            Some("/x=y")
+        let env = procfs::parse_environ(
+            b"A=1\0CLAUDE_CONFIG_DIR=/x=y\0junk\0AB=2\0A=3\0B=\xff\0C=\0".to_vec(),
         );
-        assert_eq!(env.len(), 2);
+        assert_eq!(env.get("CLAUDE_CONFIG_DIR"), Some("/x=y"));
+        assert_eq!(env.get("A"), Some("3"), "the last entry wins");
+        assert_eq!(env.get("AB"), Some("2"));
+        assert_eq!(env.get("junk"), None);
+        assert_eq!(env.get("B"), None, "not UTF-8");
+        assert_eq!(env.get("C"), Some(""));
+        assert_eq!(env.get("A=1"), None);
+        assert_eq!(env.get(""), None);
     }
 
     #[test]

@@ -230,7 +230,9 @@ fn pane(r: &Resolved, home: &Path) -> Option<PaneFacts> {
             .and_then(|e| e.get("HOME"))
             .filter(|h| !h.is_empty())
             .map(PathBuf::from),
-        agent_state_dir: env.as_ref().and_then(paths::state_dir_in),
+        agent_state_dir: env
+            .as_ref()
+            .and_then(|e| paths::state_dir_in(|k| e.get(k).map(PathBuf::from))),
         session_id: r.session_id.clone(),
         transcript: r.transcript.clone(),
         via: r.via,
@@ -311,7 +313,8 @@ fn hook_files(panes: &[PaneFacts], home: &Path) -> Vec<HookFileFacts> {
     for p in panes {
         let env = procfs::environ(p.pid).unwrap_or_default();
         let their_home = p.agent_home.as_deref().unwrap_or(home);
-        let Some(file) = crate::agents::of(p.kind).hook_file(their_home, &|k| env.get(k).cloned())
+        let Some(file) =
+            crate::agents::of(p.kind).hook_file(their_home, &|k| env.get(k).map(str::to_string))
         else {
             continue;
         };

@@ -123,7 +123,7 @@ fn chosen_model(pid: u32, home: &Path) -> Option<String> {
     }
     let env = crate::proctree::procfs::environ(pid).unwrap_or_default();
     if let Some(m) = env.get("ANTHROPIC_MODEL") {
-        return Some(m.clone());
+        return Some(m.to_string());
     }
     let (root, _) = super::locate::config_root(pid, home);
     let settings = std::fs::read(root.join("settings.json")).ok()?;

@@ -361,8 +361,8 @@ fn peers(table: &ProcTable, me: &Target, cwd: &str) -> Vec<Proc> {
         if p.pid == me.pid || p.name != "node" {
             continue;
         }
-        let owner = procfs::environ(p.pid)
-            .is_some_and(|e| e.get("GEMINI_CLI_NO_RELAUNCH").map(String::as_str) == Some("true"));
+        let owner =
+            procfs::environ(p.pid).is_some_and(|e| e.get("GEMINI_CLI_NO_RELAUNCH") == Some("true"));
         let same = procfs::cwd(p.pid).is_some_and(|c| c.to_str() == Some(cwd));
         if owner && same {
             out.push(Proc::from_argv(p.pid, p.start, &argv_of(p.pid)));

@@ -49,7 +49,7 @@ pub fn data_root(flavor: &Flavor, pid: u32, fallback_home: &Path) -> (PathBuf, &
         env.as_ref()
             .and_then(|e| e.get(k))
             .filter(|v| !v.is_empty())
-            .cloned()
+            .map(str::to_string)
     };
     if let Some(data) = get("XDG_DATA_HOME") {
         return (Path::new(&data).join(flavor.name), "XDG_DATA_HOME");

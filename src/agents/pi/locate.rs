@@ -118,7 +118,9 @@ impl Record {
 /// environment names, then the reader's own.
 fn record_dirs(pid: u32) -> Vec<PathBuf> {
     let mut dirs = Vec::new();
-    if let Some(dir) = procfs::environ(pid).and_then(|env| crate::paths::state_dir_in(&env)) {
+    if let Some(dir) = procfs::environ(pid)
+        .and_then(|env| crate::paths::state_dir_in(|k| env.get(k).map(PathBuf::from)))
+    {
         dirs.push(dir.join(RECORDS));
     }
     let own = crate::paths::state_dir().join(RECORDS);

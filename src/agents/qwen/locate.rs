@@ -203,7 +203,7 @@ pub fn runtime_root_of(pid: u32, home: &Path, cwd: &str) -> PathBuf {
         .ok()
         .and_then(|s| runtime_setting(&s));
     runtime_root(
-        env.get("QWEN_RUNTIME_DIR").map(String::as_str),
+        env.get("QWEN_RUNTIME_DIR"),
         setting.as_deref(),
         home,
         &user_home,
