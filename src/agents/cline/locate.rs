@@ -27,7 +27,7 @@ const SLACK_SECS: u64 = 5;
 /// The data dir of a Cline process, from its environment, and which setting said so.
 pub fn data_dir(pid: u32, fallback_home: &Path) -> (PathBuf, &'static str) {
     if let Some(dir) = procfs::environ(pid)
-        .and_then(|e| e.get("CLINE_DATA_DIR").cloned())
+        .and_then(|e| e.get("CLINE_DATA_DIR").map(str::to_string))
         .filter(|d| !d.is_empty())
     {
         return (PathBuf::from(dir), "CLINE_DATA_DIR");
