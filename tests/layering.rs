@@ -718,3 +718,215 @@ fn a_circle_is_found_and_named_with_its_edges() {
     assert!(circles(&nodes, &edges).is_empty());
     assert_eq!(order(&nodes, &edges), Some(strs(&["c", "b", "a", "d"])));
 }
+
+// ---------------------------------------------------------------------------------------------
+// The agents' registry sits above every agent (docs/design.md#adding-an-agent): it lists them,
+// so nothing an agent or a helper the agents share calls may live in it or name it, and the
+// helpers the agents share name no agent.
+
+/// What a folder root re-exports with `pub use`: the name it is known by in the folder →
+/// the path it stands for (`pub use registry::{of, all}` in `agents/mod.rs` makes
+/// `crate::agents::of` stand for `crate::agents::registry::of`).
+fn reexports(code: &str, module: &[String]) -> BTreeMap<Vec<String>, Vec<String>> {
+    let toks = tokens(&code_of(code));
+    let mut out = BTreeMap::new();
+    let ident = |i: usize, w: &str| matches!(toks.get(i), Some((Tok::Ident(x), _)) if x == w);
+    for i in 0..toks.len() {
+        if !ident(i, "pub") {
+            continue;
+        }
+        // `pub use` or `pub(crate) use`.
+        let at = if ident(i + 1, "use") {
+            i + 2
+        } else if ident(i + 4, "use") && ident(i + 2, "crate") {
+            i + 5
+        } else {
+            continue;
+        };
+        let mut paths = Vec::new();
+        path_tree(&toks, at, Vec::new(), &mut paths);
+        for segments in paths {
+            let target = if matches!(
+                segments.first().map(String::as_str),
+                Some("crate" | "self" | "super")
+            ) {
+                absolute(&Named {
+                    within: module.to_vec(),
+                    segments,
+                    line: 0,
+                })
+            } else {
+                Some(module.iter().chain(&segments).cloned().collect())
+            };
+            let Some(target) = target.filter(|t| t.last().is_some_and(|n| n != "*")) else {
+                continue;
+            };
+            let mut alias = module.to_vec();
+            alias.extend(target.last().cloned());
+            out.insert(alias, target);
+        }
+    }
+    out
+}
+
+/// `target` with a re-exported name at its start replaced by what it stands for.
+fn through(target: Vec<String>, aliases: &BTreeMap<Vec<String>, Vec<String>>) -> Vec<String> {
+    for k in (1..=target.len()).rev() {
+        if let Some(real) = aliases.get(&target[..k]) {
+            return real.iter().chain(&target[k..]).cloned().collect();
+        }
+    }
+    target
+}
+
+/// The names declared at the top of a file's code (`fn x`, `const X`, `static X`), with or
+/// without `pub`.
+fn declared(code: &str) -> BTreeSet<String> {
+    let toks = tokens(&code_of(code));
+    toks.windows(2)
+        .filter_map(|w| match (&w[0].0, &w[1].0) {
+            (Tok::Ident(kw), Tok::Ident(name))
+                if matches!(kw.as_str(), "fn" | "const" | "static") =>
+            {
+                Some(name.clone())
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Every file under `src/agents/` as (path under `src/`, module, text).
+fn agents_files() -> Vec<(PathBuf, Vec<String>, String)> {
+    let root = src();
+    walkdir::WalkDir::new(root.join("agents"))
+        .sort_by_file_name()
+        .into_iter()
+        .filter_map(Result::ok)
+        .filter(|e| e.file_type().is_file())
+        .filter_map(|e| {
+            let rel = e.path().strip_prefix(&root).ok()?.to_path_buf();
+            let module = module_of(&rel)?;
+            let text = fs::read_to_string(e.path()).ok()?;
+            Some((rel, module, text))
+        })
+        .collect()
+}
+
+/// Files under `src/agents/` that sit above the agents, beside the registry, and why.
+const ABOVE_AGENTS: &[(&str, &str)] = &[(
+    "stores",
+    "the database connections the pipeline keeps between scans for the agents with a store \
+     of opencode's form; it asks the registry whose a store is",
+)];
+
+/// One breach of the agents' layering: `file:line names path (why)`.
+fn agents_breaches(files: &[(PathBuf, Vec<String>, String)]) -> Vec<String> {
+    let agents = strs(&["agents"]);
+    let root_file = files.iter().find(|(_, m, _)| *m == agents);
+    let aliases = root_file.map_or_else(BTreeMap::new, |(_, m, t)| reexports(t, m));
+    let Some((registry_file, registry, registry_text)) = files.iter().find(|(_, _, t)| {
+        let toks = tokens(&code_of(t));
+        toks.windows(2).any(|w| {
+            matches!((&w[0].0, &w[1].0), (Tok::Ident(k), Tok::Ident(n))
+                if (k == "const" || k == "static") && n == "REGISTRY")
+        })
+    }) else {
+        return vec!["no file under src/agents/ declares REGISTRY".into()];
+    };
+    // A registry in the folder root is known by its items; one in its own file by its path.
+    let items = declared(registry_text);
+    let names_registry = |t: &[String]| {
+        t.starts_with(registry)
+            && (*registry != agents || t.get(registry.len()).is_some_and(|n| items.contains(n)))
+    };
+    // Each folder under src/agents/ is one agent; each file there is shared by them.
+    let agent_folders: BTreeSet<String> = files
+        .iter()
+        .filter(|(r, m, _)| m.len() == 2 && r.file_name().is_some_and(|n| n == "mod.rs"))
+        .map(|(_, m, _)| m[1].clone())
+        .collect();
+    let mut out = Vec::new();
+    for (rel, module, text) in files {
+        if rel == registry_file
+            || *module == agents
+            || ABOVE_AGENTS.iter().any(|(m, _)| module[1] == *m)
+        {
+            continue;
+        }
+        let in_agent = agent_folders.contains(&module[1]);
+        for named in named_paths(text, module) {
+            let Some(target) = absolute(&named).map(|t| through(t, &aliases)) else {
+                continue;
+            };
+            let at = format!("src/{}:{}", rel.display(), named.line);
+            let path = target.join("::");
+            if names_registry(&target) {
+                out.push(format!("{at} names {path}: the registry lists the agents, so nothing under it may name it"));
+            } else if !in_agent
+                && target.len() >= 2
+                && target[0] == "agents"
+                && agent_folders.contains(&target[1])
+            {
+                out.push(format!(
+                    "{at} names {path}: a helper the agents share names no agent"
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_agent_or_shared_helper_names_the_registry_and_no_shared_helper_names_an_agent() {
+    let files = agents_files();
+    assert!(files.len() > 20, "found almost no files under src/agents/");
+    let breaches = agents_breaches(&files);
+    assert!(
+        breaches.is_empty(),
+        "the agents' layering is broken:\n{}",
+        breaches.join("\n")
+    );
+}
+
+#[test]
+fn a_re_exported_registry_lookup_is_the_registry() {
+    let file = |rel: &str, module: &[&str], text: &str| {
+        (PathBuf::from(rel), strs(module), text.to_string())
+    };
+    let files = vec![
+        file(
+            "agents/mod.rs",
+            &["agents"],
+            "pub mod kilo; pub mod registry; pub use registry::{of, all};\n",
+        ),
+        file(
+            "agents/registry.rs",
+            &["agents", "registry"],
+            "const REGISTRY: [&dyn A; 1] = [&super::kilo::Kilo];\npub fn of() {}\n",
+        ),
+        file(
+            "agents/fields.rs",
+            &["agents", "fields"],
+            "fn f() { crate::agents::all(); super::kilo::g(); }\n",
+        ),
+        file(
+            "agents/kilo/mod.rs",
+            &["agents", "kilo"],
+            "fn f() { crate::agents::of(); crate::agents::fields::x(); }\n",
+        ),
+    ];
+    let got = agents_breaches(&files);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(
+        got[0].starts_with("src/agents/fields.rs:1 names agents::registry::all"),
+        "{got:?}"
+    );
+    assert!(
+        got[1].starts_with("src/agents/fields.rs:1 names agents::kilo::g"),
+        "{got:?}"
+    );
+    assert!(
+        got[2].starts_with("src/agents/kilo/mod.rs:1 names agents::registry::of"),
+        "{got:?}"
+    );
+}

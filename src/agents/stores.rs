@@ -1,6 +1,7 @@
 //! Sessions kept in an agent's own database rather than in a log file (opencode's SQLite
 //! store), read through connections kept between scans by a long-running caller: a session is
-//! read again only once its rows changed ([`super::opencode::reader`]).
+//! read again only once its rows changed ([`super::opencode::reader`]). The pipeline's side
+//! of those stores: it sits above the agents, beside the registry it asks whose a store is.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -9,6 +10,7 @@ use anyhow::Result;
 
 pub use super::opencode::reader::Depth;
 use super::opencode::{self, SessionRef};
+use super::registry::{keeps_a_store, owner_of_path};
 use crate::events::{AgentKind, Event};
 
 /// What the panes of one resolution share, per agent: the database connections (kept between
@@ -70,7 +72,7 @@ impl Stores {
         path: &Path,
         agent: Option<AgentKind>,
     ) -> Result<Option<(AgentKind, &[Event])>> {
-        let Some(session) = opencode::session_of(path, agent)? else {
+        let Some(session) = opencode::session_of(path, agent.filter(|k| keeps_a_store(*k)))? else {
             return Ok(None);
         };
         if self.opencode.events(&session).is_none() {
@@ -104,7 +106,7 @@ impl Stores {
 /// agent that owns the path.
 fn kind_of(path: &Path, agent: Option<AgentKind>) -> AgentKind {
     agent
-        .or_else(|| crate::agents::owner_of_path(path).map(|a| a.kind()))
+        .or_else(|| owner_of_path(path).map(|a| a.kind()))
         .unwrap_or(AgentKind::Opencode)
 }
 
@@ -117,7 +119,7 @@ pub fn classify(
     windows: &crate::state::Windows,
     obs: crate::state::Observation,
 ) -> Result<Option<(AgentKind, crate::state::Status)>> {
-    match opencode::session_of(path, agent)? {
+    match opencode::session_of(path, agent.filter(|k| keeps_a_store(*k)))? {
         Some(session) => Ok(Some((
             kind_of(path, agent),
             opencode::classify(&session, now, windows, obs)?,

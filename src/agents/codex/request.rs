@@ -137,9 +137,7 @@ mod tests {
         assert_eq!(r.from, RequestSource::Log);
         // Its dialog on screen is this request's.
         let screen = "  Would you like to run the following command?\n\n  Reason: the mock needs it\n\n  $ touch approved.txt\n\n› 1. Yes, proceed (y)\n  2. Yes, and don't ask again for commands that start with `touch approved.txt` (p)\n  3. No, and tell Codex what to do differently (esc)\n";
-        let shown = crate::agents::of(crate::events::AgentKind::Codex)
-            .on_screen(screen)
-            .unwrap();
+        let shown = crate::agents::Agent::on_screen(&crate::agents::codex::Codex, screen).unwrap();
         assert!(r.shown_in(&shown.request));
         // Answered: its output follows.
         assert_eq!(pending(&records(&[TURN, USER, CALL, OUTPUT])), None);
@@ -176,9 +174,7 @@ mod tests {
             "/fixtures/panes/codex/codex-tui-approval-patch.txt"
         ))
         .unwrap();
-        let shown = crate::agents::of(crate::events::AgentKind::Codex)
-            .on_screen(&screen)
-            .unwrap();
+        let shown = crate::agents::Agent::on_screen(&crate::agents::codex::Codex, &screen).unwrap();
         let readme = pending(&records(&[
             TURN,
             r#"{"type":"response_item","payload":{"type":"custom_tool_call","name":"apply_patch","input":"*** Begin Patch\n*** Update File: README.md\n+hello\n*** End Patch","call_id":"c4"}}"#,

@@ -111,7 +111,7 @@ mod tests {
             (Some(1234), 1234, 56)
         );
         assert_eq!((r.context_window, r.cost_usd), (Some(272_000), None));
-        let agent = crate::agents::of(crate::events::AgentKind::Copilot);
+        let agent: &dyn crate::agents::Agent = &crate::agents::copilot::Copilot;
         assert_eq!(agent.usage(line), Some(r));
     }
 

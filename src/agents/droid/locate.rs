@@ -11,13 +11,13 @@
 //! Nothing ties the file to the process: neither holds it open, no lock, no pid. But droid
 //! begins a session's log as soon as it starts (once the folder is trusted), so the order of
 //! starts decides, as for pi: the droid processes in a folder are paired with the logs begun
-//! there since they started ([`crate::agents::pi::locate::owner_of`]); a pane reads
+//! there since they started ([`crate::agents::start_order`]); a pane reads
 //! `ambiguous` rather than a neighbour's log.
 
 use std::path::{Path, PathBuf};
 
-use crate::agents::locate::{cwd_matches, head_values, mtime_secs, Found, Target, Via};
-use crate::agents::pi::locate::{owner_of, Log, Owned, Writer};
+use crate::agents::locate::{head_values, mtime_secs, Found, Target};
+use crate::agents::start_order::{self, in_folder, owner_of, Log, Owned, Words, Writer};
 use crate::proctree::{procfs, ProcTable};
 
 /// The process name of the screen process and of its session child.
@@ -115,9 +115,7 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
         .iter()
         .filter(|p| p.pid != t.pid && is_screen_process(p, table))
     {
-        let same_folder = procfs::cwd(p.pid)
-            .is_some_and(|c| cwd_matches(&c.to_string_lossy(), std::slice::from_ref(cwd)));
-        if same_folder {
+        if in_folder(p.pid, std::slice::from_ref(cwd)) {
             writers.push(writer(p.pid, p.start));
         }
     }
@@ -154,29 +152,14 @@ fn writer(pid: u32, start: u64) -> Writer {
 /// The logs in `dir` begun or written since the first of `writers` started, of no session
 /// another process claims, whose header names one of the target's folders.
 fn logs_in(dir: &Path, writers: &[Writer], t: &Target) -> Vec<Log> {
-    let Some(first) = writers.iter().map(|w| w.since_ms).min() else {
-        return Vec::new();
+    let keep = |p: &Path| session_id(p).is_some_and(|id| !t.claimed.contains(&id));
+    let times = |path: &Path| {
+        let written_ms = mtime_secs(path)
+            .and_then(|s| i64::try_from(s).ok())
+            .map(|s| s.saturating_mul(1000))?;
+        Some((begun_ms(path).unwrap_or(written_ms), written_ms))
     };
-    let mut logs: Vec<Log> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| session_id(p).is_some_and(|id| !t.claimed.contains(&id)))
-        .filter_map(|path| {
-            let written_ms = mtime_secs(&path)
-                .and_then(|s| i64::try_from(s).ok())
-                .map(|s| s.saturating_mul(1000))?;
-            let begun_ms = begun_ms(&path).unwrap_or(written_ms);
-            (begun_ms.max(written_ms) >= first).then_some(Log {
-                path,
-                begun_ms,
-                written_ms,
-            })
-        })
-        .filter(|l| header_cwd(&l.path).map_or(true, |c| cwd_matches(&c, t.cwds)))
-        .collect();
-    logs.sort_by(|a, b| a.path.cmp(&b.path));
-    logs
+    start_order::logs_in(dir, writers, t.cwds, keep, times, header_cwd)
 }
 
 /// When a log was begun (its file's birth time), Unix milliseconds; the name (a random uuid)
@@ -194,42 +177,13 @@ fn header_cwd(path: &Path) -> Option<String> {
         .and_then(|v| v.get("cwd")?.as_str().map(str::to_string))
 }
 
+/// How droid's steps name what the order of starts weighed.
+const WORDS: Words = Words {
+    processes: "droid process(es) here",
+    fresh: "droid begins its log once the folder is trusted",
+};
+
 /// What the order of starts found for the pane, with `others` other droid processes here.
 fn found(owned: Owned, others: usize, dir: &Path, steps: &mut Vec<String>) -> Found {
-    match owned {
-        Owned::None => {
-            steps.push(format!(
-                "transcript: none in {} begun since it started (droid begins its log once the \
-                 folder is trusted)",
-                dir.display()
-            ));
-            Found::default()
-        }
-        Owned::Log(path) => {
-            steps.push(format!(
-                "transcript: {} in {}, by the order the {} droid process(es) here started and \
-                 their logs began",
-                path.file_name().unwrap_or_default().to_string_lossy(),
-                dir.display(),
-                others + 1
-            ));
-            Found {
-                session_id: session_id(&path),
-                transcript: Some(path),
-                via: Via::Cwd,
-                record: None,
-            }
-        }
-        Owned::Ambiguous(n) => {
-            steps.push(format!(
-                "transcript: {n} log(s) in {} it may write, and {others} other droid \
-                 process(es) here that may write them: cannot tell which is this pane's",
-                dir.display()
-            ));
-            Found {
-                via: Via::Ambiguous,
-                ..Found::default()
-            }
-        }
-    }
+    start_order::found(owned, others, dir, &WORDS, session_id, steps)
 }

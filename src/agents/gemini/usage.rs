@@ -119,7 +119,7 @@ mod tests {
     fn a_reply_counts_thoughts_as_output_and_the_prompt_as_context() {
         let line = br#"{"id":"a","timestamp":"2026-12-01T22:30:00Z","type":"gemini","content":[],"tokens":{"input":1234,"output":56,"cached":200,"thoughts":7,"tool":0,"total":1297},"model":"gemini-2.5-pro"}"#;
         let r = reading(line).unwrap();
-        let agent = crate::agents::of(crate::events::AgentKind::Gemini);
+        let agent: &dyn crate::agents::Agent = &crate::agents::gemini::Gemini;
         assert_eq!(agent.usage(line), Some(r.clone()), "the adapter reads it");
         assert_eq!(
             agent.context_window("gemini-2.5-pro", None, std::path::Path::new("/nonexistent")),

@@ -141,19 +141,35 @@ mod tests {
     fn kilo_sessions_are_kilo_s_and_opencode_s_stay_opencode_s() {
         let kilo = Path::new("/h/.local/share/kilo/kilo.db#ses_dcc45fdaf");
         let opencode = Path::new("/h/.local/share/opencode/opencode.db#ses_dcc45fdaf");
-        assert_eq!(
-            crate::agents::owner_of_path(kilo).map(|a| a.kind()),
-            Some(AgentKind::Kilo)
-        );
-        assert_eq!(
-            crate::agents::owner_of_path(opencode).map(|a| a.kind()),
-            Some(AgentKind::Opencode)
-        );
+        assert!(Kilo.owns_path(kilo) && !Kilo.owns_path(opencode));
+        let other = crate::agents::opencode::Opencode;
+        assert!(other.owns_path(opencode) && !other.owns_path(kilo));
         assert!(Kilo.never_news(Path::new("/h/.local/share/kilo/kilo.db-shm")));
         assert!(!Kilo.never_news(Path::new("/h/.local/share/kilo/kilo.db-wal")));
         assert_eq!(
             Kilo.sources(kilo).unwrap()[1],
             Path::new("/h/.local/share/kilo/kilo.db-wal")
         );
+    }
+
+    #[test]
+    fn kilo_keeps_the_same_rows() {
+        let sql = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/real-clients/kilo-7.7.7/session.sql"
+        ))
+        .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let kilo = dir.path().join("kilo.db");
+        std::fs::rename(store::testkit::db_from(dir.path(), &sql), &kilo).unwrap();
+        let path = crate::agents::opencode::SessionRef {
+            db: kilo,
+            session: "ses_dc9914655ffekSS0W3ahQ00RaQ".into(),
+        }
+        .to_path();
+        let u = Kilo.session_usage(&path).unwrap().unwrap();
+        assert_eq!((u.session_input, u.session_output), (Some(30), Some(15)));
+        assert_eq!(u.context_tokens, Some(15));
+        assert_eq!(u.model.as_deref(), Some("stand-in"));
     }
 }

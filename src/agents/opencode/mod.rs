@@ -107,23 +107,17 @@ pub fn never_news(path: &Path) -> bool {
     OPENCODE.never_news(path)
 }
 
-/// Whether `agent` keeps its sessions in a store of opencode's form: it owns a session in a
-/// database named after it.
-fn keeps_a_store(agent: AgentKind) -> bool {
-    let example = format!("/{}.db#ses_0", agent.name());
-    crate::agents::of(agent).owns_path(Path::new(&example))
-}
-
 /// The session `path` names; an error when the caller said the transcript is in a store of
-/// this form (`--agent opencode`, `--agent kilo`) and `path` is not `<db>#<session id>`.
-pub fn session_of(path: &Path, agent: Option<AgentKind>) -> Result<Option<SessionRef>> {
+/// this form (`store`: the agent that keeps it, from `--agent opencode`, `--agent kilo`) and
+/// `path` is not `<db>#<session id>`.
+pub fn session_of(path: &Path, store: Option<AgentKind>) -> Result<Option<SessionRef>> {
     match SessionRef::parse(path) {
         Some(r) => Ok(Some(r)),
-        None if agent.is_some_and(keeps_a_store) => {
+        None if store.is_some() => {
             anyhow::bail!(
                 "{}: a {} transcript is named `<database path>#<session id>` (as `agentpane resolve` shows it)",
                 path.display(),
-                agent.map_or("", |a| a.name())
+                store.map_or("", |a| a.name())
             )
         }
         None => Ok(None),

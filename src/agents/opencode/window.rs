@@ -119,7 +119,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(window(&OPENCODE, "stand-in", None, h), Some(32_000));
-        let agent = crate::agents::of(crate::events::AgentKind::Opencode);
+        let agent: &dyn crate::agents::Agent = &crate::agents::opencode::Opencode;
         assert_eq!(agent.context_window("stand-in", None, h), Some(32_000));
         assert_eq!(window(&OPENCODE, "unknown-model", None, h), None);
     }

@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::agents::locate::{cwd_matches, head_values, mtime_secs, Found, Target, Via};
+use crate::agents::locate::{head_values, mtime_secs, Found, Target, Via};
+use crate::agents::start_order::{self, in_folder, owner_of, Log, Owned, Words, Writer};
 use crate::proctree::{procfs, ProcTable};
 
 /// The process name pi gives itself.
@@ -186,9 +187,7 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
     let mut writers = vec![Writer::of(t.pid, t.start)];
     let mut claimed = Vec::new();
     for p in table.iter().filter(|p| p.name == COMM && p.pid != t.pid) {
-        let same_folder = procfs::cwd(p.pid)
-            .is_some_and(|c| cwd_matches(&c.to_string_lossy(), std::slice::from_ref(cwd)));
-        if !same_folder {
+        if !in_folder(p.pid, std::slice::from_ref(cwd)) {
             continue;
         }
         match record_of(p.pid, p.start) {
@@ -201,200 +200,37 @@ pub fn locate(t: &Target, table: &ProcTable, steps: &mut Vec<String>) -> Found {
     found(owned, writers.len() - 1, &dir, steps)
 }
 
-/// A pi process with no record in the pane's folder: its pid, and when it started (Unix
-/// milliseconds, a second early: process start times are whole seconds).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Writer {
-    pub pid: u32,
-    pub since_ms: i64,
-}
-
-impl Writer {
-    /// The writer `pid` started at `start` (seconds since the epoch).
-    pub fn of(pid: u32, start: u64) -> Writer {
-        let ms = i64::try_from(start)
-            .unwrap_or(i64::MAX)
-            .saturating_mul(1000);
-        Writer {
-            pid,
-            since_ms: ms.saturating_sub(1000),
-        }
-    }
-}
-
-/// A log in the folder that no record claims: when it was begun (by its name) and last
-/// written (Unix milliseconds).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Log {
-    pub path: PathBuf,
-    pub begun_ms: i64,
-    pub written_ms: i64,
-}
-
-/// Which log a pi process without a record writes, as far as the order of starts tells.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Owned {
-    /// No log it can have written (a fresh pi writes its log when its first answer ends).
-    None,
-    Log(PathBuf),
-    /// Another process may have written each log it may have (`n` of them).
-    Ambiguous(usize),
-}
-
-/// Whether `w` may write `log`: a log begun before a process started is not its own, unless
-/// it resumed it (`pi -c`): written surely after it started (not in the second around its
-/// start, when the last pi may have ended), and begun before any of `writers` started (so
-/// its first writer is gone). pi marks a resumed log no other way.
-fn may_write(w: &Writer, log: &Log, writers: &[Writer]) -> bool {
-    log.begun_ms >= w.since_ms
-        || (log.written_ms >= w.since_ms + RESUME_MARGIN_MS
-            && writers.iter().all(|o| log.begun_ms < o.since_ms))
-}
-
-/// How long after a process's start second (counted from [`Writer::since_ms`]) a write to an
-/// older log shows the process resumed it.
-const RESUME_MARGIN_MS: i64 = 3000;
-
-/// The log of the process `pid` among `writers` (each writes one log, each log has one
-/// writer): the log it has in every largest pairing of writers with logs they may write.
-/// pi A's log begun after A started, before pi B started, is A's, and B's is one begun after
-/// B started; a log begun after both started is either's, so `Ambiguous`, unless each other
-/// process has its own.
-pub fn owner_of(pid: u32, writers: &[Writer], logs: &[Log]) -> Owned {
-    let Some(me) = writers.iter().position(|w| w.pid == pid) else {
-        return Owned::None;
-    };
-    let edges: Vec<Vec<usize>> = writers
-        .iter()
-        .map(|w| {
-            (0..logs.len())
-                .filter(|&l| may_write(w, &logs[l], writers))
-                .collect()
-        })
-        .collect();
-    if edges[me].is_empty() {
-        return Owned::None;
-    }
-    let full = largest(&edges, logs.len(), None, None);
-    // Another pairing as large that leaves this process without a log: every log it may
-    // write may be someone else's.
-    if largest(&edges, logs.len(), Some(me), None) == full {
-        return Owned::Ambiguous(edges[me].len());
-    }
-    let fits: Vec<usize> = edges[me]
-        .iter()
-        .copied()
-        .filter(|&l| 1 + largest(&edges, logs.len(), Some(me), Some(l)) == full)
-        .collect();
-    match fits[..] {
-        [l] => Owned::Log(logs[l].path.clone()),
-        _ => Owned::Ambiguous(fits.len()),
-    }
-}
-
-/// The size of the largest pairing of writers with logs (`edges[w]`: the logs `w` may write),
-/// leaving out writer `skip_w` and log `skip_l` (augmenting paths; a handful of each).
-fn largest(
-    edges: &[Vec<usize>],
-    logs: usize,
-    skip_w: Option<usize>,
-    skip_l: Option<usize>,
-) -> usize {
-    let mut writer_of = vec![None; logs];
-    (0..edges.len())
-        .filter(|&w| Some(w) != skip_w)
-        .filter(|&w| augment(w, edges, skip_l, &mut writer_of, &mut vec![false; logs]))
-        .count()
-}
-
-fn augment(
-    w: usize,
-    edges: &[Vec<usize>],
-    skip_l: Option<usize>,
-    writer_of: &mut [Option<usize>],
-    seen: &mut [bool],
-) -> bool {
-    for &l in &edges[w] {
-        if Some(l) == skip_l || seen[l] {
-            continue;
-        }
-        seen[l] = true;
-        if writer_of[l].map_or(true, |o| augment(o, edges, skip_l, writer_of, seen)) {
-            writer_of[l] = Some(w);
-            return true;
-        }
-    }
-    false
-}
-
 /// The logs in `dir` that one of `writers` may write (begun since the first of them started,
 /// or written since), claimed by no record, whose header names one of `cwds` (or none: a
 /// log not yet readable).
 pub fn logs_in(dir: &Path, writers: &[Writer], claimed: &[PathBuf], cwds: &[String]) -> Vec<Log> {
-    let Some(first) = writers.iter().map(|w| w.since_ms).min() else {
-        return Vec::new();
+    let times = |path: &Path| {
+        let begun_ms = created_ms(path)?;
+        let written_ms = mtime_secs(path)
+            .and_then(|s| i64::try_from(s).ok())
+            .map_or(begun_ms, |s| s.saturating_mul(1000));
+        Some((begun_ms, written_ms))
     };
-    let mut logs: Vec<Log> = std::fs::read_dir(dir)
-        .map(|d| d.flatten().map(|e| e.path()).collect::<Vec<_>>())
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|p| !claimed.contains(p))
-        .filter_map(|path| {
-            let begun_ms = created_ms(&path)?;
-            let written_ms = mtime_secs(&path)
-                .and_then(|s| i64::try_from(s).ok())
-                .map_or(begun_ms, |s| s.saturating_mul(1000));
-            (begun_ms.max(written_ms) >= first).then_some(Log {
-                path,
-                begun_ms,
-                written_ms,
-            })
-        })
-        .filter(|l| header_cwd(&l.path).map_or(true, |c| cwd_matches(&c, cwds)))
-        .collect();
-    logs.sort_by(|a, b| a.path.cmp(&b.path));
-    logs
+    start_order::logs_in(
+        dir,
+        writers,
+        cwds,
+        |p| !claimed.iter().any(|c| c == p),
+        times,
+        header_cwd,
+    )
 }
+
+/// How pi's steps name what the order of starts weighed.
+const WORDS: Words = Words {
+    processes: "pi process(es) here without a record",
+    fresh: "a fresh pi writes its log when the first answer ends",
+};
 
 /// What the order of starts found for the pane, with `others` other pi processes here
 /// without a record.
 fn found(owned: Owned, others: usize, dir: &Path, steps: &mut Vec<String>) -> Found {
-    match owned {
-        Owned::None => {
-            steps.push(format!(
-                "transcript: none in {} begun since it started (a fresh pi writes its log when \
-                 the first answer ends)",
-                dir.display()
-            ));
-            Found::default()
-        }
-        Owned::Log(path) => {
-            steps.push(format!(
-                "transcript: {} in {}, by the order the {} pi process(es) here without a \
-                 record started and their logs began",
-                path.file_name().unwrap_or_default().to_string_lossy(),
-                dir.display(),
-                others + 1
-            ));
-            Found {
-                session_id: session_id(&path),
-                transcript: Some(path),
-                via: Via::Cwd,
-                record: None,
-            }
-        }
-        Owned::Ambiguous(n) => {
-            steps.push(format!(
-                "transcript: {n} log(s) in {} it may write, and {others} other pi process(es) \
-                 here without a record that may write them: cannot tell which is this pane's",
-                dir.display()
-            ));
-            Found {
-                via: Via::Ambiguous,
-                ..Found::default()
-            }
-        }
-    }
+    start_order::found(owned, others, dir, &WORDS, session_id, steps)
 }
 
 fn from_record(path: &Path, record: &Record, steps: &mut Vec<String>) -> Found {
@@ -523,87 +359,6 @@ mod tests {
         chrono::DateTime::parse_from_rfc3339(&format!("2026-12-02T{hms}Z"))
             .unwrap()
             .timestamp_millis()
-    }
-
-    fn log(id: &str, begun: &str, written: &str) -> Log {
-        Log {
-            path: PathBuf::from(format!("/s/{id}.jsonl")),
-            begun_ms: ms(begun),
-            written_ms: ms(written),
-        }
-    }
-
-    fn writer(pid: u32, start: &str) -> Writer {
-        Writer::of(pid, (ms(start) / 1000) as u64)
-    }
-
-    fn of(id: &str) -> Owned {
-        Owned::Log(PathBuf::from(format!("/s/{id}.jsonl")))
-    }
-
-    #[test]
-    fn a_log_begun_before_a_second_pi_started_stays_with_the_first() {
-        let a = writer(1, "12:00:00");
-        let b = writer(2, "12:05:00");
-        let la = log("a", "12:00:09", "12:06:00");
-        let logs = [la.clone()];
-        assert_eq!(owner_of(1, &[a, b], &logs), of("a"));
-        assert_eq!(
-            owner_of(2, &[a, b], &logs),
-            Owned::None,
-            "nothing since b began"
-        );
-        // b answers: a log begun after b started is b's, as a has its own.
-        let logs = [la, log("b", "12:05:30", "12:05:30")];
-        assert_eq!(owner_of(1, &[a, b], &logs), of("a"));
-        assert_eq!(owner_of(2, &[a, b], &logs), of("b"));
-    }
-
-    #[test]
-    fn a_log_either_could_have_begun_is_ambiguous() {
-        let a = writer(1, "12:00:00");
-        let b = writer(2, "12:00:05");
-        // Both started, then one log: whose first answer it was, the order cannot say.
-        let logs = [log("x", "12:01:00", "12:01:00")];
-        assert_eq!(owner_of(1, &[a, b], &logs), Owned::Ambiguous(1));
-        assert_eq!(owner_of(2, &[a, b], &logs), Owned::Ambiguous(1));
-        // Two logs after both started, and a third pi before the second log: no one's own.
-        let c = writer(3, "12:02:00");
-        let logs = [
-            log("a", "12:00:10", "12:00:10"),
-            log("x", "12:03:00", "12:03:00"),
-        ];
-        assert_eq!(owner_of(1, &[a, b, c], &logs), Owned::Ambiguous(2));
-        assert_eq!(owner_of(3, &[a, b, c], &logs), Owned::Ambiguous(1));
-        // The first log begun before the second pi started: it is a's; the second b's or c's.
-        let a = writer(1, "11:59:00");
-        let logs = [
-            log("a", "11:59:30", "11:59:30"),
-            log("x", "12:03:00", "12:03:00"),
-        ];
-        assert_eq!(owner_of(1, &[a, b, c], &logs), of("a"));
-        assert_eq!(owner_of(2, &[a, b, c], &logs), Owned::Ambiguous(1));
-        assert_eq!(owner_of(3, &[a, b, c], &logs), Owned::Ambiguous(1));
-        // One pi, two logs since it started (a `/new`): either may be the current one.
-        assert_eq!(owner_of(1, &[a], &logs), Owned::Ambiguous(2));
-        assert_eq!(owner_of(9, &[a], &logs), Owned::None, "not a writer here");
-    }
-
-    #[test]
-    fn a_log_written_after_its_first_writer_left_is_the_resuming_pis() {
-        let b = writer(2, "12:05:00");
-        let old = log("old", "11:00:00", "12:06:00");
-        assert_eq!(owner_of(2, &[b], std::slice::from_ref(&old)), of("old"));
-        // Written only in the second b started: the last pi's, ended as b started.
-        let ended = log("old", "11:00:00", "12:04:59");
-        assert_eq!(owner_of(2, &[b], &[ended]), Owned::None);
-        // Its first writer still runs: the log is that one's, not b's.
-        let a = writer(1, "10:59:00");
-        assert_eq!(
-            owner_of(2, &[a, b], std::slice::from_ref(&old)),
-            Owned::None
-        );
-        assert_eq!(owner_of(1, &[a, b], &[old]), of("old"));
     }
 
     #[test]

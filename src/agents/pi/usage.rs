@@ -154,7 +154,7 @@ mod tests {
             (1234, 56, Some(1290))
         );
         assert_eq!(r.cost_usd, Some(0.003));
-        let agent = crate::agents::of(crate::events::AgentKind::Pi);
+        let agent: &dyn crate::agents::Agent = &crate::agents::pi::Pi;
         assert_eq!(agent.usage(line), Some(r));
     }
 
@@ -177,7 +177,7 @@ mod tests {
         assert_eq!(window_in(dir.path(), "claude-x"), Some(1_000_000));
         assert_eq!(window_in(dir.path(), "other"), None);
         let home = dir.path().parent().unwrap();
-        let agent = crate::agents::of(crate::events::AgentKind::Pi);
+        let agent: &dyn crate::agents::Agent = &crate::agents::pi::Pi;
         assert_eq!(
             agent.context_window("mock-model", None, home),
             None,

@@ -309,7 +309,13 @@ mod tests {
             }
         });
         let table = crate::proctree::ProcTable::from_procs(procs);
-        let matcher = crate::proctree::Matcher::default().with_packages(crate::agents::packages());
+        let packages = crate::agents::Agent::packages(&super::super::Qwen);
+        let matcher = crate::proctree::Matcher::default().with_packages(
+            packages
+                .iter()
+                .map(|p| (*p, crate::events::AgentKind::Qwen))
+                .collect(),
+        );
         let m = table.find_agent(27673, &matcher).expect("an agent");
         assert_eq!((m.kind, m.pid), (crate::events::AgentKind::Qwen, 2464));
         assert_eq!(m.chain, vec![27673, 2272, 2302, 2464]);

@@ -134,7 +134,7 @@ mod tests {
         let reply = br#"{"uuid":"a","timestamp":"2026-12-02T09:42:24Z","type":"assistant","model":"qwen3-coder-plus","message":{},"usageMetadata":{"promptTokenCount":1234,"candidatesTokenCount":56,"cachedContentTokenCount":200,"totalTokenCount":1290}}"#;
         let r = reading(reply).unwrap();
         assert_eq!((r.context_tokens, r.input, r.output), (Some(1234), 0, 0));
-        let agent = crate::agents::of(crate::events::AgentKind::Qwen);
+        let agent: &dyn crate::agents::Agent = &crate::agents::qwen::Qwen;
         assert_eq!(agent.usage(reply), Some(r));
         let response = br#"{"uuid":"b","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response","input_token_count":1234,"output_token_count":56,"thoughts_token_count":4}}}"#;
         let r = reading(response).unwrap();
