@@ -22,8 +22,11 @@ pub mod qwen;
 pub mod record;
 pub mod registry;
 pub mod retry;
+pub mod screen;
 pub mod start_order;
 pub mod stores;
+#[cfg(test)]
+pub mod testkit;
 
 pub use agent::{Agent, AnswerReader, AnswerStep, HookFile, LookBack, Lookup};
 pub use registry::{

@@ -179,20 +179,17 @@ mod tests {
     }
 
     /// The lines of a recorded real client's log (fixtures/real-clients/).
-    fn recorded(file: &str) -> Vec<String> {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/real-clients")
-            .join(file);
-        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path:?}: {e}"));
+    fn recorded(client: &str, name: &str) -> Vec<String> {
+        let text = crate::agents::testkit::recorded(client, name);
         text.lines().map(str::to_string).collect()
     }
 
     #[test]
     fn the_newer_agents_records_are_claimed_as_theirs() {
-        for line in recorded("pi-0.73.1/session.jsonl") {
+        for line in recorded("pi-0.73.1", "session.jsonl") {
             assert_eq!(detect_line(line.as_bytes()), Some(AgentKind::Pi), "{line}");
         }
-        for line in recorded("kimi-2.1.0/wire.jsonl") {
+        for line in recorded("kimi-2.1.0", "wire.jsonl") {
             assert_eq!(
                 detect_line(line.as_bytes()),
                 Some(AgentKind::Kimi),
@@ -200,8 +197,8 @@ mod tests {
             );
         }
         let droid = [
-            recorded("droid-0.225.1/turns.jsonl"),
-            recorded("droid-0.225.1/second.jsonl"),
+            recorded("droid-0.225.1", "turns.jsonl"),
+            recorded("droid-0.225.1", "second.jsonl"),
         ];
         for line in droid.concat() {
             let v: serde_json::Value = serde_json::from_str(&line).unwrap();

@@ -94,6 +94,38 @@ pub fn api_error_kind(code: Option<u64>, message: &str, detail: &str) -> String 
     }
 }
 
+/// Whether `status` is a failed call the agent retries by itself (`retried`: its reason is of
+/// such a call) that no retry loop was read for yet, recent enough (`watch`, from its time)
+/// that the agent may still be at it: worth a look at its screen.
+pub fn may_still_retry(
+    status: &crate::state::Status,
+    now: crate::events::Time,
+    watch: Duration,
+    retried: impl Fn(&str) -> bool,
+) -> bool {
+    status.state == crate::state::State::Attention
+        && status.retry.is_none()
+        && status.reason.as_deref().is_some_and(retried)
+        && crate::state::age(now, status.at) <= watch
+}
+
+/// `status` marked as the retry loop `retry` and read from the pane, or as it was when the
+/// screen shows none.
+pub fn marked(
+    retry: Option<Retrying>,
+    mut status: crate::state::Status,
+    source: crate::state::Source,
+    now: crate::events::Time,
+) -> (crate::state::Status, crate::state::Source) {
+    match retry {
+        Some(r) => {
+            r.mark(&mut status, now);
+            (status, crate::state::Source::Pane)
+        }
+        None => (status, source),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,9 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
+use crate::agents::screen::without_log;
 use crate::events::{AgentKind, Event, Time};
-use crate::state::{Source, State, Status, Windows};
+use crate::state::{Source, Status, Windows};
 
 /// Factory Droid.
 #[derive(Debug)]
@@ -100,7 +101,7 @@ impl crate::agents::Agent for Droid {
 
     fn refine(
         &self,
-        mut status: Status,
+        status: Status,
         source: Source,
         _title: Option<&str>,
         screen: &mut dyn FnMut() -> Option<String>,
@@ -112,19 +113,11 @@ impl crate::agents::Agent for Droid {
         }
         // No log known (a folder not trusted yet, or a pane whose log cannot be told from a
         // neighbour's): what the screen shows.
-        let Some(shown) = screen() else {
-            return (status, source);
+        let waiting_on = |shown: &str| {
+            crate::read::dialog::on_screen(screen::DIALOGS, shown)
+                .map(|_| format!("permission: {}", screen::SHELL_TOOL))
         };
-        if crate::read::dialog::on_screen(screen::DIALOGS, &shown).is_some() {
-            status.state = State::Waiting;
-            status.reason = Some(format!("permission: {}", screen::SHELL_TOOL));
-        } else if screen::working(&shown) {
-            status.state = State::Working;
-        } else {
-            return (status, source);
-        }
-        status.turn_open = true;
-        (status, Source::Pane)
+        without_log(status, source, screen(), waiting_on, screen::working)
     }
 
     fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {

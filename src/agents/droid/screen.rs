@@ -10,6 +10,7 @@
 //!   `↑↓ navigate   Enter select   Esc cancel …`. The arrows stop at either end of the list.
 
 use crate::agents::retry::{number_after, Retrying};
+use crate::agents::screen::{after_spinner, near_bottom, spinning};
 use crate::read::dialog::{content, yes_label, Choices, Dialog, PromptKind, TitleLine};
 
 /// The tool droid runs shell commands with.
@@ -96,38 +97,15 @@ fn choices(below: &[&str]) -> Choices {
     }
 }
 
-/// The last lines of the screen that are not blank, trimmed, without colours.
-fn bottom(screen: &str) -> Vec<String> {
-    let clean = strip_ansi_escapes::strip_str(screen);
-    let lines: Vec<String> = clean
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    let from = lines.len().saturating_sub(NEAR_BOTTOM);
-    lines[from..].to_vec()
-}
-
-/// The text after a spinner (`⠇ Streaming...` → `Streaming...`), if `line` is one.
-fn after_spinner(line: &str) -> Option<&str> {
-    let mut chars = line.chars();
-    let first = chars.next()?;
-    ('\u{2800}'..='\u{28FF}')
-        .contains(&first)
-        .then(|| chars.as_str().trim_start())
-}
-
 /// Whether the screen shows a turn running (a spinner with `Press ESC to stop`).
 pub fn working(screen: &str) -> bool {
-    bottom(screen)
-        .iter()
-        .any(|l| after_spinner(l).is_some_and(|t| t.contains("Press ESC to stop")))
+    spinning(screen, NEAR_BOTTOM, |t| t.contains("Press ESC to stop"))
 }
 
 /// The retry loop on screen, if droid tries a failed API call again.
 pub fn retrying(screen: &str) -> Option<Retrying> {
     const RETRY: &str = "Retrying the model request (attempt ";
-    let lines = bottom(screen);
+    let lines = near_bottom(screen, NEAR_BOTTOM);
     let line = lines
         .iter()
         .rev()

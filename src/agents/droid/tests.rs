@@ -5,7 +5,7 @@
 use chrono::{DateTime, Utc};
 
 use super::*;
-use crate::agents::Agent;
+use crate::agents::{testkit, Agent};
 use crate::events::EventKind;
 use crate::state::{classify, Observation, State, Status, Windows};
 
@@ -13,16 +13,12 @@ const SESSION: &str = include_str!("../../../fixtures/real-clients/droid-0.225.1
 const SECOND: &str = include_str!("../../../fixtures/real-clients/droid-0.225.1/second.jsonl");
 
 fn fixture(name: &str) -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real-clients/droid-0.225.1/"
-    );
-    std::fs::read_to_string(format!("{path}{name}")).expect(name)
+    testkit::recorded("droid-0.225.1", name)
 }
 
 /// The session log's first `n` lines.
 fn prefix(n: usize) -> String {
-    SESSION.lines().take(n).map(|l| format!("{l}\n")).collect()
+    testkit::first_lines(SESSION, n)
 }
 
 /// The newest timestamp in the first `n` lines (outcome records carry none).
@@ -55,7 +51,7 @@ fn state_after(n: usize, secs: i64) -> Status {
 
 /// The line number (1-based) of the first record whose text holds `needle`.
 fn line_of(needle: &str) -> usize {
-    SESSION.lines().position(|l| l.contains(needle)).unwrap() + 1
+    testkit::line_of(SESSION, needle)
 }
 
 fn said(s: &Status) -> (State, Option<&str>) {
@@ -145,17 +141,10 @@ fn the_last_answer_is_exact_and_a_failed_turn_has_none() {
     assert_eq!(last(1), None, "fresh");
 }
 
+/// The last answer in the log's first `n` lines.
 fn last(n: usize) -> Option<String> {
-    let mut reader = Droid.answer_reader().unwrap();
-    for line in prefix(n).lines().rev() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        match reader.push(&v) {
-            crate::agents::AnswerStep::Found(a) => return Some(a.text),
-            crate::agents::AnswerStep::Failed => return None,
-            crate::agents::AnswerStep::More => {}
-        }
-    }
-    reader.finish().map(|a| a.text)
+    let records = testkit::records(&prefix(n));
+    testkit::last_answer(Droid.answer_reader().unwrap(), records.iter())
 }
 
 #[test]

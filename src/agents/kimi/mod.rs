@@ -19,9 +19,11 @@ mod tests;
 use std::path::{Path, PathBuf};
 
 use crate::agents::locate::{Found, Target};
+use crate::agents::retry::{marked, may_still_retry};
+use crate::agents::screen::without_log;
 use crate::agents::{AnswerReader, Lookup};
 use crate::events::{AgentKind, Event, Time};
-use crate::state::{Source, State, Status, Windows};
+use crate::state::{Source, Status, Windows};
 
 /// Kimi Code.
 #[derive(Debug)]
@@ -113,7 +115,7 @@ impl crate::agents::Agent for Kimi {
 
     fn refine(
         &self,
-        mut status: Status,
+        status: Status,
         source: Source,
         _title: Option<&str>,
         screen: &mut dyn FnMut() -> Option<String>,
@@ -126,29 +128,17 @@ impl crate::agents::Agent for Kimi {
             }
             // The retried call's error is the log's last word; the screen says where its
             // retries stand.
-            return match screen().as_deref().and_then(screen::retrying) {
-                Some(r) => {
-                    r.mark(&mut status, now);
-                    (status, Source::Pane)
-                }
-                None => (status, source),
-            };
+            return marked(
+                screen().as_deref().and_then(screen::retrying),
+                status,
+                source,
+                now,
+            );
         }
         // No log known (before the first prompt, or beside a neighbour in the same folder
         // whose session cannot be told from this one's): what the screen shows.
-        let Some(shown) = screen() else {
-            return (status, source);
-        };
-        if let Some(on) = self.on_screen(&shown) {
-            status.state = State::Waiting;
-            status.reason = Some(screen::reason(&on.request));
-        } else if screen::working(&shown) {
-            status.state = State::Working;
-        } else {
-            return (status, source);
-        }
-        status.turn_open = true;
-        (status, Source::Pane)
+        let waiting_on = |shown: &str| self.on_screen(shown).map(|on| screen::reason(&on.request));
+        without_log(status, source, screen(), waiting_on, screen::working)
     }
 
     fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
@@ -162,10 +152,7 @@ const RETRY_WATCH: std::time::Duration = std::time::Duration::from_secs(10 * 60)
 
 /// An error of a call it retries (a rate limit), recent enough that it may still be at it.
 fn retry_pending(status: &Status, now: Time) -> bool {
-    status.state == State::Attention
-        && status.retry.is_none()
-        && status.reason.as_deref() == Some("rate limit")
-        && crate::state::age(now, status.at) <= RETRY_WATCH
+    may_still_retry(status, now, RETRY_WATCH, |reason| reason == "rate limit")
 }
 
 #[cfg(test)]
@@ -174,10 +161,6 @@ pub(crate) mod testkit {
 
     /// The text of a fixture file.
     pub fn fixture(name: &str) -> String {
-        let path = format!(
-            "{}/fixtures/real-clients/kimi-2.1.0/{name}",
-            env!("CARGO_MANIFEST_DIR")
-        );
-        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+        crate::agents::testkit::recorded("kimi-2.1.0", name)
     }
 }

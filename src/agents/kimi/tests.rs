@@ -12,15 +12,11 @@ use serde_json::Value;
 
 use super::testkit::fixture;
 use super::{answer, locate, parse, screen};
-use crate::agents::AnswerReader;
 use crate::events::{Event, EventKind, Time};
 use crate::state::{classify, Observation, State, Status, Windows};
 
 fn records() -> Vec<Value> {
-    fixture("wire.jsonl")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+    crate::agents::testkit::records(&fixture("wire.jsonl"))
 }
 
 /// The log up to and including its `n`-th record (1-based) for which `is` holds.
@@ -125,15 +121,7 @@ fn every_record_is_claimed_as_kimis() {
 }
 
 fn last_answer(records: &[Value]) -> Option<String> {
-    let mut r: Box<dyn AnswerReader> = Box::<answer::Reader>::default();
-    for v in records.iter().rev() {
-        match r.push(v) {
-            crate::agents::AnswerStep::Found(a) => return Some(a.text),
-            crate::agents::AnswerStep::Failed => return None,
-            crate::agents::AnswerStep::More => {}
-        }
-    }
-    None
+    crate::agents::testkit::last_answer(Box::<answer::Reader>::default(), records.iter())
 }
 
 #[test]

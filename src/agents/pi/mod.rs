@@ -17,8 +17,10 @@ mod tests;
 
 use std::path::{Path, PathBuf};
 
+use crate::agents::retry::{marked, may_still_retry};
+use crate::agents::screen::without_log;
 use crate::events::{AgentKind, Event, Time};
-use crate::state::{Source, State, Status, Windows};
+use crate::state::{Source, Status, Windows};
 
 /// How long after a retryable error the screen is still asked whether pi retries it (its
 /// waits are 2, 4 and 8 s by default, `retry.baseDelayMs` doubles them).
@@ -119,7 +121,7 @@ impl crate::agents::Agent for Pi {
 
     fn refine(
         &self,
-        mut status: Status,
+        status: Status,
         source: Source,
         _title: Option<&str>,
         screen: &mut dyn FnMut() -> Option<String>,
@@ -129,19 +131,7 @@ impl crate::agents::Agent for Pi {
         if source == Source::None {
             // No log known (a first turn, which pi writes when its answer ends, or a pane
             // whose log cannot be told from a neighbour's): what the screen shows.
-            let Some(shown) = screen() else {
-                return (status, source);
-            };
-            if let Some(reason) = screen::approval(&shown) {
-                status.state = State::Waiting;
-                status.reason = Some(reason);
-            } else if screen::working(&shown) {
-                status.state = State::Working;
-            } else {
-                return (status, source);
-            }
-            status.turn_open = true;
-            return (status, Source::Pane);
+            return without_log(status, source, screen(), screen::approval, screen::working);
         }
         if !retry_pending(&status, now) {
             return (status, source);
@@ -159,13 +149,7 @@ impl crate::agents::Agent for Pi {
                 next_in: None,
             })
         });
-        match retry {
-            Some(r) => {
-                r.mark(&mut status, now);
-                (status, Source::Pane)
-            }
-            None => (status, source),
-        }
+        marked(retry, status, source, now)
     }
 
     fn dialogs(&self) -> &'static [crate::read::dialog::Dialog] {
@@ -187,8 +171,5 @@ impl crate::agents::Agent for Pi {
 
 /// A failed call of a kind pi retries by itself, recent enough that it may still be at it.
 fn retry_pending(status: &Status, now: Time) -> bool {
-    status.state == State::Attention
-        && status.retry.is_none()
-        && status.reason.as_deref().is_some_and(parse::retryable)
-        && crate::state::age(now, status.at) <= RETRY_WATCH
+    may_still_retry(status, now, RETRY_WATCH, parse::retryable)
 }

@@ -12,6 +12,7 @@
 //! `↑↓ navigate  enter select  escape/ctrl+c cancel` — with `Working...` still spinning above.
 
 use crate::agents::retry::{number_after, Retrying};
+use crate::agents::screen::{after_spinner, near_bottom, spinning};
 use crate::events::AgentKind;
 use crate::read::dialog::{content, join_content, Choices, Dialog, Prompt, PromptKind, TitleLine};
 
@@ -89,37 +90,14 @@ fn selector_choices(below: &[&str]) -> Choices {
     }
 }
 
-/// The last lines of the screen that are not blank, trimmed, without colours.
-fn bottom(screen: &str) -> Vec<String> {
-    let clean = strip_ansi_escapes::strip_str(screen);
-    let lines: Vec<String> = clean
-        .lines()
-        .map(|l| l.trim().to_string())
-        .filter(|l| !l.is_empty())
-        .collect();
-    let from = lines.len().saturating_sub(NEAR_BOTTOM);
-    lines[from..].to_vec()
-}
-
-/// The text after a loader's spinner (`⠙ Working...` → `Working...`), if `line` is one.
-fn after_spinner(line: &str) -> Option<&str> {
-    let mut chars = line.chars();
-    let first = chars.next()?;
-    ('\u{2800}'..='\u{28FF}')
-        .contains(&first)
-        .then(|| chars.as_str().trim_start())
-}
-
 /// Whether the screen shows a turn running (`⠙ Working...`).
 pub fn working(screen: &str) -> bool {
-    bottom(screen)
-        .iter()
-        .any(|l| after_spinner(l).is_some_and(|t| t.starts_with("Working")))
+    spinning(screen, NEAR_BOTTOM, |t| t.starts_with("Working"))
 }
 
 /// The retry loop on screen, if pi waits to retry a failed API call.
 pub fn retrying(screen: &str) -> Option<Retrying> {
-    let lines = bottom(screen);
+    let lines = near_bottom(screen, NEAR_BOTTOM);
     let at = lines.iter().rposition(|l| {
         after_spinner(l).is_some_and(|t| t.starts_with("Retrying (") && t.contains(") in "))
     })?;

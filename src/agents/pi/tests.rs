@@ -7,7 +7,7 @@ use std::io::Cursor;
 use chrono::{DateTime, Utc};
 
 use super::*;
-use crate::agents::Agent;
+use crate::agents::{testkit, Agent};
 use crate::events::EventKind;
 use crate::read::Budget;
 use crate::state::{classify, Observation, State, Status, Windows};
@@ -15,16 +15,12 @@ use crate::state::{classify, Observation, State, Status, Windows};
 const SESSION: &str = include_str!("../../../fixtures/real-clients/pi-0.73.1/session.jsonl");
 
 fn screen(name: &str) -> String {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/real-clients/pi-0.73.1/"
-    );
-    std::fs::read_to_string(format!("{path}{name}")).expect(name)
+    testkit::recorded("pi-0.73.1", name)
 }
 
 /// The session log's first `n` lines.
 fn prefix(n: usize) -> String {
-    SESSION.lines().take(n).map(|l| format!("{l}\n")).collect()
+    testkit::first_lines(SESSION, n)
 }
 
 fn time_of(line: usize) -> DateTime<Utc> {
@@ -42,7 +38,7 @@ fn state_after(n: usize, secs: i64) -> Status {
 
 /// The line number (1-based) of the first record whose text holds `needle`.
 fn line_of(needle: &str) -> usize {
-    SESSION.lines().position(|l| l.contains(needle)).unwrap() + 1
+    testkit::line_of(SESSION, needle)
 }
 
 #[test]
@@ -240,17 +236,10 @@ fn the_last_answer_is_exact_and_a_failed_turn_has_none() {
     assert_eq!(last(SESSION.lines().count()), None, "failed turn");
 }
 
+/// The last answer in the log's first `n` lines.
 fn last(n: usize) -> Option<String> {
-    let mut reader = Pi.answer_reader().unwrap();
-    for line in prefix(n).lines().rev() {
-        let v: serde_json::Value = serde_json::from_str(line).unwrap();
-        match reader.push(&v) {
-            crate::agents::AnswerStep::Found(a) => return Some(a.text),
-            crate::agents::AnswerStep::Failed => return None,
-            crate::agents::AnswerStep::More => {}
-        }
-    }
-    reader.finish().map(|a| a.text)
+    let records = testkit::records(&prefix(n));
+    testkit::last_answer(Pi.answer_reader().unwrap(), records.iter())
 }
 
 #[test]

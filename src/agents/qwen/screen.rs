@@ -58,17 +58,11 @@ const NEAR_BOTTOM: usize = 12;
 /// `↻ Retrying in 59 seconds… (attempt 1/10)` (`startRetryCountdown`; the second line is
 /// translated with the UI language, the first is not). The countdown starts at 60 s.
 pub fn retrying(screen: &str) -> Option<Retrying> {
-    let clean = strip_ansi_escapes::strip_str(screen);
-    let lines: Vec<&str> = clean
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    let tail = &lines[lines.len().saturating_sub(NEAR_BOTTOM)..];
+    let tail = crate::agents::screen::near_bottom(screen, NEAR_BOTTOM);
     let at = tail
         .iter()
         .rposition(|l| l.contains("Retrying in ") && l.contains("(attempt "))?;
-    let line = tail[at];
+    let line = tail[at].as_str();
     let (attempt, limit) = line[line.find("(attempt ")? + "(attempt ".len()..]
         .split_once('/')
         .map(|(a, l)| {
