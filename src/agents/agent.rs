@@ -1,6 +1,6 @@
 //! The one interface through which the pipeline asks anything of an agent
 //! (docs/design.md#adding-an-agent). Each agent's folder implements [`Agent`]; the registry in
-//! `agents/mod.rs` lists them, one line each. Every method has a default for agents that do
+//! `agents/registry.rs` lists them, one line each. Every method has a default for agents that do
 //! not need it, so an agent agentpane only recognises (no log read) implements nothing but
 //! its kind.
 
