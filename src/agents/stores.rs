@@ -127,3 +127,24 @@ pub fn classify(
         None => Ok(None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_plain_path_is_an_error_only_for_an_agent_that_keeps_a_store() {
+        let plain = Path::new("/tmp/agentpane-none/session.jsonl");
+        let mut stores = Stores::default();
+        for kind in [AgentKind::Opencode, AgentKind::Kilo] {
+            let err = stores.events(plain, Some(kind)).unwrap_err().to_string();
+            assert!(
+                err.contains(&format!("a {} transcript is named", kind.name())),
+                "{err}"
+            );
+        }
+        for agent in [None, Some(AgentKind::Claude), Some(AgentKind::Cline)] {
+            assert!(stores.events(plain, agent).unwrap().is_none(), "{agent:?}");
+        }
+    }
+}
