@@ -2,8 +2,9 @@
 //! (tests/real/qwen.rs), in a private tmux server with the watcher running: what `resolve`,
 //! `last`, `route` and the alerts say at each step of real turns, typed as a person types.
 //!
-//! The 429 step comes last: Qwen Code first retries a 429 inside the request for ~95 s with
-//! only a spinner on screen, and only then shows the countdown agentpane reads.
+//! The 429 step comes last: Qwen Code first retries a 429 inside the request six times with
+//! only a spinner on screen (~95 s of back-off; the stand-in's `retry-after-ms` makes it
+//! ~12 s), and only then shows the countdown agentpane reads.
 //!
 //! `QWEN_STANDIN_DIR=/tmp/x cargo test --test real_qwen -- --ignored --nocapture` serves the
 //! stand-in alone for a hand-driven recording session (see [`qwen_stand_in_serves_until_stopped`]).
@@ -27,9 +28,9 @@ use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
 const CLAUDE_WITH_ANSWER: &str =
     "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
 
-/// How long Qwen Code retries a 429 in silence before it shows the countdown (~95 s
-/// recorded), with room for a loaded machine.
-const SILENT_RETRIES: Duration = Duration::from_secs(180);
+/// How long Qwen Code retries a 429 in silence before it shows the countdown (six retries
+/// 2 s apart, as the stand-in asks), with room for a loaded machine.
+const SILENT_RETRIES: Duration = Duration::from_secs(60);
 
 /// A tmux server with the stand-in and Qwen Code's settings pointing at it.
 struct World {
