@@ -136,7 +136,7 @@ pub fn installed(agent: &str) -> Vec<Client> {
         .into_iter()
         .filter(|(a, _)| a == agent)
         .map(|(agent, version)| Client {
-            dir: root.join(format!("{agent}@{version}+postinstall")),
+            dir: root.join(format!("{agent}@{version}+scripts")),
             agent,
             version,
         })
