@@ -284,7 +284,7 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
         if pending.is_empty() {
             break;
         }
-        two_quiet_polls(&servers, &pending, &count);
+        two_quiet_polls(&servers, &pending, count);
         let before: Vec<Counters> = pending.iter().map(|i| count(*i)).collect();
         std::thread::sleep(QUIET);
         for (i, b) in pending.iter().zip(&before) {
@@ -520,11 +520,19 @@ fn an_idle_watcher_asks_tmux_nothing_until_a_pane_changes() {
             "{kind}: the safety poll stopped ({before:?} → {after:?})"
         );
     }
-    // An agent started from the shell: no hook tells the watcher, its foreground does.
-    for ((kind, server, shell), watch) in worlds.iter().zip(&watchers) {
-        let lists = counters(server, watch).lists;
-        let fake = FakeAgent::idle(*kind);
-        server.start_from_shell(shell, fake.name, &fake.env);
+    // An agent started from the shell: no hook tells the watcher, its foreground does. Every
+    // kind's started first, then each watched for.
+    let lists: Vec<u64> = worlds
+        .iter()
+        .zip(&watchers)
+        .map(|((kind, server, shell), watch)| {
+            let lists = counters(server, watch).lists;
+            let fake = FakeAgent::idle(*kind);
+            server.start_from_shell(shell, fake.name, &fake.env);
+            lists
+        })
+        .collect();
+    for (((kind, server, shell), watch), lists) in worlds.iter().zip(&watchers).zip(lists) {
         let snapshot = server.server_dir().join("state.json");
         wait_until(
             DEADLINE,
