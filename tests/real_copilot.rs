@@ -66,17 +66,7 @@ impl World {
     /// The newest user text the API received, without the `<current_datetime>` block
     /// Copilot puts before every prompt.
     fn last_prompt(&self) -> String {
-        let text = self
-            .api
-            .requests()
-            .iter()
-            .rev()
-            .filter_map(|r| r.json())
-            .find_map(|b| {
-                let messages = b["messages"].as_array()?.clone();
-                Some(openai_chat::last_user_text(&messages))
-            })
-            .unwrap_or_default();
+        let text = openai_chat::last_prompt(&self.api);
         match text.split_once("</current_datetime>\n\n") {
             Some((_, prompt)) => prompt.to_string(),
             None => text,
@@ -198,13 +188,7 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
 
         // Routing out: the answer reaches another agent byte for byte.
-        let (sink, file) = w.server.inbox_agent("sink");
-        let routed = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(routed.code, 0, "{label}: {routed:?}");
-        wait_for(STEP, "the routed answer in the sink", || {
-            let got = std::fs::read_to_string(&file).unwrap_or_default();
-            (got == format!("{ANSWER}\n")).then_some(())
-        });
+        let sink = real::scenario::routes_out(&w.server, &pane, ANSWER, &label);
 
         // Escape-Escape mid-stream: your-turn (interrupted), never alerted.
         type_prompt(&w.server, &pane, "SLOW please");
@@ -281,10 +265,7 @@ fn copilot_turns_read_right_alert_once_and_route_in_and_out() {
             ),
             "{label}: {alerts:?}"
         );
-        let none = w.server.agentpane(&["last", &pane]);
-        assert_eq!(none.code, 1, "{label}: {none:?}");
-        let route_none = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+        real::scenario::nothing_to_hand_on(&w.server, &pane, &sink, &label);
 
         // Routing in: a Claude answer pasted into Copilot's box reaches the API intact.
         let source = w.server.agentpane(&["last", &claude, "--json"]).json()["text"]

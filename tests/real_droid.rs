@@ -133,16 +133,7 @@ impl World {
 
     /// The newest user text the API received.
     fn last_prompt(&self) -> String {
-        self.api
-            .requests()
-            .iter()
-            .rev()
-            .filter_map(|r| r.json())
-            .find_map(|b| {
-                let messages = b["messages"].as_array()?.clone();
-                Some(openai_chat::last_user_text(&messages))
-            })
-            .unwrap_or_default()
+        openai_chat::last_prompt(&self.api)
     }
 
     /// Types `RUNWRITE …` and waits for droid's approval dialog, read as `waiting`; the request.
@@ -196,13 +187,7 @@ fn droid_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
 
         // Routing out: the answer reaches another agent byte for byte.
-        let (sink, file) = w.server.inbox_agent("sink");
-        let routed = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(routed.code, 0, "{label}: {routed:?}");
-        wait_for(STEP, "the routed answer in the sink", || {
-            let got = std::fs::read_to_string(&file).unwrap_or_default();
-            (got == format!("{ANSWER}\n")).then_some(())
-        });
+        let sink = real::scenario::routes_out(&w.server, &pane, ANSWER, &label);
 
         // Escape mid-stream: your-turn (interrupted), never alerted. Droid may draw the
         // streamed words only near the end of the 30 s reply (seen on a loaded machine): its

@@ -69,16 +69,39 @@ fn status_of_file(rel: &str, after_last: i64) -> Status {
 
 #[test]
 fn every_line_prefix_of_every_real_transcript_classifies() {
-    for path in all_fixtures() {
-        let data = std::fs::read(&path).unwrap();
-        let now = last_timestamp(&data).unwrap_or_else(chrono::Utc::now);
-        let mut end = 0;
-        while let Some(nl) = data[end..].iter().position(|&b| b == b'\n') {
-            end += nl + 1;
-            let s = status_of(&data[..end], now);
-            assert_ne!(s.state, State::None, "{}:{end}", path.display());
+    let files: Vec<(PathBuf, Vec<u8>, Time)> = all_fixtures()
+        .into_iter()
+        .map(|path| {
+            let data = std::fs::read(&path).unwrap();
+            let now = last_timestamp(&data).unwrap_or_else(chrono::Utc::now);
+            (path, data, now)
+        })
+        .collect();
+    // (file, end of the prefix): every line prefix is read afresh (the longest transcript has
+    // 1,863 lines), so they are shared out over the cores, every n-th to each.
+    let prefixes: Vec<(usize, usize)> = files
+        .iter()
+        .enumerate()
+        .flat_map(|(f, (_, data, _))| {
+            data.iter()
+                .enumerate()
+                .filter(|(_, &b)| b == b'\n')
+                .map(move |(i, _)| (f, i + 1))
+        })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    std::thread::scope(|s| {
+        for first in 0..threads {
+            let (files, prefixes) = (&files, &prefixes);
+            s.spawn(move || {
+                for &(f, end) in prefixes.iter().skip(first).step_by(threads) {
+                    let (path, data, now) = &files[f];
+                    let status = status_of(&data[..end], *now);
+                    assert_ne!(status.state, State::None, "{}:{end}", path.display());
+                }
+            });
         }
-    }
+    });
 }
 
 #[test]

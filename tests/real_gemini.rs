@@ -13,9 +13,7 @@ use real::gemini::{self, answer_to, TOOL_DONE};
 use real::{press, start, wait_for, STEP};
 
 fn resolve(server: &TmuxServer, pane: &str) -> serde_json::Value {
-    let run = server.agentpane(&["resolve", pane, "--json"]);
-    assert_eq!(run.code, 0, "{run:?}");
-    run.json()
+    real::resolve(server, pane)
 }
 
 /// Waits until `pane` reads `state` (and `reason`, when given); returns the resolution.
@@ -25,21 +23,9 @@ fn wait_state(
     state: &str,
     reason: Option<&str>,
 ) -> serde_json::Value {
-    let mut last = serde_json::Value::Null;
-    let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_for(STEP, &format!("{pane} to read {state} {reason:?}"), || {
-            let r = resolve(server, pane);
-            last = r.clone();
-            (r["state"] == state && reason.map_or(true, |x| r["reason"] == x)).then_some(r)
-        })
-    }));
-    match found {
-        Ok(r) => r,
-        Err(_) => panic!(
-            "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
-            real::screen(server, pane)
-        ),
-    }
+    real::wait_resolved(server, pane, STEP, &format!("{state} {reason:?}"), |r| {
+        r["state"] == state && reason.map_or(true, |x| r["reason"] == x)
+    })
 }
 
 fn last_text(server: &TmuxServer, pane: &str) -> Option<String> {

@@ -104,13 +104,7 @@ fn kimi_turns_read_right_alert_once_and_route_in_and_out() {
         );
 
         // Routing out: the answer reaches another agent byte for byte.
-        let (sink, file) = w.server.inbox_agent("sink");
-        let routed = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(routed.code, 0, "{label}: {routed:?}");
-        wait_for(STEP, "the routed answer in the sink", || {
-            let got = std::fs::read_to_string(&file).unwrap_or_default();
-            (got == format!("{ANSWER}\n")).then_some(())
-        });
+        let sink = real::scenario::routes_out(&w.server, &pane, ANSWER, &label);
 
         // A command it asks about: waiting with the request, alerted, routes refused. Denied
         // from outside, held to the request shown: the command does not run.

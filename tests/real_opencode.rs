@@ -86,17 +86,7 @@ impl World {
 
     /// The newest user text the API received.
     fn last_prompt(&self) -> String {
-        self.api
-            .requests()
-            .iter()
-            .rev()
-            .filter_map(|r| r.json())
-            .filter(|b| !openai_chat::content(&b["messages"][0]).contains("title generator"))
-            .find_map(|b| {
-                let messages = b["messages"].as_array()?.clone();
-                Some(openai_chat::last_user_text(&messages))
-            })
-            .unwrap_or_default()
+        openai_chat::last_prompt(&self.api)
     }
 }
 
@@ -156,13 +146,7 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
 
         // Routing out: the answer reaches another agent byte for byte.
-        let (sink, file) = w.server.inbox_agent("sink");
-        let routed = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(routed.code, 0, "{label}: {routed:?}");
-        wait_for(STEP, "the routed answer in the sink", || {
-            let got = std::fs::read_to_string(&file).unwrap_or_default();
-            (got == format!("{ANSWER}\n")).then_some(())
-        });
+        let sink = real::scenario::routes_out(&w.server, &pane, ANSWER, &label);
 
         // A bash call waiting for permission: waiting, the tool as reason, alerted; nothing
         // may be routed into the dialog.
@@ -208,10 +192,7 @@ fn opencode_turns_read_right_alert_once_and_route_in_and_out() {
             ),
             "{label}"
         );
-        let none = w.server.agentpane(&["last", &pane]);
-        assert_eq!(none.code, 1, "{label}: {none:?}");
-        let route_none = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+        real::scenario::nothing_to_hand_on(&w.server, &pane, &sink, &label);
 
         // A 429 that opencode keeps retrying (only its footer says so): attention naming the
         // error, alerted; Escape during the retry wait ends the turn as interrupted.

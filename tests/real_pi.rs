@@ -39,42 +39,19 @@ impl World {
     }
 
     fn resolve(&self, pane: &str) -> Value {
-        let run = self.server.agentpane(&["resolve", pane, "--json"]);
-        assert_eq!(run.code, 0, "{run:?}");
-        run.json()
+        real::resolve(&self.server, pane)
     }
 
     /// Waits until `pane` reads `state` with a reason `reason` accepts; the resolution.
     fn wait_state(&self, pane: &str, state: &str, reason: impl Fn(&Value) -> bool) -> Value {
-        let mut last = Value::Null;
-        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(STEP, &format!("{pane} to read {state}"), || {
-                let r = self.resolve(pane);
-                let ok = r["state"] == state && reason(&r["reason"]);
-                last = r.clone();
-                ok.then_some(r)
-            })
-        }));
-        found.unwrap_or_else(|_| {
-            panic!(
-                "{pane} never read {state}; last: {last:#}\nscreen:\n{}",
-                real::screen(&self.server, pane)
-            )
+        real::wait_resolved(&self.server, pane, STEP, state, |r| {
+            r["state"] == state && reason(&r["reason"])
         })
     }
 
     /// The newest user text the API received.
     fn last_prompt(&self) -> String {
-        self.api
-            .requests()
-            .iter()
-            .rev()
-            .filter_map(|r| r.json())
-            .find_map(|b| {
-                let messages = b["messages"].as_array()?.clone();
-                Some(openai_chat::last_user_text(&messages))
-            })
-            .unwrap_or_default()
+        openai_chat::last_prompt(&self.api)
     }
 }
 
@@ -139,13 +116,7 @@ fn pi_turns_read_right_alert_once_and_route_in_and_out() {
         );
 
         // Routing out: the answer reaches another agent byte for byte.
-        let (sink, file) = w.server.inbox_agent("sink");
-        let routed = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(routed.code, 0, "{label}: {routed:?}");
-        wait_for(STEP, "the routed answer in the sink", || {
-            let got = std::fs::read_to_string(&file).unwrap_or_default();
-            (got == format!("{ANSWER}\n")).then_some(())
-        });
+        let sink = real::scenario::routes_out(&w.server, &pane, ANSWER, &label);
 
         // A dangerous command the permission gate asks about: waiting on bash, alerted,
         // routes refused. Refused ("No"): the turn goes on to its answer.

@@ -2,8 +2,9 @@
 //! (tests/real/qwen.rs), in a private tmux server with the watcher running: what `resolve`,
 //! `last`, `route` and the alerts say at each step of real turns, typed as a person types.
 //!
-//! The 429 step comes last: Qwen Code first retries a 429 inside the request for ~95 s with
-//! only a spinner on screen, and only then shows the countdown agentpane reads.
+//! The 429 step comes last: Qwen Code first retries a 429 inside the request six times with
+//! only a spinner on screen (~95 s of back-off; the stand-in's `retry-after-ms` makes it
+//! ~12 s), and only then shows the countdown agentpane reads.
 //!
 //! `QWEN_STANDIN_DIR=/tmp/x cargo test --test real_qwen -- --ignored --nocapture` serves the
 //! stand-in alone for a hand-driven recording session (see [`qwen_stand_in_serves_until_stopped`]).
@@ -21,15 +22,17 @@ use serde_json::Value;
 use common::{FakeAgent, TmuxServer, Watch};
 use real::http::MockServer;
 use real::openai_chat::{self, ANSWER};
-use real::{press, start, type_prompt, wait_for, wait_screen, Client, STEP};
+use real::{
+    alerts_now, press, start, type_prompt, wait_alerts, wait_for, wait_screen, Client, STEP,
+};
 
 /// A Claude transcript whose last answer routes into Qwen Code.
 const CLAUDE_WITH_ANSWER: &str =
     "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
 
-/// How long Qwen Code retries a 429 in silence before it shows the countdown (~95 s
-/// recorded), with room for a loaded machine.
-const SILENT_RETRIES: Duration = Duration::from_secs(180);
+/// How long Qwen Code retries a 429 in silence before it shows the countdown (six retries
+/// 2 s apart, as the stand-in asks), with room for a loaded machine.
+const SILENT_RETRIES: Duration = Duration::from_secs(60);
 
 /// A tmux server with the stand-in and Qwen Code's settings pointing at it.
 struct World {
@@ -51,46 +54,12 @@ impl World {
     }
 
     fn resolve(&self, pane: &str) -> Value {
-        let run = self.server.agentpane(&["resolve", pane, "--json"]);
-        assert_eq!(run.code, 0, "{run:?}");
-        run.json()
+        real::resolve(&self.server, pane)
     }
 
     /// Waits until `pane` reads `state` with `reason` (`None`: no reason); the resolution.
     fn wait_state(&self, pane: &str, state: &str, reason: Option<&str>) -> Value {
-        self.wait_state_for(pane, state, reason, STEP)
-    }
-
-    fn wait_state_for(
-        &self,
-        pane: &str,
-        state: &str,
-        reason: Option<&str>,
-        deadline: Duration,
-    ) -> Value {
-        let mut last = Value::Null;
-        let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            wait_for(
-                deadline,
-                &format!("{pane} to read {state} {reason:?}"),
-                || {
-                    let r = self.resolve(pane);
-                    let ok = r["state"] == state
-                        && match reason {
-                            Some(want) => r["reason"] == want,
-                            None => r["reason"].is_null(),
-                        };
-                    last = r.clone();
-                    ok.then_some(r)
-                },
-            )
-        }));
-        found.unwrap_or_else(|_| {
-            panic!(
-                "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
-                real::screen(&self.server, pane)
-            )
-        })
+        real::wait_state(&self.server, pane, state, reason)
     }
 
     /// The text parts of the newest prompt the main loop sent (requests that offer tools).
@@ -115,28 +84,6 @@ impl World {
             })
             .unwrap_or_default()
     }
-}
-
-/// The alerts for `pane` so far: (state, reason).
-fn alerts_now(watch: &Watch, pane: &str) -> Vec<(String, String)> {
-    watch
-        .alerts()
-        .iter()
-        .filter(|a| a["pane"] == pane)
-        .map(|a| {
-            (
-                a["state"].as_str().unwrap_or("").to_string(),
-                a["reason"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
-fn wait_alerts(watch: &Watch, pane: &str, n: usize) -> Vec<(String, String)> {
-    wait_for(STEP, &format!("{n} alerts for {pane}"), || {
-        let a = alerts_now(watch, pane);
-        (a.len() >= n).then_some(a)
-    })
 }
 
 #[test]
@@ -200,13 +147,7 @@ fn qwen_turns_read_right_alert_once_and_route_in_and_out() {
         assert_eq!(alerts, vec![("your-turn".into(), String::new())], "{label}");
 
         // Routing out: the answer reaches another agent byte for byte.
-        let (sink, file) = w.server.inbox_agent("sink");
-        let routed = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(routed.code, 0, "{label}: {routed:?}");
-        wait_for(STEP, "the routed answer in the sink", || {
-            let got = std::fs::read_to_string(&file).unwrap_or_default();
-            (got == format!("{ANSWER}\n")).then_some(())
-        });
+        let sink = real::scenario::routes_out(&w.server, &pane, ANSWER, &label);
 
         // A shell call waiting for approval: waiting with the tool, alerted; nothing may be
         // routed into the dialog. Approved, it runs and the turn ends.
@@ -287,10 +228,7 @@ fn qwen_turns_read_right_alert_once_and_route_in_and_out() {
         w.wait_state(&pane, "attention", Some(reason));
         let alerts = wait_alerts(&watch, &pane, 5);
         assert_eq!(alerts[4], ("attention".into(), reason.into()), "{label}");
-        let none = w.server.agentpane(&["last", &pane]);
-        assert_eq!(none.code, 1, "{label}: {none:?}");
-        let route_none = w.server.agentpane(&["route", &pane, &sink]);
-        assert_eq!(route_none.code, 1, "{label}: {route_none:?}");
+        real::scenario::nothing_to_hand_on(&w.server, &pane, &sink, &label);
 
         // HTTP 429: working while the client retries in silence, attention once the countdown
         // shows, one alert for the turn; Escape during the wait ends it as interrupted.

@@ -122,21 +122,26 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
     let bin = tmp.path().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let calls = tmp.path().join("npm-calls");
-    // An npm that installs a package as the registry's would: its `bin` under the prefix, and
-    // a postinstall (copying the program into the package's `bin/`, as Kilo's does) that
-    // `npm install --ignore-scripts` leaves out and `npm rebuild <name>…` runs.
+    // An npm that installs a package as the registry's would: its `bin` under the prefix, a
+    // postinstall (copying the program into the package's `bin/`, as Kilo's does) and a
+    // dependency's install script (building into its `build/`, as node-pty's does), which
+    // `npm install --ignore-scripts` leaves out and `npm rebuild` runs: every package's, or
+    // those of the packages it names.
     let npm = format!(
-        "#!/bin/sh\necho \"$*\" >> '{calls}'\ncmd=$1\nnames=\n\
+        "#!/bin/sh\necho \"$*\" >> '{calls}'\ncmd=$1\nshift\nnames=\n\
          while [ $# -gt 0 ]; do case $1 in --prefix) dir=$2; shift;; -*) ;; \
          *) names=\"$names $1\";; esac; shift; done\n\
-         pkg=\"$dir/node_modules/@openai/codex\"\n\
+         pkg=\"$dir/node_modules/@openai/codex\"\ndep=\"$dir/node_modules/native-dep\"\n\
          if [ \"$cmd\" = install ]; then\n\
-         mkdir -p \"$dir/node_modules/.bin\" \"$pkg/bin\"\n\
+         mkdir -p \"$dir/node_modules/.bin\" \"$pkg/bin\" \"$dep\"\n\
          printf '#!/bin/sh\\n' > \"$dir/node_modules/.bin/codex\"\n\
          chmod +x \"$dir/node_modules/.bin/codex\"\n\
          printf 'cp \"$1/.bin/codex\" \"$1/@openai/codex/bin/.codex\"\\n' > \"$pkg/postinstall\"\n\
-         else for n in $names; do if [ -f \"$dir/node_modules/$n/postinstall\" ]; then \
-         sh \"$dir/node_modules/$n/postinstall\" \"$dir/node_modules\"; fi; done; fi\n",
+         printf 'mkdir -p \"$1/native-dep/build\"; touch \"$1/native-dep/build/dep.node\"\\n' \
+         > \"$dep/postinstall\"\n\
+         else if [ -z \"$names\" ]; then names=$(cd \"$dir/node_modules\" && ls -d */ @*/*/); fi; \
+         for n in $names; do s=\"$dir/node_modules/${{n%/}}/postinstall\"; \
+         if [ -f \"$s\" ]; then sh \"$s\" \"$dir/node_modules\"; fi; done; fi\n",
         calls = calls.display()
     );
     for (name, body) in [("npm", npm.as_str()), ("node", "#!/bin/sh\n")] {
@@ -168,17 +173,20 @@ fn a_missing_client_is_installed_on_first_use_and_kept() {
             first.contains(&format!("@openai/codex@{version}")),
             "{first}"
         );
-        let dir = cache.join(format!("codex@{version}+postinstall"));
+        let dir = cache.join(format!("codex@{version}+scripts"));
         assert!(dir.join(".installed").is_file());
         assert!(
             dir.join("node_modules/@openai/codex/bin/.codex").is_file(),
             "the client's postinstall did not run for {version}:\n{first}"
         );
+        assert!(
+            dir.join("node_modules/native-dep/build/dep.node").is_file(),
+            "the dependency's install script did not run for {version}:\n{first}"
+        );
     }
-    // The scripts of the packages installed beside the client run too, named without versions.
+    // Every package's scripts, offline.
     assert!(
-        lines[3].starts_with("rebuild ")
-            && lines[3].ends_with(" @openai/codex @openai/codex-linux-x64"),
+        lines[3].starts_with("rebuild ") && lines[3].contains(" --offline"),
         "{first}"
     );
     let (passed, told) = install_probe(&cache, &path, Some(&pins));

@@ -242,10 +242,13 @@ fn idle_panes(server: &TmuxServer, kind: AgentKind) {
 /// it once made every poll list tmux and resolve every pane. The kinds run side by side, one
 /// server and watcher each.
 ///
-/// The window is the 10 s after a resolution and two quiet polls, the panes quiet: the polls
-/// it holds are the ones an idle watcher makes all day. (A resolution, or a poll
-/// that lists tmux because a pane drew lately, costs this debug build 10–70 ms of CPU on a
-/// loaded machine; the release build's minute is in BENCHMARKS.md.) The CPU is what the
+/// The window is the 10 s after two quiet polls in a row (every pane quiet, the resolutions
+/// of the start behind them): the polls it holds are the ones an idle watcher makes all day.
+/// A resolution, or a poll that lists tmux because a pane drew lately, costs this debug build
+/// 10–70 ms of CPU on a loaded machine (the release build's minute is in BENCHMARKS.md), so a
+/// kind whose window the once-a-minute resolution fell in is measured again after two more
+/// quiet polls: the next resolution is a minute away. (The window used to wait for that
+/// minute's resolution first, ~60 s more for the same polls.) The CPU is what the
 /// watcher's counters say getrusage(2) says, to the microsecond: `/proc/PID/stat` counts
 /// 10 ms ticks and drops up to one in each of its four fields.
 #[test]
@@ -274,64 +277,34 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
         .map(|(kind, server)| (*kind, start_watcher(server, &[])))
         .collect();
     let count = |i: usize| counters(&servers[i].1, &watchers[i].1);
-    let started: Vec<Counters> = (0..watchers.len()).map(count).collect();
-    for (i, (kind, _)) in servers.iter().enumerate() {
-        wait_until(
-            Duration::from_secs(120),
-            &format!("{kind}: a resolution after the watcher's first"),
-            || count(i).resolves > started[i].resolves,
-        );
+    // (kind, CPU ms, wakes, tmux listings) of each kind's window.
+    let mut used: Vec<Option<(AgentKind, u64, u64, u64)>> = vec![None; servers.len()];
+    for _ in 0..2 {
+        let pending: Vec<usize> = (0..servers.len()).filter(|i| used[*i].is_none()).collect();
+        if pending.is_empty() {
+            break;
+        }
+        two_quiet_polls(&servers, &pending, count);
+        let before: Vec<Counters> = pending.iter().map(|i| count(*i)).collect();
+        std::thread::sleep(QUIET);
+        for (i, b) in pending.iter().zip(&before) {
+            let a = count(*i);
+            if a.resolves == b.resolves {
+                let ms = (a.cpu_us - b.cpu_us) / 1000;
+                used[*i] = Some((servers[*i].0, ms, a.wakes - b.wakes, a.lists - b.lists));
+            }
+        }
     }
-    // Then, for every kind, two safety polls in a row that asked tmux nothing: every pane
-    // quiet (the unused one no longer looked at again), the minute's resolution at least 50 s
-    // away.
-    let mut last: Vec<Counters> = (0..watchers.len()).map(count).collect();
-    let mut quiet = vec![0; watchers.len()];
-    let went_quiet = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_until(
-            Duration::from_secs(120),
-            "two quiet polls in a row beside every kind",
-            || {
-                for (i, q) in quiet.iter_mut().enumerate().filter(|(_, q)| **q < 2) {
-                    let now = count(i);
-                    if now.lists > last[i].lists || now.resolves > last[i].resolves {
-                        *q = 0;
-                    } else {
-                        *q += now.quiet_polls - last[i].quiet_polls;
-                    }
-                    last[i] = now;
-                }
-                quiet.iter().all(|q| *q >= 2)
-            },
-        )
-    }));
-    if went_quiet.is_err() {
-        let busy: Vec<_> = servers
-            .iter()
-            .zip(&quiet)
-            .zip(&last)
-            .filter(|((_, q), _)| **q < 2)
-            .map(|(((kind, _), _), c)| format!("{kind}: {c:?}"))
-            .collect();
-        panic!("the watcher never went quiet in 120 s beside {busy:?}");
-    }
-    let before: Vec<Counters> = (0..watchers.len()).map(count).collect();
-    std::thread::sleep(QUIET);
-    let after: Vec<Counters> = (0..watchers.len()).map(count).collect();
     for (kind, w) in &mut watchers {
         assert!(
             w.0.try_wait().unwrap().is_none(),
             "the watcher beside {kind} ended"
         );
     }
-    // (kind, CPU ms, wakes, tmux listings)
-    let used: Vec<(AgentKind, u64, u64, u64)> = servers
-        .iter()
-        .zip(before.iter().zip(&after))
-        .map(|((kind, _), (b, a))| {
-            let ms = (a.cpu_us - b.cpu_us) / 1000;
-            (*kind, ms, a.wakes - b.wakes, a.lists - b.lists)
-        })
+    let used: Vec<(AgentKind, u64, u64, u64)> = used
+        .into_iter()
+        .zip(&servers)
+        .map(|(u, (kind, _))| u.unwrap_or_else(|| panic!("{kind}: a resolution in both windows")))
         .collect();
     // Two or three 5 s polls in 10 s; a watch woken by its own reads wakes many times; a
     // quiet poll asks tmux nothing.
@@ -347,68 +320,117 @@ fn the_idle_watcher_sleeps_beside_every_agent_kind() {
     );
 }
 
+/// Waits until the watcher beside each kind in `which` has made two safety polls in a row
+/// that asked tmux nothing and resolved nothing: every pane quiet, the unused one no longer
+/// looked at again.
+fn two_quiet_polls(
+    servers: &[(AgentKind, TmuxServer)],
+    which: &[usize],
+    count: impl Fn(usize) -> Counters,
+) {
+    let mut last: Vec<Counters> = which.iter().map(|i| count(*i)).collect();
+    let mut quiet = vec![0; which.len()];
+    let went_quiet = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        wait_until(
+            Duration::from_secs(120),
+            "two quiet polls in a row beside every kind",
+            || {
+                for (n, q) in quiet.iter_mut().enumerate().filter(|(_, q)| **q < 2) {
+                    let now = count(which[n]);
+                    if now.lists > last[n].lists || now.resolves > last[n].resolves {
+                        *q = 0;
+                    } else {
+                        *q += now.quiet_polls - last[n].quiet_polls;
+                    }
+                    last[n] = now;
+                }
+                quiet.iter().all(|q| *q >= 2)
+            },
+        )
+    }));
+    if went_quiet.is_err() {
+        let busy: Vec<_> = which
+            .iter()
+            .zip(&quiet)
+            .zip(&last)
+            .filter(|((_, q), _)| **q < 2)
+            .map(|((i, _), c)| format!("{}: {c:?}", servers[*i].0))
+            .collect();
+        panic!("the watcher never went quiet in 120 s beside {busy:?}");
+    }
+}
+
 /// Work per wake follows what changed: with ten panes of a kind and one of them writing, each
 /// write makes the watcher read that pane's log again and report that pane again, not every
 /// pane, and ask tmux for nothing (unless the agent is read from its title too: Gemini CLI,
 /// Qwen Code). Every kind whose log agentpane reads.
 #[test]
 fn a_write_to_one_log_reads_that_log_alone() {
-    const WRITES: u64 = 4;
-    for kind in AgentKind::ALL
-        .into_iter()
-        .filter(|k| agentpane::agents::reads_log(*k))
-    {
-        let server = TmuxServer::start();
-        idle_panes(&server, kind);
-        let writer = server.spawn(
-            &FakeAgent::idle(kind)
-                .in_dir(&format!("{kind}-writer"))
-                .env("AGENTPANE_FAKE_REPEAT", "1"),
-        );
-        // A long safety poll: what is counted is what the writes cause.
-        let watch = start_watcher(&server, &["--poll", "60"]);
-        settle(watch.0.id());
-        let start = counters(&server, &watch);
-        let mut last = start;
-        for _ in 0..WRITES {
-            server.send_line(&writer, "step");
-            wait_until(
-                DEADLINE,
-                &format!("the watcher to wake for {kind}'s write"),
-                || {
-                    let now = counters(&server, &watch);
-                    let woke = now.wakes > last.wakes;
-                    if woke {
-                        last = now;
-                    }
-                    woke
-                },
-            );
+    // The kinds side by side, one server and watcher each (what is counted is each
+    // watcher's own work).
+    std::thread::scope(|s| {
+        for kind in AgentKind::ALL
+            .into_iter()
+            .filter(|k| agentpane::agents::reads_log(*k))
+        {
+            s.spawn(move || one_write_reads_one_log(kind));
         }
-        let reads = last.reads - start.reads;
-        let lists = last.lists - start.lists;
-        let reports = last.reports - start.reports;
-        // The minute's resolution may fall in the writes (a slow run): it reports every pane.
-        let resolves = last.resolves - start.resolves;
-        assert!(resolves <= 1, "{kind}: {resolves} resolutions");
-        // A step may write nothing a state read looks at (opencode's session row).
-        assert!(
-            (1..=WRITES).contains(&reads),
-            "{kind}: {WRITES} writes to one of eleven logs read {reads} logs"
-        );
-        // Sessions sharing a database (opencode, Kilo) are all touched by a write to it;
-        // only the one whose rows moved is reported again (each write reported all eleven).
-        assert!(
-            reports <= reads + lists + (IDLE_PANES + 1) * resolves,
-            "{kind}: {WRITES} writes to one of eleven logs reported {reports} panes again \
-             ({reads} logs read, {lists} listings, {resolves} resolutions)"
-        );
-        let title = agentpane::agents::reads_title(kind);
-        assert!(
-            lists == 0 || title && lists <= 2 * WRITES,
-            "{kind}: {WRITES} writes asked tmux for the panes {lists} times"
+    });
+}
+
+/// [`a_write_to_one_log_reads_that_log_alone`] for one kind.
+fn one_write_reads_one_log(kind: AgentKind) {
+    const WRITES: u64 = 4;
+    let server = TmuxServer::start();
+    idle_panes(&server, kind);
+    let writer = server.spawn(
+        &FakeAgent::idle(kind)
+            .in_dir(&format!("{kind}-writer"))
+            .env("AGENTPANE_FAKE_REPEAT", "1"),
+    );
+    // A long safety poll: what is counted is what the writes cause.
+    let watch = start_watcher(&server, &["--poll", "60"]);
+    settle(watch.0.id());
+    let start = counters(&server, &watch);
+    let mut last = start;
+    for _ in 0..WRITES {
+        server.send_line(&writer, "step");
+        wait_until(
+            DEADLINE,
+            &format!("the watcher to wake for {kind}'s write"),
+            || {
+                let now = counters(&server, &watch);
+                let woke = now.wakes > last.wakes;
+                if woke {
+                    last = now;
+                }
+                woke
+            },
         );
     }
+    let reads = last.reads - start.reads;
+    let lists = last.lists - start.lists;
+    let reports = last.reports - start.reports;
+    // The minute's resolution may fall in the writes (a slow run): it reports every pane.
+    let resolves = last.resolves - start.resolves;
+    assert!(resolves <= 1, "{kind}: {resolves} resolutions");
+    // A step may write nothing a state read looks at (opencode's session row).
+    assert!(
+        (1..=WRITES).contains(&reads),
+        "{kind}: {WRITES} writes to one of eleven logs read {reads} logs"
+    );
+    // Sessions sharing a database (opencode, Kilo) are all touched by a write to it;
+    // only the one whose rows moved is reported again (each write reported all eleven).
+    assert!(
+        reports <= reads + lists + (IDLE_PANES + 1) * resolves,
+        "{kind}: {WRITES} writes to one of eleven logs reported {reports} panes again \
+         ({reads} logs read, {lists} listings, {resolves} resolutions)"
+    );
+    let title = agentpane::agents::reads_title(kind);
+    assert!(
+        lists == 0 || title && lists <= 2 * WRITES,
+        "{kind}: {WRITES} writes asked tmux for the panes {lists} times"
+    );
 }
 
 /// File wakes must not starve the safety poll: beside an agent that writes every 300 ms, the
@@ -498,11 +520,19 @@ fn an_idle_watcher_asks_tmux_nothing_until_a_pane_changes() {
             "{kind}: the safety poll stopped ({before:?} → {after:?})"
         );
     }
-    // An agent started from the shell: no hook tells the watcher, its foreground does.
-    for ((kind, server, shell), watch) in worlds.iter().zip(&watchers) {
-        let lists = counters(server, watch).lists;
-        let fake = FakeAgent::idle(*kind);
-        server.start_from_shell(shell, fake.name, &fake.env);
+    // An agent started from the shell: no hook tells the watcher, its foreground does. Every
+    // kind's started first, then each watched for.
+    let lists: Vec<u64> = worlds
+        .iter()
+        .zip(&watchers)
+        .map(|((kind, server, shell), watch)| {
+            let lists = counters(server, watch).lists;
+            let fake = FakeAgent::idle(*kind);
+            server.start_from_shell(shell, fake.name, &fake.env);
+            lists
+        })
+        .collect();
+    for (((kind, server, shell), watch), lists) in worlds.iter().zip(&watchers).zip(lists) {
         let snapshot = server.server_dir().join("state.json");
         wait_until(
             DEADLINE,

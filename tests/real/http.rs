@@ -93,6 +93,19 @@ impl Reply {
         }
     }
 
+    /// A 429 with `retry-after-ms: ms` added (other replies unchanged): a client that
+    /// honours it retries after `ms` instead of its own growing back-off, so a scenario
+    /// waits out its silent retries in seconds. It sets only the pause: the client still
+    /// makes every retry and shows what it shows after them.
+    pub fn retry_after_ms(self, ms: u64) -> Reply {
+        match self {
+            Reply::Body { status: 429, .. } => {
+                self.with_headers(vec![("retry-after-ms".into(), ms.to_string())])
+            }
+            other => other,
+        }
+    }
+
     /// The same reply with `headers` added.
     pub fn with_headers(self, extra: Vec<(String, String)>) -> Reply {
         let add = |h: &mut Vec<(String, String)>| h.extend(extra);

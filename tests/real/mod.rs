@@ -21,6 +21,7 @@ pub mod kimi;
 pub mod openai;
 pub mod openai_chat;
 pub mod qwen;
+pub mod scenario;
 pub mod start;
 pub mod usage;
 
@@ -136,7 +137,7 @@ pub fn installed(agent: &str) -> Vec<Client> {
         .into_iter()
         .filter(|(a, _)| a == agent)
         .map(|(agent, version)| Client {
-            dir: root.join(format!("{agent}@{version}+postinstall")),
+            dir: root.join(format!("{agent}@{version}+scripts")),
             agent,
             version,
         })
@@ -357,22 +358,36 @@ pub fn wait_state(
     state: &str,
     reason: Option<&str>,
 ) -> serde_json::Value {
+    wait_resolved(tmux, pane, STEP, &format!("{state} {reason:?}"), |r| {
+        r["state"] == state
+            && match reason {
+                Some(want) => r["reason"] == want,
+                None => r["reason"].is_null(),
+            }
+    })
+}
+
+/// Polls `resolve PANE` until the resolution satisfies `accept`; it. Panics after `deadline`
+/// naming `what` was awaited, with the last resolution and the screen.
+pub fn wait_resolved(
+    tmux: &TmuxServer,
+    pane: &str,
+    deadline: Duration,
+    what: &str,
+    accept: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
     let mut last = serde_json::Value::Null;
     let found = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        wait_for(STEP, &format!("{pane} to read {state} {reason:?}"), || {
+        wait_for(deadline, &format!("{pane} to read {what}"), || {
             let r = resolve(tmux, pane);
-            let ok = r["state"] == state
-                && match reason {
-                    Some(want) => r["reason"] == want,
-                    None => r["reason"].is_null(),
-                };
+            let ok = accept(&r);
             last = r.clone();
             ok.then_some(r)
         })
     }));
     found.unwrap_or_else(|_| {
         panic!(
-            "{pane} never read {state} {reason:?}; last: {last:#}\nscreen:\n{}",
+            "{pane} never read {what}; last: {last:#}\nscreen:\n{}",
             screen(tmux, pane)
         )
     })

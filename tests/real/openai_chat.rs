@@ -157,6 +157,18 @@ pub fn always_kept(
     });
 }
 
+/// The newest user text `api` received, in any request but a title generator's (opencode and
+/// Kilo ask for a title beside the turn).
+pub fn last_prompt(api: &MockServer) -> String {
+    api.requests()
+        .iter()
+        .rev()
+        .filter_map(|r| r.json())
+        .filter(|b| !content(&b["messages"][0]).contains("title generator"))
+        .find_map(|b| Some(last_user_text(b["messages"].as_array()?)))
+        .unwrap_or_default()
+}
+
 /// The newest user message's text.
 pub fn last_user_text(messages: &[Value]) -> String {
     messages

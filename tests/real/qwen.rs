@@ -8,7 +8,8 @@
 //!   Qwen Code runs a read-only `echo hello` without asking); once its result comes back,
 //!   "Tool done.";
 //! - `BADREQ` → HTTP 400 `model_not_found` (Qwen Code does not retry a 400);
-//! - `QUOTA` → HTTP 429 (Qwen Code retries with a back-off of tens of seconds);
+//! - `QUOTA` → HTTP 429 asking for 2 s between retries (Qwen Code retries in silence six times,
+//!   then counts down to its own retries, a minute at least);
 //! - `SLOW` → a reply streamed for ~30 s (long enough to press Escape mid-stream);
 //! - `PLAIN <word>` → `Answer: <word>.` (a mixed session's panes each get their own);
 //! - anything else → [`ANSWER`].
@@ -23,6 +24,9 @@ use super::openai_chat::{chunk, text_stream, ANSWER};
 
 /// The model id the client asks for.
 pub const MODEL: &str = "mock-model";
+
+/// The pause a 429 asks of each retry Qwen Code makes in silence, before its countdown.
+pub const SILENT_RETRY_MS: u64 = 2000;
 
 /// Starts the stand-in.
 pub fn start() -> MockServer {
@@ -53,11 +57,15 @@ pub fn reply(req: &Request) -> Reply {
         );
     }
     if user.contains("QUOTA") {
+        // `retry-after-ms` sets the pause of each silent retry inside the request (six of
+        // them, 1.5 s doubling to 30 s without it: ~95 s); the countdown after them waits
+        // at least its 60 s whatever the header says.
         return Reply::json(
             429,
             json!({"error": {"message": "Rate limit reached for mock-model",
                 "type": "rate_limit_error", "code": "rate_limit_exceeded"}}),
-        );
+        )
+        .retry_after_ms(SILENT_RETRY_MS);
     }
     if user.contains("RUNBASH") {
         return shell_call();

@@ -82,7 +82,13 @@ fn fresh_then_answer_then_route(client: &Client) {
 
     // Routed as is: the next prompt of B, byte for byte.
     let route = rig.agentpane(&["route", &a, &b]);
-    assert_eq!(route.code, 0, "{}: {route:?}", client.label());
+    assert_eq!(
+        route.code,
+        0,
+        "{}: {route:?}\nB's screen:\n{}",
+        client.label(),
+        rig.screen(&b)
+    );
     let arrived = wait_prompt(&rig, 2);
     assert_eq!(arrived, "Answer: apple.", "{}", client.label());
     rig.wait_state(&b, "your-turn", None);
@@ -100,7 +106,13 @@ fn fresh_then_answer_then_route(client: &Client) {
         .unwrap_or_default()
         .to_string();
     let route = rig.agentpane(&["route", &a, &b, "--template", template.to_str().unwrap()]);
-    assert_eq!(route.code, 0, "{}: {route:?}", client.label());
+    assert_eq!(
+        route.code,
+        0,
+        "{}: {route:?}\nB's screen:\n{}",
+        client.label(),
+        rig.screen(&b)
+    );
     let arrived = wait_prompt(&rig, 3);
     let want = format!(
         "Context from claude in {a} ({target}):\n\nAnswer: apple.\n\n  Check it please.\nThanks."
