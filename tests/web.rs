@@ -448,6 +448,17 @@ fn a_rebinding_host_a_forged_origin_and_a_form_post_are_refused() {
         None,
     );
     assert_eq!(status, 200, "the page's own Origin");
+    // A link from another site opens the page, but another site's script calls no API.
+    let cross = [("Sec-Fetch-Site", "cross-site")];
+    assert_eq!(raw(&web, "GET", "/", &cross, None).0, 200);
+    let (status, _, _) = raw(
+        &web,
+        "GET",
+        "/api/panes",
+        &[("Authorization", &bearer), cross[0]],
+        None,
+    );
+    assert_eq!(status, 403, "a cross-site fetch");
     // What a cross-site form can send: no JSON content type.
     let (status, _, _) = raw(
         &web,
