@@ -581,3 +581,20 @@ fn the_watcher_serves_the_page_when_asked_and_web_url_prints_it() {
     let options = server.tmux(&["show-options", "-g"]);
     assert!(!options.contains(&token), "nor in a tmux option");
 }
+
+#[test]
+fn at_most_sixteen_streams_are_open_and_a_new_one_ends_the_oldest() {
+    let (_server, _watch, web) = world();
+    let mut oldest = events(&web, &web.token);
+    next_event(&mut oldest, "panes").expect("the first event");
+    let _others: Vec<_> = (0..16)
+        .map(|_| {
+            let mut s = events(&web, &web.token);
+            next_event(&mut s, "panes").expect("each stream's first event");
+            s
+        })
+        .collect();
+    assert!(next_event(&mut oldest, "end").is_some(), "the oldest ended");
+    let (status, _) = web.get("/api/panes");
+    assert_eq!(status, 200, "the server still answers");
+}
