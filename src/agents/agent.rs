@@ -28,7 +28,7 @@ pub struct Lookup<'a> {
     /// Transcript locations found by scanning, kept on disk between processes.
     pub cache: &'a mut TranscriptCache,
     /// What the panes of one resolution share, per agent.
-    pub shared: &'a mut super::Shared,
+    pub shared: &'a mut super::shared::Shared,
 }
 
 /// How an agent's transcript is read backwards for its state.

@@ -23,15 +23,16 @@ pub mod record;
 pub mod registry;
 pub mod retry;
 pub mod screen;
+pub mod shared;
 pub mod start_order;
-pub mod stores;
 #[cfg(test)]
 pub mod testkit;
 
 pub use agent::{Agent, AnswerReader, AnswerStep, HookFile, LookBack, Lookup};
+pub use registry::stores::{self, Depth, Stores};
 pub use registry::{
     all, announced_in, detect_line, folders, never_news, of, own_reader, owner_of_path, packages,
     parse_fragments, parse_line, reads_log, reads_title, request_of, retrying, shows_retries,
     sources, UNTOLD,
 };
-pub use stores::{Depth, Shared, Stores};
+pub use shared::Shared;

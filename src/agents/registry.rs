@@ -10,6 +10,8 @@ use super::{
 use super::{retry, Agent};
 use crate::events::{AgentKind, Event};
 
+pub mod stores;
+
 /// Every agent agentpane knows, one line each. A record of a log given without `--agent` is
 /// claimed by the first agent here whose format it fits, so the loosest formats come last.
 const REGISTRY: [&dyn Agent; AgentKind::ALL.len()] = [

@@ -87,6 +87,11 @@ pub fn read_record(t: &Target, steps: &mut Vec<String>) -> Option<SessionRecord>
     Some(record)
 }
 
+/// Per config root: (pid, session id) of every live session record, read once per resolution
+/// and shared by its Claude Code panes.
+#[derive(Debug, Default)]
+pub struct Claims(pub std::collections::HashMap<PathBuf, Vec<(u32, String)>>);
+
 /// The session ids named by the live records of other processes under `root` (their
 /// transcripts are never ours). `alive` tells whether a PID is running.
 pub fn claimed_sessions(root: &Path, alive: &dyn Fn(u32) -> bool) -> Vec<(u32, String)> {

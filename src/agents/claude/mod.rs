@@ -58,7 +58,8 @@ impl crate::agents::Agent for Claude {
         let table = cx.table;
         let claimed: std::collections::HashSet<String> = cx
             .shared
-            .claude_claims
+            .of::<locate::Claims>()
+            .0
             .entry(t.root.to_path_buf())
             .or_insert_with(|| locate::claimed_sessions(t.root, &|pid| table.get(pid).is_some()))
             .iter()

@@ -198,7 +198,7 @@ macro_rules! opencode_store_agent {
                     t,
                     cx.table,
                     argv,
-                    &mut cx.shared.opencode,
+                    cx.shared.of::<$crate::agents::opencode::locate::Shared>(),
                     steps,
                 )
             }

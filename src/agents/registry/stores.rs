@@ -1,27 +1,20 @@
 //! Sessions kept in an agent's own database rather than in a log file (opencode's SQLite
 //! store), read through connections kept between scans by a long-running caller: a session is
-//! read again only once its rows changed ([`super::opencode::reader`]). The pipeline's side
-//! of those stores: it sits above the agents, beside the registry it asks whose a store is.
+//! read again only once its rows changed ([`opencode::reader`]). The pipeline's side of those
+//! stores, part of the registry (above the agents): it asks the registry whose a store is, and
+//! lends the kept connections to a resolution as opencode's state in [`Shared`], which opencode
+//! and Kilo share.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use anyhow::Result;
 
-pub use super::opencode::reader::Depth;
-use super::opencode::{self, SessionRef};
-use super::registry::{keeps_a_store, owner_of_path};
+use super::{keeps_a_store, owner_of_path};
+pub use crate::agents::opencode::reader::Depth;
+use crate::agents::opencode::{self, SessionRef};
+use crate::agents::shared::Shared;
 use crate::events::{AgentKind, Event};
-
-/// What the panes of one resolution share, per agent: the database connections (kept between
-/// resolutions by [`Stores`]) and what one snapshot of the system says once for all panes.
-#[derive(Debug, Default)]
-pub struct Shared {
-    /// Per Claude Code config root: (pid, session id) of every live session record.
-    pub(crate) claude_claims: HashMap<PathBuf, Vec<(u32, String)>>,
-    /// opencode's databases and the other opencode processes.
-    pub(crate) opencode: opencode::locate::Shared,
-}
 
 /// The database-backed sessions read so far, and the connections they are read through.
 #[derive(Debug, Default)]
@@ -40,16 +33,19 @@ impl Stores {
     /// What a resolution shares, with the kept connections lent to it; hand it back with
     /// [`Stores::give_back`].
     pub fn lend(&mut self) -> Shared {
+        let mut opencode = opencode::locate::Shared::default();
+        opencode.dbs = std::mem::take(self.opencode.databases());
+        opencode.logs = std::mem::take(&mut self.logs);
         let mut shared = Shared::default();
-        shared.opencode.dbs = std::mem::take(self.opencode.databases());
-        shared.opencode.logs = std::mem::take(&mut self.logs);
+        shared.put(opencode);
         shared
     }
 
     /// Keeps the connections a resolution used.
-    pub fn give_back(&mut self, shared: Shared) {
-        *self.opencode.databases() = shared.opencode.dbs;
-        self.logs = shared.opencode.logs;
+    pub fn give_back(&mut self, mut shared: Shared) {
+        let opencode = shared.of::<opencode::locate::Shared>();
+        *self.opencode.databases() = std::mem::take(&mut opencode.dbs);
+        self.logs = std::mem::take(&mut opencode.logs);
     }
 
     /// Brings the database sessions among `transcripts` up to date in one pass per database,
@@ -146,5 +142,28 @@ mod tests {
         for agent in [None, Some(AgentKind::Claude), Some(AgentKind::Cline)] {
             assert!(stores.events(plain, agent).unwrap().is_none(), "{agent:?}");
         }
+    }
+
+    /// The connections the locators of one resolution open are the ones the next resolution
+    /// and the session reader use: a database is opened once, however many scans read it.
+    #[test]
+    fn connections_lent_to_a_resolution_are_kept_for_the_next_and_the_reader() {
+        use opencode::store::testkit::{db_from, fixture};
+        let dir = tempfile::tempdir().unwrap();
+        let db = db_from(dir.path(), &fixture("session.sql"));
+        let session = PathBuf::from(format!("{}#ses_dcc45fdafffevJwm88T7RhVzyq", db.display()));
+        let mut stores = Stores::default();
+        for _ in 0..3 {
+            let mut shared = stores.lend();
+            let locate = shared.of::<opencode::locate::Shared>();
+            assert!(locate.dbs.get(&db).is_ok());
+            stores.give_back(shared);
+            let (kind, events) = stores.events(&session, None).unwrap().unwrap();
+            assert_eq!(kind, AgentKind::Opencode);
+            assert!(!events.is_empty());
+        }
+        let mut shared = stores.lend();
+        assert_eq!(shared.of::<opencode::locate::Shared>().dbs.opened, 1);
+        assert_eq!(stores.reads(), 1);
     }
 }
