@@ -119,6 +119,64 @@ impl Reader {
         self.stores.prepare(transcripts, depth);
     }
 
+    /// [`Reader::prepare`] for the transcripts of a scan's panes (each with its agent, when
+    /// known), reading the log files that changed meanwhile, on a second thread: the
+    /// databases' rows and the logs' tails are read at the same time, and
+    /// [`Reader::classify`] then finds them kept.
+    pub fn read_ahead<'a>(
+        &mut self,
+        transcripts: impl IntoIterator<Item = (&'a Path, Option<AgentKind>)>,
+        depth: Depth,
+    ) {
+        let all: Vec<(&Path, Option<AgentKind>)> = transcripts.into_iter().collect();
+        let logs: Vec<(&Path, Option<AgentKind>)> = all
+            .iter()
+            .filter(|(p, _)| !Stores::holds(p))
+            .copied()
+            .collect();
+        let stores = all.len() > logs.len();
+        let files = &self.files;
+        // Both threads take the next log in turn (this one once the databases are read), so
+        // neither waits while the other still has work.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let read = || -> Vec<(PathBuf, Kept)> {
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(path, agent)) = logs.get(i) else {
+                    return out;
+                };
+                let Ok(stamp) = stamps(path) else { continue };
+                if files.get(path).is_some_and(|k| k.stamp == stamp) {
+                    continue;
+                }
+                if let Ok((agent, events)) = super::file_events(path, agent) {
+                    let kept = Kept {
+                        stamp,
+                        agent,
+                        events,
+                    };
+                    out.push((path.to_path_buf(), kept));
+                }
+            }
+        };
+        let stores_of = &mut self.stores;
+        let (mut got, other) = std::thread::scope(|s| {
+            let other = (logs.len() > 1).then(|| s.spawn(read));
+            if stores {
+                stores_of.prepare(all.iter().map(|(p, _)| *p), depth);
+            }
+            (read(), other.map(|h| h.join()))
+        });
+        match other {
+            Some(Ok(more)) => got.extend(more),
+            // A read that panicked on its thread: those logs are read when classified.
+            Some(Err(_)) | None => {}
+        }
+        self.file_reads += got.len() as u64;
+        self.files.extend(got);
+    }
+
     /// The state of `path` at `now`, like [`super::classify_file`], from kept events when
     /// the transcript has not changed since they were read.
     pub fn classify(
