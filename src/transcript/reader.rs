@@ -168,10 +168,9 @@ impl Reader {
             }
             (read(), other.map(|h| h.join()))
         });
-        match other {
-            Some(Ok(more)) => got.extend(more),
-            // A read that panicked on its thread: those logs are read when classified.
-            Some(Err(_)) | None => {}
+        // A read that panicked on its thread: those logs are read when classified.
+        if let Some(Ok(more)) = other {
+            got.extend(more);
         }
         self.file_reads += got.len() as u64;
         self.files.extend(got);
