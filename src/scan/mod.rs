@@ -77,7 +77,13 @@ fn reports_of(
     depth: Depth,
 ) -> Vec<PaneReport> {
     let agents: Vec<Arc<Resolved>> = resolved.into_iter().filter(|r| r.agent.is_some()).collect();
-    reader.prepare(agents.iter().filter_map(|r| r.transcript.as_deref()), depth);
+    reader.read_ahead(
+        agents.iter().filter_map(|r| {
+            let kind = r.agent.as_ref().map(|a| a.kind);
+            Some((r.transcript.as_deref()?, kind))
+        }),
+        depth,
+    );
     let reports = agents
         .into_iter()
         .map(|r| report_with(r, now, reader))

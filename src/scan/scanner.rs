@@ -156,6 +156,13 @@ impl Scanner {
         self.reader.meter_usage();
     }
 
+    /// [`Scanner::meter_usage`], a big log's first read done on a worker thread so that no
+    /// scan waits for it; `done` is told its transcript when it finished (the caller notes
+    /// it, [`Scanner::note`], and the pane's next report carries the totals).
+    pub fn meter_usage_aside(&mut self, done: crate::transcript::meter::ReadDone) {
+        self.reader.meter_usage_aside(done);
+    }
+
     /// When the scanner has a look due (a pending tool call's screen, titles owed a
     /// listing): the caller scans by then.
     pub fn next_look(&self) -> Option<Time> {

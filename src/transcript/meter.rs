@@ -4,10 +4,15 @@
 //! is read again from its start. A session whose log is not an append-only JSONL file (a
 //! database, a chat log rewritten in place) is read by the agent's
 //! [`crate::agents::Agent::session_usage`].
+//!
+//! A long-running caller's [`Meters`] read a big log's first pass on a worker thread
+//! ([`FirstReads`]), one log at a time, so a scan never waits for it.
 
 use std::collections::{HashMap, HashSet};
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Sender};
+use std::sync::{Arc, Mutex};
 
 use super::follow::Follower;
 use crate::agents;
@@ -81,15 +86,100 @@ impl Meter {
     }
 }
 
+/// A log longer than this is read forward the first time on the worker thread (when the
+/// caller has one, [`Meters::read_big_logs_aside`]); a shorter one at once.
+pub const FIRST_READ_INLINE: u64 = 4 * 1024 * 1024;
+
+/// Told the transcript whose first read just finished on the worker thread: the caller
+/// reports its pane again to pick the totals up.
+pub type ReadDone = Arc<dyn Fn(&Path) + Send + Sync>;
+
+/// What the worker thread read: each log's meter (or why not), until picked up.
+type Finished = Arc<Mutex<HashMap<PathBuf, io::Result<Meter>>>>;
+
+/// The worker thread that reads big logs forward for the first time, one after another.
+struct FirstReads {
+    jobs: Sender<(PathBuf, AgentKind)>,
+    finished: Finished,
+    /// Sent to the worker and not picked up yet.
+    queued: HashSet<PathBuf>,
+}
+
+impl std::fmt::Debug for FirstReads {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FirstReads")
+            .field("queued", &self.queued)
+            .finish_non_exhaustive()
+    }
+}
+
+impl FirstReads {
+    /// Starts the worker; it ends when the `FirstReads` is dropped.
+    fn start(done: ReadDone) -> FirstReads {
+        let (jobs, rx) = mpsc::channel::<(PathBuf, AgentKind)>();
+        let finished = Finished::default();
+        let out = Arc::clone(&finished);
+        std::thread::spawn(move || {
+            for (path, kind) in rx {
+                let meter = Meter::open(&path, kind);
+                out.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .insert(path.clone(), meter);
+                done(&path);
+            }
+        });
+        FirstReads {
+            jobs,
+            finished,
+            queued: HashSet::new(),
+        }
+    }
+
+    /// The meter read for `path`, when its read finished (`None` while it runs or when none
+    /// was asked for).
+    fn take(&mut self, path: &Path) -> Option<io::Result<Meter>> {
+        let got = self
+            .finished
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(path)?;
+        self.queued.remove(path);
+        Some(got)
+    }
+
+    fn retain(&mut self, live: &HashSet<&Path>) {
+        self.queued.retain(|p| live.contains(p.as_path()));
+        self.finished
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|p, _| live.contains(p.as_path()));
+    }
+}
+
 /// The meters of the sessions a long-running caller follows, by transcript.
 #[derive(Debug, Default)]
 pub struct Meters {
     logs: HashMap<PathBuf, Meter>,
+    /// Set when big logs are read on the worker thread.
+    aside: Option<FirstReads>,
 }
 
 impl Meters {
+    /// From now on a log longer than [`FIRST_READ_INLINE`] is read forward the first time on
+    /// a worker thread, one at a time; `done` is told each one that finished. Until then
+    /// [`Meters::measure`] has no usage for it ([`Meters::pending`]).
+    pub fn read_big_logs_aside(&mut self, done: ReadDone) {
+        self.aside = Some(FirstReads::start(done));
+    }
+
+    /// True while the first read of `path` runs (or waits its turn) on the worker thread.
+    pub fn pending(&self, path: &Path) -> bool {
+        self.aside.as_ref().is_some_and(|a| a.queued.contains(path))
+    }
+
     /// The usage of the session at `path` of agent `kind`, its log read on from where it was
-    /// left; `None` when the agent's log says nothing about usage or cannot be read.
+    /// left; `None` when the agent's log says nothing about usage or cannot be read, or while
+    /// its first read runs on the worker thread.
     pub fn measure(
         &mut self,
         path: &Path,
@@ -115,15 +205,44 @@ impl Meters {
         };
         if followed != Some(true) {
             self.logs.remove(path);
-            self.logs
-                .insert(path.to_path_buf(), Meter::open(path, kind).ok()?);
+            let meter = self.first_read(path, kind)?;
+            self.logs.insert(path.to_path_buf(), meter);
         }
         self.logs.get_mut(path).map(|m| m.metered(pid, home))
+    }
+
+    /// A meter of `path` read forward from its start: at once, or picked up from the worker
+    /// thread (then followed on over what was appended since) once its read there finished;
+    /// `None` while it runs or when the log cannot be read.
+    fn first_read(&mut self, path: &Path, kind: AgentKind) -> Option<Meter> {
+        let Some(aside) = self.aside.as_mut() else {
+            return Meter::open(path, kind).ok();
+        };
+        if aside.queued.contains(path) {
+            let mut meter = aside.take(path)?.ok().filter(|m| m.kind == kind)?;
+            return match meter.follow() {
+                Ok(true) => Some(meter),
+                // Rewritten meanwhile: read again from its start.
+                Ok(false) => self.first_read(path, kind),
+                Err(_) => None,
+            };
+        }
+        let len = std::fs::metadata(path).ok()?.len();
+        if len <= FIRST_READ_INLINE {
+            return Meter::open(path, kind).ok();
+        }
+        if aside.jobs.send((path.to_path_buf(), kind)).is_ok() {
+            aside.queued.insert(path.to_path_buf());
+        }
+        None
     }
 
     /// Forgets every session but `live`.
     pub fn retain(&mut self, live: &HashSet<&Path>) {
         self.logs.retain(|p, _| live.contains(p.as_path()));
+        if let Some(a) = &mut self.aside {
+            a.retain(live);
+        }
     }
 }
 

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-use super::meter::Meters;
+use super::meter::{Meters, ReadDone};
 pub use crate::agents::Depth;
 use crate::agents::Stores;
 use crate::events::{AgentKind, Event, Time};
@@ -119,6 +119,63 @@ impl Reader {
         self.stores.prepare(transcripts, depth);
     }
 
+    /// [`Reader::prepare`] for the transcripts of a scan's panes (each with its agent, when
+    /// known), reading the log files that changed meanwhile, on a second thread: the
+    /// databases' rows and the logs' tails are read at the same time, and
+    /// [`Reader::classify`] then finds them kept.
+    pub fn read_ahead<'a>(
+        &mut self,
+        transcripts: impl IntoIterator<Item = (&'a Path, Option<AgentKind>)>,
+        depth: Depth,
+    ) {
+        let all: Vec<(&Path, Option<AgentKind>)> = transcripts.into_iter().collect();
+        let logs: Vec<(&Path, Option<AgentKind>)> = all
+            .iter()
+            .filter(|(p, _)| !Stores::holds(p))
+            .copied()
+            .collect();
+        let stores = all.len() > logs.len();
+        let files = &self.files;
+        // Both threads take the next log in turn (this one once the databases are read), so
+        // neither waits while the other still has work.
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let read = || -> Vec<(PathBuf, Kept)> {
+            let mut out = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&(path, agent)) = logs.get(i) else {
+                    return out;
+                };
+                let Ok(stamp) = stamps(path) else { continue };
+                if files.get(path).is_some_and(|k| k.stamp == stamp) {
+                    continue;
+                }
+                if let Ok((agent, events)) = super::file_events(path, agent) {
+                    let kept = Kept {
+                        stamp,
+                        agent,
+                        events,
+                    };
+                    out.push((path.to_path_buf(), kept));
+                }
+            }
+        };
+        let stores_of = &mut self.stores;
+        let (mut got, other) = std::thread::scope(|s| {
+            let other = (logs.len() > 1).then(|| s.spawn(read));
+            if stores {
+                stores_of.prepare(all.iter().map(|(p, _)| *p), depth);
+            }
+            (read(), other.map(|h| h.join()))
+        });
+        // A read that panicked on its thread: those logs are read when classified.
+        if let Some(Ok(more)) = other {
+            got.extend(more);
+        }
+        self.file_reads += got.len() as u64;
+        self.files.extend(got);
+    }
+
     /// The state of `path` at `now`, like [`super::classify_file`], from kept events when
     /// the transcript has not changed since they were read.
     pub fn classify(
@@ -166,6 +223,16 @@ impl Reader {
         self.metering.get_or_insert_with(Metering::default);
     }
 
+    /// From now on [`Reader::usage`] measures what the sessions used, a big log's first read
+    /// on a worker thread ([`Meters::read_big_logs_aside`]): until `done` is told it finished,
+    /// its session has no usage.
+    pub fn meter_usage_aside(&mut self, done: ReadDone) {
+        self.meter_usage();
+        if let Some(m) = &mut self.metering {
+            m.meters.read_big_logs_aside(done);
+        }
+    }
+
     /// The usage of the session at `path` (agent `kind`, process `pid`), measured again only
     /// when the transcript was read again since; `None` when the caller does not meter usage
     /// or the session tells none. Call after [`Reader::classify`] of the same transcript.
@@ -182,7 +249,10 @@ impl Reader {
         }
         let got = m.meters.measure(path, kind, pid, &crate::paths::home_dir());
         m.measured += 1;
-        m.kept.insert(path.to_path_buf(), (version, got.clone()));
+        // Read on the worker thread: measured again at the next call, not kept as none.
+        if !m.meters.pending(path) {
+            m.kept.insert(path.to_path_buf(), (version, got.clone()));
+        }
         got
     }
 }
@@ -294,6 +364,110 @@ mod tests {
             2,
             "appended: followed"
         );
+    }
+
+    #[test]
+    fn a_big_logs_first_usage_read_runs_aside_and_its_totals_come_later_exactly() {
+        // A Claude Code session of thousands of messages (tens of MB): its first forward read
+        // took seconds inside the scan, and every other pane's state waited for it.
+        let fixture = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/real/claude/marot-spotter/short.jsonl"),
+        )
+        .unwrap();
+        // One copy of the session: one message of 25353 prompt tokens and 13 out.
+        let copy = |i: usize| fixture.replace("msg_01MKH1ccEGrZGNPvu8pYiiQa", &format!("msg_{i}"));
+        let dir = tempfile::tempdir().unwrap();
+        let big = dir.path().join("big.jsonl");
+        let copies = 3000;
+        {
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&big).unwrap());
+            for i in 0..copies {
+                f.write_all(copy(i).as_bytes()).unwrap();
+            }
+        }
+        assert!(
+            std::fs::metadata(&big).unwrap().len() > 3 * super::super::meter::FIRST_READ_INLINE
+        );
+        let other = dir.path().join("rollout.jsonl");
+        let codex = std::fs::read_to_string(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("fixtures/real/codex/kvsankar-agent-history/session-01.jsonl"),
+        )
+        .unwrap();
+        let lines: Vec<&str> = codex.lines().collect();
+        let cut = lines
+            .iter()
+            .position(|l| l.contains("token_count"))
+            .unwrap();
+        std::fs::write(&other, lines[..cut].join("\n") + "\n").unwrap();
+
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut reader = Reader::default();
+        reader.meter_usage_aside(std::sync::Arc::new(move |p: &Path| {
+            let _ = tx.send(p.to_path_buf());
+        }));
+        let now = chrono::Utc::now();
+        let step = |r: &mut Reader, path: &Path| {
+            let (kind, status) = r
+                .classify(path, None, now, &Windows::default(), Observation::default())
+                .unwrap();
+            (status, r.usage(path, kind, None))
+        };
+        let pending = |r: &Reader| r.metering.as_ref().unwrap().meters.pending(&big);
+
+        // The scan meets the big log: no totals yet (never a wrong one), and no wait.
+        let (_, usage) = step(&mut reader, &big);
+        assert_eq!(usage, None);
+        assert!(pending(&reader));
+        // Another pane's state moves on and is read, totals and all, while the big read runs.
+        let (before, _) = step(&mut reader, &other);
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&other)
+            .unwrap();
+        writeln!(f, "{}", lines[cut..].join("\n")).unwrap();
+        drop(f);
+        let (after, usage) = step(&mut reader, &other);
+        assert_ne!(after, before, "the other pane's new state");
+        assert_eq!(usage.unwrap().usage.session_input, Some(22539));
+        assert!(pending(&reader), "not picked up before a later scan");
+        let (_, usage) = step(&mut reader, &big);
+        assert!(
+            usage.is_none() || !pending(&reader),
+            "totals only once the read finished"
+        );
+
+        // Written to while read: the worker's read and the follow after it count it once.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&big).unwrap();
+        f.write_all(copy(copies).as_bytes()).unwrap();
+        drop(f);
+        let done = rx
+            .recv_timeout(std::time::Duration::from_secs(600))
+            .expect("the big read finishes");
+        assert_eq!(done, big);
+        let (_, usage) = step(&mut reader, &big);
+        let usage = usage.expect("the totals, picked up").usage;
+        let n = copies as u64 + 1;
+        assert_eq!(usage.session_input, Some(25353 * n));
+        assert_eq!(usage.session_output, Some(13 * n));
+        assert_eq!(usage.context_tokens, Some(25353));
+        assert!(!pending(&reader));
+        assert_eq!(
+            Some(usage),
+            super::super::meter::measure(&big, AgentKind::Claude, None, Path::new("/nonexistent"))
+                .map(|m| m.usage),
+            "what a one-shot read gives"
+        );
+
+        // Then only appends are followed.
+        let mut f = std::fs::OpenOptions::new().append(true).open(&big).unwrap();
+        f.write_all(copy(copies + 1).as_bytes()).unwrap();
+        drop(f);
+        let measured = reader.metering.as_ref().unwrap().measured;
+        let (_, usage) = step(&mut reader, &big);
+        assert_eq!(usage.unwrap().usage.session_input, Some(25353 * (n + 1)));
+        assert_eq!(reader.metering.as_ref().unwrap().measured, measured + 1);
     }
 
     #[test]

@@ -96,6 +96,11 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
     let across = links
         .as_ref()
         .map(|_| relays::Across::start(Tmux::new(opts.sinks.socket.clone()), socket_path.clone()));
+    // A big log's first usage read finished on its worker thread: its pane is read again.
+    let read_done = tx.clone();
+    let read_done: crate::transcript::meter::ReadDone = std::sync::Arc::new(move |path| {
+        let _ = read_done.send(Wake::Files(vec![path.to_path_buf()]));
+    });
     let fs = FsWatch::start(tx, dir.clone(), PathBuf::from(&socket_path))?;
     log::line(&format!(
         "watching tmux server {socket_path} (lock {})",
@@ -137,7 +142,7 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         scanner: {
             let mut s = Scanner::default();
             s.defer_tool_screens();
-            s.meter_usage();
+            s.meter_usage_aside(read_done);
             s
         },
         wakes: Wakes::default(),

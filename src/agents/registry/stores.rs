@@ -60,6 +60,11 @@ impl Stores {
         }
     }
 
+    /// True when `path` names a session in a database (not a log file).
+    pub fn holds(path: &Path) -> bool {
+        SessionRef::parse(path).is_some()
+    }
+
     /// The events of the database session `path` names, read now if no refresh covered it;
     /// `Ok(None)` when `path` names no database session (a log file). An error when the
     /// caller said the agent keeps its sessions in a database and `path` names none.
