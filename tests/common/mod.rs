@@ -12,6 +12,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cost;
 pub mod desktop;
 pub mod install;
