@@ -1,11 +1,367 @@
 //! The page of `agentpane web` (docs/design.md#web-page) in a real browser: Debian's headless
-//! Chromium at a phone's size (`tests/common/browser.rs`), against a watcher and fake agents
-//! in a private tmux server. Nothing is reached but 127.0.0.1.
+//! Chromium at a phone's size (`tests/common/browser.rs`), against `agentpane web`, a watcher
+//! and fake agents in a private tmux server, through the page's stable hooks (`#panes`,
+//! `li.pane[data-state]`, `#detail`, `#answer`, `#request`, `#allow`, `#deny`, `#reply`,
+//! `#send`, `#result`, `#auth-error`). Nothing is reached but 127.0.0.1.
 
 mod common;
 
-use common::browser::Browser;
-use common::{descendants, wait_until};
+use std::time::{Duration, Instant};
+
+use agentpane::events::AgentKind;
+use common::browser::{js_str, Browser, Page};
+use common::web::WebServer;
+use common::{descendants, wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
+use serde_json::{json, Value};
+
+/// Markup that runs if the page ever treats model text as HTML: each sets `window.__ran`.
+const HOSTILE: &str =
+    "<script>window.__ran = 'script'</script><img src=x onerror=\"window.__ran = 'img'\">";
+
+/// A recorded Claude Code session that ends asking to run `mix phx.server`.
+const ASKING: &str = "claude/marot-spotter/short.jsonl";
+
+/// The Codex mid-turn fixture and the id of its open turn.
+const CODEX_BUSY: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
+const CODEX_TURN: &str = "019e9625-806b-7343-9798-a7ca2de29a04";
+
+/// A server with its watcher, and `agentpane web` on it.
+fn world() -> (TmuxServer, Watch, WebServer) {
+    let server = TmuxServer::start();
+    let watch = Watch::start(&server, &[]);
+    let web = WebServer::start(&server, &[]);
+    (server, watch, web)
+}
+
+/// A fake Claude Code in `work/<dir>` waiting on its permission dialog (on its screen,
+/// decided by a key: `AGENTPANE_FAKE_DECIDE`); its pane.
+fn claude_asking(server: &TmuxServer, dir: &str) -> String {
+    let screen = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures/demo/claude-infra-screen.txt"
+    );
+    server.spawn(
+        &FakeAgent::claude()
+            .fixture(ASKING)
+            .start_lines(9)
+            .in_dir(dir)
+            .env("AGENTPANE_FAKE_DECIDE", "1")
+            .env("AGENTPANE_FAKE_SCREEN", screen),
+    )
+}
+
+/// A fake Codex asking to run `cmd` (its approval dialog drawn); its pane.
+fn codex_asking(server: &TmuxServer, cmd: &str) -> String {
+    let rollout = [
+        json!({"timestamp": "", "type": "turn_context", "payload": {"turn_id": "t1", "cwd": ""}}),
+        json!({"timestamp": "", "type": "event_msg", "payload": {"type": "task_started", "turn_id": "t1"}}),
+        json!({"timestamp": "", "type": "response_item", "payload": {
+            "type": "function_call", "name": "exec_command", "call_id": "call_1",
+            "arguments": json!({"cmd": cmd, "justification": "check"}).to_string()}}),
+    ]
+    .map(|l| l.to_string())
+    .join("\n");
+    let path = server.path().join("codex-asks.jsonl");
+    std::fs::write(&path, rollout + "\n").unwrap();
+    server.spawn(
+        &FakeAgent::codex()
+            .env("AGENTPANE_FAKE_AGENT", path.to_str().unwrap())
+            .env("AGENTPANE_FAKE_ASK", "1")
+            .in_dir("codex-asks"),
+    )
+}
+
+/// The page's rows as `(data-id, data-state)`, top to bottom.
+fn rows(page: &Page) -> Vec<(String, String)> {
+    let v = page.eval(
+        "[...document.querySelectorAll('#panes li.pane')].map(li => [li.dataset.id, li.dataset.state])",
+    );
+    serde_json::from_value(v).expect("rows")
+}
+
+/// The row selector of `pane`.
+fn row(pane: &str) -> String {
+    format!("li.pane[data-id={}]", js_str(pane))
+}
+
+/// Waits until the page lists `pane` in `state`.
+fn wait_row(page: &Page, pane: &str, state: &str) {
+    page.wait_js(
+        &format!("{pane} listed {state}"),
+        &format!(
+            "document.querySelector({})?.dataset.state === {}",
+            js_str(&row(pane)),
+            js_str(state)
+        ),
+    );
+}
+
+/// Opens `pane`'s detail from the list, as a tap does, once its answer is drawn.
+fn tap(page: &Page, pane: &str) {
+    page.click(&row(pane));
+    page.wait_js(
+        "the detail",
+        "!document.querySelector('#detail').hidden && document.querySelector('#answer').children.length > 0",
+    );
+}
+
+/// The model's markup never ran: no dialog, the global it sets undefined, no element built.
+fn nothing_ran(page: &Page) {
+    assert_eq!(page.eval("window.__ran ?? null"), Value::Null, "markup ran");
+    assert_eq!(page.dialogs(), 0, "a dialog opened");
+    assert_eq!(page.count("#detail img, #detail script, #panes img"), 0);
+}
+
+#[test]
+fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
+    let (server, _watch, web) = world();
+    let busy = server.spawn(&FakeAgent::codex().fixture(CODEX_BUSY).in_dir("busy"));
+    let idle = server.spawn(&FakeAgent::idle(AgentKind::Claude).in_dir("idle"));
+    let asking = claude_asking(&server, "asking");
+
+    let browser = Browser::start();
+    let page = browser.open(&web.url);
+    wait_row(&page, &asking, "waiting");
+    wait_row(&page, &idle, "your-turn");
+    wait_row(&page, &busy, "working");
+    let listed = rows(&page);
+    assert_eq!(
+        listed,
+        [
+            (asking.clone(), "waiting".to_string()),
+            (idle.clone(), "your-turn".to_string()),
+            (busy.clone(), "working".to_string()),
+        ],
+        "every pane, most urgent first"
+    );
+    let waiting = row(&asking);
+    assert_eq!(page.text(&format!("{waiting} .agent")), "claude");
+    assert!(page.text(&format!("{waiting} .state")).contains("waiting"));
+    let (target, _) = common::notify::place(&server, &asking);
+    assert_eq!(page.text(&format!("{waiting} .target")), target);
+    assert!(page.text(&waiting).contains("mix phx.server"), "the ask");
+    // Made for a phone: its width, nothing wider.
+    assert_eq!(page.eval("innerWidth"), 390);
+    assert_eq!(
+        page.eval("document.documentElement.scrollWidth <= innerWidth"),
+        true,
+        "the list fits a phone's width"
+    );
+
+    // The busy Codex ends its turn: the row follows within a second of the watcher's
+    // snapshot, without a reload.
+    page.eval("window.__same_page = true");
+    server.codex_completes(&busy, CODEX_TURN, "Done.");
+    let shown = "document.querySelector(ROW)?.dataset.state === 'your-turn'"
+        .replace("ROW", &js_str(&row(&busy)));
+    let snapshot = server.server_dir().join("state.json");
+    let end = Instant::now() + DEADLINE;
+    let mut written = None;
+    let lag = loop {
+        assert!(
+            Instant::now() < end,
+            "the change never showed: {:?}",
+            rows(&page)
+        );
+        if written.is_none() && server.snapshot_row(&busy)["state"] == "your-turn" {
+            let snap: Value = serde_json::from_slice(&std::fs::read(&snapshot).unwrap()).unwrap();
+            let at: chrono::DateTime<chrono::Utc> =
+                serde_json::from_value(snap["written_at"].clone()).unwrap();
+            written = Some(at);
+        }
+        if page.eval(&shown) == true {
+            let now = chrono::Utc::now();
+            let at = written.unwrap_or_else(|| {
+                // Shown before this loop saw the snapshot: the snapshot's own time.
+                let snap: Value =
+                    serde_json::from_slice(&std::fs::read(&snapshot).unwrap()).unwrap();
+                serde_json::from_value(snap["written_at"].clone()).unwrap()
+            });
+            break now - at;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    eprintln!(
+        "the page showed the change {} ms after the snapshot",
+        lag.num_milliseconds()
+    );
+    assert!(
+        lag < chrono::Duration::seconds(1),
+        "shown {lag:?} after the snapshot"
+    );
+    assert_eq!(page.eval("window.__same_page ?? false"), true, "no reload");
+    assert_eq!(rows(&page)[0].0, asking, "the waiting pane still first");
+}
+
+#[test]
+fn tapping_an_idle_pane_shows_its_answer_with_markup_as_text_and_a_reply_reaches_it() {
+    let (server, _watch, web) = world();
+    let answer = format!(
+        "# Fixed\n\nThe parser choked on {HOSTILE} in a title.\n\n- one\n- two\n\n```rust\nfn main() {{}}\n```\n"
+    );
+    let answered = server.claude_answering("answered", &answer);
+    let (inbox_pane, inbox) = server.inbox_agent("inbox");
+
+    let browser = Browser::start();
+    let page = browser.open(&web.url);
+    wait_row(&page, &answered, "your-turn");
+    tap(&page, &answered);
+    page.wait_text("#answer", "The parser choked on");
+    assert_eq!(page.text("#answer h3"), "Fixed");
+    assert_eq!(page.count("#answer ul li"), 2);
+    assert_eq!(page.text("#answer pre code"), "fn main() {}");
+    let font = page.eval("getComputedStyle(document.querySelector('#answer pre code')).fontFamily");
+    assert!(
+        font.as_str().unwrap().contains("monospace"),
+        "code in a monospace font: {font}"
+    );
+    assert!(
+        page.text("#answer").contains(HOSTILE),
+        "markup shown as its text: {:?}",
+        page.text("#answer")
+    );
+    nothing_ran(&page);
+    assert_eq!(
+        page.eval("document.querySelector('#request-box').hidden"),
+        true
+    );
+
+    // Back to the list, then the inbox agent: a reply typed on the page reaches its input.
+    page.click("#back");
+    // A Claude Code asked nothing yet: idle.
+    wait_row(&page, &inbox_pane, "idle");
+    page.click(&row(&inbox_pane));
+    page.wait_js(
+        "the reply box",
+        "!document.querySelector('#reply-box').hidden",
+    );
+    page.type_into("#reply", "please also run the tests");
+    page.click("#send");
+    page.wait_text("#result", "Sent");
+    wait_until(DEADLINE, "the reply in the agent's input", || {
+        std::fs::read_to_string(&inbox)
+            .unwrap_or_default()
+            .contains("please also run the tests")
+    });
+    let got = std::fs::read_to_string(&inbox).unwrap();
+    assert_eq!(
+        got.matches("please also run the tests").count(),
+        1,
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_waiting_panes_request_shows_in_full_and_deny_or_allow_answers_it_once() {
+    let (server, watch, web) = world();
+    let hostile = format!("echo '{HOSTILE}' > /dev/null");
+    let codex = codex_asking(&server, &hostile);
+    let denied = claude_asking(&server, "denied");
+    let allowed = claude_asking(&server, "allowed");
+    let stale = claude_asking(&server, "stale");
+
+    let browser = Browser::start();
+    let page = browser.open(&web.url);
+
+    // The request in full; its markup is text.
+    wait_row(&page, &codex, "waiting");
+    tap(&page, &codex);
+    page.wait_text("#request", &hostile);
+    nothing_ran(&page);
+    page.click("#back");
+
+    // Deny: the fake Claude Code refuses the call and hands the turn back.
+    wait_row(&page, &denied, "waiting");
+    tap(&page, &denied);
+    page.wait_text("#request", "mix phx.server 2>&1 | head -80");
+    assert_eq!(
+        page.eval("document.querySelector('#allow').offsetParent !== null"),
+        true
+    );
+    page.click("#deny");
+    page.wait_text("#result", "Denied.");
+    page.wait_js(
+        "the request gone",
+        "document.querySelector('#request-box').hidden",
+    );
+    page.click("#back");
+    page.wait_js(
+        "the denied pane no longer waiting",
+        &format!(
+            "document.querySelector({})?.dataset.state !== 'waiting'",
+            js_str(&row(&denied))
+        ),
+    );
+
+    // Allow: the call goes on, once.
+    tap(&page, &allowed);
+    page.wait_text("#request", "mix phx.server");
+    page.click("#allow");
+    page.wait_text("#result", "Allowed once.");
+    page.click("#back");
+    page.wait_js(
+        "the allowed pane no longer waiting",
+        &format!(
+            "document.querySelector({})?.dataset.state !== 'waiting'",
+            js_str(&row(&allowed))
+        ),
+    );
+
+    // A stale page: the page shows a dialog; without the watcher the page learns nothing
+    // more, and the dialog is answered at the terminal. Allow on the page is refused with the
+    // reason, and nothing is typed.
+    wait_row(&page, &stale, "waiting");
+    tap(&page, &stale);
+    page.wait_text("#request", "mix phx.server");
+    drop(watch);
+    server.tmux(&["send-keys", "-t", &stale, "3"]);
+    wait_until(DEADLINE, "the dialog gone from the screen", || {
+        !server
+            .tmux(&["capture-pane", "-p", "-t", &stale])
+            .contains("Do you want to proceed?")
+    });
+    let transcript = server.agentpane(&["resolve", &stale, "--json"]).json()["transcript"]
+        .as_str()
+        .expect("a transcript")
+        .to_string();
+    let written = std::fs::read_to_string(&transcript).unwrap();
+    page.click("#allow");
+    page.wait_text("#result", "Refused, nothing typed");
+    assert!(!page.text("#result").contains("Allowed"));
+    assert_eq!(
+        std::fs::read_to_string(&transcript).unwrap(),
+        written,
+        "the agent got nothing more"
+    );
+    nothing_ran(&page);
+}
+
+#[test]
+fn the_page_without_its_secret_shows_the_error_and_no_pane() {
+    let (server, _watch, web) = world();
+    let idle = server.spawn(&FakeAgent::idle(AgentKind::Claude));
+    let browser = Browser::start();
+    let right = browser.open(&web.url);
+    wait_row(&right, &idle, "your-turn");
+
+    let base = web.url.split_once('#').unwrap().0;
+    let wrong = format!("{base}#t=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+    for url in [wrong.as_str(), base] {
+        let page = browser.open(url);
+        page.wait_js(
+            "the token error",
+            "!document.querySelector('#auth-error').hidden",
+        );
+        assert!(
+            page.text("#auth-error").contains("secret"),
+            "{}",
+            page.text("#auth-error")
+        );
+        assert_eq!(page.count("li.pane"), 0, "{url}: no pane shown");
+        assert_eq!(page.text("#panes"), "");
+        assert_eq!(page.eval("document.querySelector('#detail').hidden"), true);
+    }
+}
 
 /// The harness itself, on a page of the test's own: it reads, types, taps and waits, and the
 /// browser (with every helper process it started) ends with the test.
@@ -31,7 +387,7 @@ fn the_browser_reads_types_taps_and_ends_with_the_test() {
     assert_eq!(page.count("#out b"), 0);
     assert_eq!(page.dialogs(), 0);
     page.eval("setTimeout(() => alert('x'), 0)");
-    wait_until(common::DEADLINE, "the alert seen", || page.dialogs() == 1);
+    wait_until(DEADLINE, "the alert seen", || page.dialogs() == 1);
     page.wait_js("the page runs on after the alert", "true");
     let png = dir.path().join("shot.png");
     page.screenshot(&png);
@@ -41,15 +397,11 @@ fn the_browser_reads_types_taps_and_ends_with_the_test() {
     assert!(!helpers.is_empty(), "Chromium's helper processes");
     drop(page);
     drop(browser);
-    wait_until(
-        common::DEADLINE,
-        "the browser and its helpers ended",
-        || {
-            std::iter::once(pid)
-                .chain(helpers.iter().copied())
-                .all(|p| !is_alive(p))
-        },
-    );
+    wait_until(DEADLINE, "the browser and its helpers ended", || {
+        std::iter::once(pid)
+            .chain(helpers.iter().copied())
+            .all(|p| !is_alive(p))
+    });
 }
 
 /// Whether process `pid` runs (a zombie does not).
