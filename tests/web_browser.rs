@@ -79,32 +79,6 @@ fn rows(page: &Page) -> Vec<(String, String)> {
     serde_json::from_value(v).expect("rows")
 }
 
-/// The row selector of `pane`.
-fn row(pane: &str) -> String {
-    format!("li.pane[data-id={}]", js_str(pane))
-}
-
-/// Waits until the page lists `pane` in `state`.
-fn wait_row(page: &Page, pane: &str, state: &str) {
-    page.wait_js(
-        &format!("{pane} listed {state}"),
-        &format!(
-            "document.querySelector({})?.dataset.state === {}",
-            js_str(&row(pane)),
-            js_str(state)
-        ),
-    );
-}
-
-/// Opens `pane`'s detail from the list, as a tap does, once its answer is drawn.
-fn tap(page: &Page, pane: &str) {
-    page.click(&row(pane));
-    page.wait_js(
-        "the detail",
-        "!document.querySelector('#detail').hidden && document.querySelector('#answer').children.length > 0",
-    );
-}
-
 /// The model's markup never ran: no dialog, the global it sets undefined, no element built.
 fn nothing_ran(page: &Page) {
     assert_eq!(page.eval("window.__ran ?? null"), Value::Null, "markup ran");
@@ -121,9 +95,9 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
 
     let browser = Browser::start();
     let page = browser.open(&web.url);
-    wait_row(&page, &asking, "waiting");
-    wait_row(&page, &idle, "your-turn");
-    wait_row(&page, &busy, "working");
+    page.wait_row(&asking, "waiting");
+    page.wait_row(&idle, "your-turn");
+    page.wait_row(&busy, "working");
     let listed = rows(&page);
     assert_eq!(
         listed,
@@ -134,7 +108,7 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
         ],
         "every pane, most urgent first"
     );
-    let waiting = row(&asking);
+    let waiting = Page::row(&asking);
     assert_eq!(page.text(&format!("{waiting} .agent")), "claude");
     assert!(page.text(&format!("{waiting} .state")).contains("waiting"));
     let (target, _) = common::notify::place(&server, &asking);
@@ -153,7 +127,7 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
     page.eval("window.__same_page = true");
     server.codex_completes(&busy, CODEX_TURN, "Done.");
     let shown = "document.querySelector(ROW)?.dataset.state === 'your-turn'"
-        .replace("ROW", &js_str(&row(&busy)));
+        .replace("ROW", &js_str(&Page::row(&busy)));
     let snapshot = server.server_dir().join("state.json");
     let end = Instant::now() + DEADLINE;
     let mut written = None;
@@ -204,8 +178,8 @@ fn tapping_an_idle_pane_shows_its_answer_with_markup_as_text_and_a_reply_reaches
 
     let browser = Browser::start();
     let page = browser.open(&web.url);
-    wait_row(&page, &answered, "your-turn");
-    tap(&page, &answered);
+    page.wait_row(&answered, "your-turn");
+    page.tap_pane(&answered);
     page.wait_text("#answer", "The parser choked on");
     assert_eq!(page.text("#answer h3"), "Fixed");
     assert_eq!(page.count("#answer ul li"), 2);
@@ -229,8 +203,8 @@ fn tapping_an_idle_pane_shows_its_answer_with_markup_as_text_and_a_reply_reaches
     // Back to the list, then the inbox agent: a reply typed on the page reaches its input.
     page.click("#back");
     // A Claude Code asked nothing yet: idle.
-    wait_row(&page, &inbox_pane, "idle");
-    page.click(&row(&inbox_pane));
+    page.wait_row(&inbox_pane, "idle");
+    page.click(&Page::row(&inbox_pane));
     page.wait_js(
         "the reply box",
         "!document.querySelector('#reply-box').hidden",
@@ -264,15 +238,15 @@ fn a_waiting_panes_request_shows_in_full_and_deny_or_allow_answers_it_once() {
     let page = browser.open(&web.url);
 
     // The request in full; its markup is text.
-    wait_row(&page, &codex, "waiting");
-    tap(&page, &codex);
+    page.wait_row(&codex, "waiting");
+    page.tap_pane(&codex);
     page.wait_text("#request", &hostile);
     nothing_ran(&page);
     page.click("#back");
 
     // Deny: the fake Claude Code refuses the call and hands the turn back.
-    wait_row(&page, &denied, "waiting");
-    tap(&page, &denied);
+    page.wait_row(&denied, "waiting");
+    page.tap_pane(&denied);
     page.wait_text("#request", "mix phx.server 2>&1 | head -80");
     assert_eq!(
         page.eval("document.querySelector('#allow').offsetParent !== null"),
@@ -289,12 +263,12 @@ fn a_waiting_panes_request_shows_in_full_and_deny_or_allow_answers_it_once() {
         "the denied pane no longer waiting",
         &format!(
             "document.querySelector({})?.dataset.state !== 'waiting'",
-            js_str(&row(&denied))
+            js_str(&Page::row(&denied))
         ),
     );
 
     // Allow: the call goes on, once.
-    tap(&page, &allowed);
+    page.tap_pane(&allowed);
     page.wait_text("#request", "mix phx.server");
     page.click("#allow");
     page.wait_text("#result", "Allowed once.");
@@ -303,15 +277,15 @@ fn a_waiting_panes_request_shows_in_full_and_deny_or_allow_answers_it_once() {
         "the allowed pane no longer waiting",
         &format!(
             "document.querySelector({})?.dataset.state !== 'waiting'",
-            js_str(&row(&allowed))
+            js_str(&Page::row(&allowed))
         ),
     );
 
     // A stale page: the page shows a dialog; without the watcher the page learns nothing
     // more, and the dialog is answered at the terminal. Allow on the page is refused with the
     // reason, and nothing is typed.
-    wait_row(&page, &stale, "waiting");
-    tap(&page, &stale);
+    page.wait_row(&stale, "waiting");
+    page.tap_pane(&stale);
     page.wait_text("#request", "mix phx.server");
     drop(watch);
     server.tmux(&["send-keys", "-t", &stale, "3"]);
@@ -342,7 +316,7 @@ fn the_page_without_its_secret_shows_the_error_and_no_pane() {
     let idle = server.spawn(&FakeAgent::idle(AgentKind::Claude));
     let browser = Browser::start();
     let right = browser.open(&web.url);
-    wait_row(&right, &idle, "your-turn");
+    right.wait_row(&idle, "your-turn");
 
     let base = web.url.split_once('#').unwrap().0;
     let wrong = format!("{base}#t=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");

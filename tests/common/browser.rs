@@ -260,6 +260,36 @@ impl Page {
     }
 }
 
+/// agentpane's page, through its stable hooks (docs/design.md#web-page).
+impl Page {
+    /// The selector of `pane`'s row in the list.
+    pub fn row(pane: &str) -> String {
+        format!("li.pane[data-id={}]", js_str(pane))
+    }
+
+    /// Waits until the list shows `pane` in `state`.
+    pub fn wait_row(&self, pane: &str, state: &str) {
+        self.wait_js(
+            &format!("{pane} listed {state}"),
+            &format!(
+                "document.querySelector({})?.dataset.state === {}",
+                js_str(&Page::row(pane)),
+                js_str(state)
+            ),
+        );
+    }
+
+    /// Taps `pane`'s row and waits for its detail (its answer drawn).
+    pub fn tap_pane(&self, pane: &str) {
+        self.click(&Page::row(pane));
+        self.wait_js(
+            "the detail",
+            "!document.querySelector('#detail').hidden \
+             && document.querySelector('#answer').children.length > 0",
+        );
+    }
+}
+
 /// `s` as a JavaScript string literal.
 pub fn js_str(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
