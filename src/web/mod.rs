@@ -299,3 +299,119 @@ pub fn qr(url: &str) -> Result<String> {
         .quiet_zone(true)
         .build())
 }
+
+/// The tmux option that has the watcher serve the page: `on` (at [`DEFAULT_LISTEN`]) or an
+/// `ADDR:PORT`.
+pub const OPTION: &str = "@agentpane-web";
+/// The tmux option with more names the page may be reached by (space-separated), as
+/// `--allow-host`.
+pub const ALLOW_OPTION: &str = "@agentpane-web-allow-host";
+
+/// Where `@agentpane-web`'s value asks the watcher to listen: `None` when unset or `off`;
+/// `Err` says what is wrong with it.
+pub fn parse_option(value: &str) -> Result<Option<SocketAddr>, String> {
+    match value.trim() {
+        "" | "off" | "0" | "no" => Ok(None),
+        "on" | "1" | "yes" => Ok(DEFAULT_LISTEN.parse().ok()),
+        v => v.parse().map(Some).map_err(|_| {
+            format!(
+                "{OPTION} is `{v}`: expected `on`, `off` or an ADDR:PORT such as {DEFAULT_LISTEN}"
+            )
+        }),
+    }
+}
+
+/// Serves the page from inside the watcher when `@agentpane-web` asks for it, on threads of
+/// the watcher's own; says in its log where, and that `agentpane web --url` prints the URL
+/// (never the secret: the log is a file, and tmux options are seen by every client).
+pub fn start_for_watcher(
+    tmux: &crate::tmux::Tmux,
+    state_dir: &Path,
+    socket_path: &str,
+    log: Log,
+) -> Option<Running> {
+    let value = tmux
+        .cmd(&["show-option", "-gqv", OPTION])
+        .unwrap_or_default();
+    let listen = match parse_option(&value) {
+        Ok(Some(listen)) => listen,
+        Ok(None) => return None,
+        Err(why) => {
+            log(&format!("web: {why}"));
+            return None;
+        }
+    };
+    let allow_hosts: Vec<String> = tmux
+        .cmd(&["show-option", "-gqv", ALLOW_OPTION])
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(String::from)
+        .collect();
+    let started = secret::load_or_create(state_dir, false).and_then(|secret| {
+        start(
+            Config {
+                listen,
+                allow_hosts,
+                state_dir: state_dir.to_path_buf(),
+                socket_path: socket_path.to_string(),
+                log: log.clone(),
+            },
+            secret,
+        )
+    });
+    match started {
+        Ok(running) => {
+            log(&format!(
+                "web: page served at http://{}/ ({OPTION}); `agentpane web --url` prints its URL with the secret",
+                running.addr
+            ));
+            if let Some(w) = exposure_warning(running.addr) {
+                log(&format!("web: {w}"));
+            }
+            Some(running)
+        }
+        Err(e) => {
+            log(&format!("web: not served: {e:#}"));
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_option_is_on_off_or_an_address() {
+        assert_eq!(parse_option(""), Ok(None));
+        assert_eq!(parse_option("off"), Ok(None));
+        assert_eq!(
+            parse_option("on"),
+            Ok(Some(DEFAULT_LISTEN.parse().unwrap()))
+        );
+        assert_eq!(
+            parse_option(" 0.0.0.0:9000 "),
+            Ok(Some("0.0.0.0:9000".parse().unwrap()))
+        );
+        assert!(parse_option("localhost:80")
+            .unwrap_err()
+            .contains("ADDR:PORT"));
+    }
+
+    #[test]
+    fn only_a_non_loopback_address_is_warned_about() {
+        assert_eq!(exposure_warning("127.0.0.1:7878".parse().unwrap()), None);
+        assert_eq!(exposure_warning("[::1]:7878".parse().unwrap()), None);
+        let w = exposure_warning("0.0.0.0:7878".parse().unwrap()).unwrap();
+        assert!(w.contains("ssh -L 7878:127.0.0.1:7878"), "{w}");
+        assert!(w.contains("tailscale serve"), "{w}");
+        assert!(w.contains("--allow-host"), "{w}");
+    }
+
+    #[test]
+    fn the_qr_code_is_half_blocks() {
+        let q = qr("http://127.0.0.1:7878/#t=abc").unwrap();
+        assert!(q.lines().count() > 10);
+        assert!(q.contains('▀') || q.contains('▄') || q.contains('█'));
+    }
+}

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::events::Time;
 use crate::remote::link::HostView;
-use crate::state::{urgency, State};
+use crate::state::State;
 use crate::usage::{Limit, Usage};
 
 /// The part of the watcher's snapshot the page needs (read leniently: a field an older
@@ -171,10 +171,10 @@ pub fn list(snap: &Snap, now: Time) -> List {
         }
     }
     panes.sort_by(|a, b| {
-        urgency(b.state, b.seen)
-            .cmp(&urgency(a.state, a.seen))
-            .then(b.at.cmp(&a.at))
-            .then(a.target.cmp(&b.target))
+        crate::state::urgent_first(
+            (a.state, a.seen, a.at, &a.target),
+            (b.state, b.seen, b.at, &b.target),
+        )
     });
     List {
         panes,
