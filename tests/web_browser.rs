@@ -337,6 +337,78 @@ fn the_page_without_its_secret_shows_the_error_and_no_pane() {
     }
 }
 
+/// The README's picture of the page (docs/img/web.png): two phone screens side by side, the
+/// list of demo-like panes and a waiting pane's request with Allow and Deny, drawn at twice
+/// the CSS pixels. `scripts/web-capture.sh` runs this test with `AGENTPANE_WEB_PICTURE=FILE`
+/// to write it; otherwise it goes to a temporary folder, and the test checks what it shows.
+#[test]
+fn the_readme_picture_shows_the_list_and_a_waiting_panes_request_with_its_buttons() {
+    let (server, _watch, web) = world();
+    let asking = claude_asking(&server, "infra");
+    let busy = server.spawn(&FakeAgent::codex().fixture(CODEX_BUSY).in_dir("web"));
+    let idle = [
+        server.spawn(&FakeAgent::idle(AgentKind::Claude).in_dir("api")),
+        server.spawn(&FakeAgent::idle(AgentKind::Gemini).in_dir("docs")),
+        server.spawn(&FakeAgent::idle(AgentKind::Opencode).in_dir("cli")),
+        server.spawn(&FakeAgent::idle(AgentKind::Qwen).in_dir("site")),
+        server.spawn(&FakeAgent::idle(AgentKind::Pi).in_dir("notes")),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let scale = 2;
+    let browser = Browser::start_scaled(scale);
+    let page = browser.open(&web.url);
+    page.wait_row(&asking, "waiting");
+    page.wait_row(&busy, "working");
+    for pane in &idle {
+        page.wait_row(pane, "your-turn");
+    }
+    page.wait_text("#live", "live");
+    let list = dir.path().join("list.png");
+    page.screenshot(&list);
+
+    page.tap_pane(&asking);
+    page.wait_text("#request", "mix phx.server 2>&1 | head -80");
+    for button in ["#allow", "#deny"] {
+        let seen = format!(
+            "(r => r.width > 0 && r.bottom <= innerHeight)(document.querySelector({}).getBoundingClientRect())",
+            js_str(button)
+        );
+        assert_eq!(page.eval(&seen), true, "{button} on the first screen");
+    }
+    let ask = dir.path().join("ask.png");
+    page.screenshot(&ask);
+
+    let (w, h) = common::browser::PHONE;
+    let gap = 24;
+    let sheet = dir.path().join("sheet.html");
+    std::fs::write(
+        &sheet,
+        format!(
+            "<!doctype html><meta name=viewport content=\"width=device-width\">\
+             <style>body{{margin:0;background:#d9dde3;display:flex;gap:{gap}px;padding:{gap}px}}\
+             img{{width:{w}px;height:{h}px;border-radius:18px;box-shadow:0 2px 10px #0004}}</style>\
+             <img src=list.png><img src=ask.png>"
+        ),
+    )
+    .unwrap();
+    let size = (2 * w + 3 * gap, h + 2 * gap);
+    let sheet_page = browser.open_sized(&format!("file://{}", sheet.display()), size);
+    sheet_page.wait_js(
+        "both screens drawn",
+        "[...document.images].every(i => i.complete && i.naturalWidth > 0)",
+    );
+    let out = std::env::var_os("AGENTPANE_WEB_PICTURE")
+        .map_or_else(|| dir.path().join("web.png"), std::path::PathBuf::from);
+    sheet_page.screenshot(&out);
+    let png = std::fs::read(&out).unwrap();
+    let dims = |at: usize| u32::from_be_bytes(png[at..at + 4].try_into().unwrap());
+    assert_eq!(
+        (dims(16), dims(20)),
+        (size.0 * scale, size.1 * scale),
+        "the picture's size in pixels"
+    );
+}
+
 /// The harness itself, on a page of the test's own: it reads, types, taps and waits, and the
 /// browser (with every helper process it started) ends with the test.
 #[test]

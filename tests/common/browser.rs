@@ -105,16 +105,21 @@ impl Browser {
         self.pid
     }
 
-    /// A new tab showing `url`, loaded.
+    /// A new tab showing `url` at a phone's size, loaded.
     pub fn open(&self, url: &str) -> Page {
+        self.open_sized(url, PHONE)
+    }
+
+    /// A new tab showing `url` in a viewport of `size` CSS pixels, loaded.
+    pub fn open_sized(&self, url: &str, size: (u32, u32)) -> Page {
         let tab = self.browser.new_tab().expect("a new tab");
         tab.set_default_timeout(DEADLINE);
         // No pauses between keys and clicks: the tests wait for what they look for.
         tab.set_slow_motion_multiplier(0.0);
-        // A phone: its viewport, pixel ratio and mobile layout (a new tab does not take the
+        // A phone's viewport, pixel ratio and mobile layout (a new tab does not take the
         // window's size).
         let phone: SetDeviceMetricsOverride = serde_json::from_value(serde_json::json!({
-            "width": PHONE.0, "height": PHONE.1, "deviceScaleFactor": self.scale,
+            "width": size.0, "height": size.1, "deviceScaleFactor": self.scale,
             "mobile": true,
         }))
         .expect("device metrics");
