@@ -18,9 +18,6 @@ use serde_json::{json, Value};
 const HOSTILE: &str =
     "<script>window.__ran = 'script'</script><img src=x onerror=\"window.__ran = 'img'\">";
 
-/// A recorded Claude Code session that ends asking to run `mix phx.server`.
-const ASKING: &str = "claude/marot-spotter/short.jsonl";
-
 /// The Codex mid-turn fixture and the id of its open turn.
 const CODEX_BUSY: &str = "codex/derived-prefix/kvsankar-session-01.prefix-L1-7.mid-turn.jsonl";
 const CODEX_TURN: &str = "019e9625-806b-7343-9798-a7ca2de29a04";
@@ -33,21 +30,10 @@ fn world() -> (TmuxServer, Watch, WebServer) {
     (server, watch, web)
 }
 
-/// A fake Claude Code in `work/<dir>` waiting on its permission dialog (on its screen,
-/// decided by a key: `AGENTPANE_FAKE_DECIDE`); its pane.
+/// A fake Claude Code in `work/<dir>` waiting on its permission dialog
+/// ([`FakeAgent::asking`]); its pane.
 fn claude_asking(server: &TmuxServer, dir: &str) -> String {
-    let screen = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/demo/claude-infra-screen.txt"
-    );
-    server.spawn(
-        &FakeAgent::claude()
-            .fixture(ASKING)
-            .start_lines(9)
-            .in_dir(dir)
-            .env("AGENTPANE_FAKE_DECIDE", "1")
-            .env("AGENTPANE_FAKE_SCREEN", screen),
-    )
+    server.spawn(&FakeAgent::asking().in_dir(dir))
 }
 
 /// A fake Codex asking to run `cmd` (its approval dialog drawn); its pane.
