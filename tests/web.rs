@@ -448,6 +448,17 @@ fn a_rebinding_host_a_forged_origin_and_a_form_post_are_refused() {
         None,
     );
     assert_eq!(status, 200, "the page's own Origin");
+    // A link from another site opens the page, but another site's script calls no API.
+    let cross = [("Sec-Fetch-Site", "cross-site")];
+    assert_eq!(raw(&web, "GET", "/", &cross, None).0, 200);
+    let (status, _, _) = raw(
+        &web,
+        "GET",
+        "/api/panes",
+        &[("Authorization", &bearer), cross[0]],
+        None,
+    );
+    assert_eq!(status, 403, "a cross-site fetch");
     // What a cross-site form can send: no JSON content type.
     let (status, _, _) = raw(
         &web,
@@ -569,4 +580,21 @@ fn the_watcher_serves_the_page_when_asked_and_web_url_prints_it() {
     assert!(!log.contains(&token), "the secret is never logged: {log}");
     let options = server.tmux(&["show-options", "-g"]);
     assert!(!options.contains(&token), "nor in a tmux option");
+}
+
+#[test]
+fn at_most_sixteen_streams_are_open_and_a_new_one_ends_the_oldest() {
+    let (_server, _watch, web) = world();
+    let mut oldest = events(&web, &web.token);
+    next_event(&mut oldest, "panes").expect("the first event");
+    let _others: Vec<_> = (0..16)
+        .map(|_| {
+            let mut s = events(&web, &web.token);
+            next_event(&mut s, "panes").expect("each stream's first event");
+            s
+        })
+        .collect();
+    assert!(next_event(&mut oldest, "end").is_some(), "the oldest ended");
+    let (status, _) = web.get("/api/panes");
+    assert_eq!(status, 200, "the server still answers");
 }

@@ -194,3 +194,47 @@ pub fn alive(pid: u32) -> bool {
         && (unsafe { libc::kill(pid, 0) } == 0
             || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raw(socket: &str, pid: u32) -> Vec<u8> {
+        serde_json::json!({"pid": pid, "socket_path": socket, "panes": []})
+            .to_string()
+            .into_bytes()
+    }
+
+    #[test]
+    fn only_a_live_watchers_snapshot_of_this_server_counts_and_a_change_wakes_waiters() {
+        let feed = Feed::new("s".into());
+        let me = std::process::id();
+        feed.publish(Some(raw("/tmp/other", me)), "/tmp/mine");
+        assert!(!feed.snap().2, "another server's snapshot");
+        feed.publish(Some(raw("/tmp/mine", u32::MAX - 1)), "/tmp/mine");
+        assert!(!feed.snap().2, "a dead watcher's snapshot");
+        let (v0, _, _) = feed.snap();
+        let waiter = {
+            let feed = feed.clone();
+            std::thread::spawn(move || feed.wait(v0, Duration::from_secs(10)))
+        };
+        feed.publish(Some(raw("/tmp/mine", me)), "/tmp/mine");
+        assert!(feed.snap().2);
+        assert!(waiter.join().unwrap() > v0, "woken by the change");
+        let (v1, _, _) = feed.snap();
+        feed.publish(Some(raw("/tmp/mine", me)), "/tmp/mine");
+        assert_eq!(feed.snap().0, v1, "the same bytes are no change");
+        feed.set_secret("t".into());
+        assert!(feed.snap().0 > v1, "a new secret wakes the streams");
+        assert_eq!(*feed.secret(), "t");
+    }
+
+    #[test]
+    fn a_stream_past_the_limit_ends_the_oldest() {
+        let feed = Feed::new("s".into());
+        let first = feed.open_stream();
+        let rest: Vec<_> = (0..MAX_STREAMS).map(|_| feed.open_stream()).collect();
+        assert!(first.load(Ordering::Relaxed));
+        assert!(rest.iter().all(|f| !f.load(Ordering::Relaxed)));
+    }
+}

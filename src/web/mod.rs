@@ -199,12 +199,13 @@ fn serve(shared: &Arc<Shared>, req: tiny_http::Request) {
             return error(req, 403, "cross-origin request refused");
         }
     }
-    if let Some(fetch_site) = header(&req, "Sec-Fetch-Site") {
-        if fetch_site.eq_ignore_ascii_case("cross-site") {
-            return error(req, 403, "cross-site request refused");
-        }
-    }
     let path = req.url().split(['?', '#']).next().unwrap_or("").to_string();
+    // A link from another site may open the page, but only the page may call the API.
+    let cross_site =
+        header(&req, "Sec-Fetch-Site").is_some_and(|site| site.eq_ignore_ascii_case("cross-site"));
+    if cross_site && path.starts_with("/api/") {
+        return error(req, 403, "cross-site request refused");
+    }
     let get = *req.method() == tiny_http::Method::Get;
     match path.as_str() {
         "/" | "/index.html" if get => {
