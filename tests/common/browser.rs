@@ -17,6 +17,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use headless_chrome::browser::tab::point::Point;
 use headless_chrome::protocol::cdp::types::Event;
 use headless_chrome::protocol::cdp::Emulation::SetDeviceMetricsOverride;
 use headless_chrome::protocol::cdp::Page::CaptureScreenshotFormatOption;
@@ -223,14 +224,34 @@ impl Page {
         v.as_u64().expect("a count") as usize
     }
 
-    /// Taps the element `selector` (a real mouse click at its middle, scrolled into view),
-    /// once it is there.
+    /// Taps the element `selector`: a real mouse click at its middle (scrolled into view),
+    /// once it is there and nothing covers it. The point is taken and checked in one step, so a
+    /// list the page redraws meanwhile (it does on every update) gets its new row tapped.
     pub fn click(&self, selector: &str) {
-        self.wait_for(selector);
+        let sel = js_str(selector);
+        let find = format!(
+            "(() => {{ const e = document.querySelector({sel}); if (!e) return null; \
+             e.scrollIntoView({{block: 'center', inline: 'center', behavior: 'instant'}}); \
+             const r = e.getBoundingClientRect(); \
+             const x = r.left + r.width / 2, y = r.top + r.height / 2; \
+             const hit = document.elementFromPoint(x, y); \
+             return r.width > 0 && hit && hit.closest({sel}) ? [x, y] : null; }})()"
+        );
+        let mut at = None;
+        wait_until_else(
+            DEADLINE,
+            &format!("{selector} to tap"),
+            || {
+                at = serde_json::from_value::<Option<(f64, f64)>>(self.eval(&find))
+                    .expect("a point or null");
+                at.is_some()
+            },
+            || format!("the page's text:\n{}", self.text("body")),
+        );
+        let (x, y) = at.expect("a point");
         self.tab
-            .find_element(selector)
-            .and_then(|e| e.click().map(|_| ()))
-            .unwrap_or_else(|e| panic!("click {selector}: {e:#}"));
+            .click_point(Point { x, y })
+            .unwrap_or_else(|e| panic!("tap {selector}: {e:#}"));
     }
 
     /// Taps the element `selector` and enters `text` there as a phone's keyboard does (one
@@ -284,13 +305,26 @@ impl Page {
         );
     }
 
-    /// Taps `pane`'s row and waits for its detail (its answer drawn).
+    /// Taps `pane`'s row and waits for its detail (its answer drawn). A tap the list's redraw
+    /// swallowed (the row replaced between press and release: no click) is tapped again; one
+    /// that took shows the detail at once (the page opens it before it fetches the answer).
     pub fn tap_pane(&self, pane: &str) {
-        self.click(&Page::row(pane));
+        let shown = "!document.querySelector('#detail').hidden";
+        wait_until_else(
+            DEADLINE,
+            &format!("{pane}'s detail open"),
+            || {
+                if self.eval(shown) == true {
+                    return true;
+                }
+                self.click(&Page::row(pane));
+                false
+            },
+            || format!("the page's text:\n{}", self.text("body")),
+        );
         self.wait_js(
             "the detail",
-            "!document.querySelector('#detail').hidden \
-             && document.querySelector('#answer').children.length > 0",
+            "document.querySelector('#answer').children.length > 0",
         );
     }
 }
