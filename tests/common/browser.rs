@@ -125,7 +125,7 @@ impl Browser {
         }))
         .expect("device metrics");
         tab.call_method(phone).expect("a phone's viewport");
-        // In front: a background tab draws no frames, and a tap waits for one.
+        // In front, as the tab a person looks at: a background tab may draw no frames.
         tab.activate().expect("the tab in front");
         let dialogs = Arc::new(AtomicUsize::new(0));
         let seen = dialogs.clone();
