@@ -35,3 +35,5 @@ mod safety;
 mod turns;
 #[path = "real_claude/usage.rs"]
 mod usage;
+#[path = "real_claude/web.rs"]
+mod web;

@@ -12,6 +12,7 @@
 
 #![allow(dead_code)]
 
+pub mod browser;
 pub mod cost;
 pub mod desktop;
 pub mod install;
@@ -205,6 +206,21 @@ impl FakeAgent {
             AgentKind::Cline => fake.real_client_fixture("cline-3.0.65/demo.jsonl"),
             AgentKind::Amp | AgentKind::Aider => fake,
         }
+    }
+
+    /// A fake Claude Code waiting on its permission dialog to run `mix phx.server` (a recorded
+    /// session's call, the demo's dialog on its screen), decided by a key
+    /// (`AGENTPANE_FAKE_DECIDE`).
+    pub fn asking() -> FakeAgent {
+        let screen = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/demo/claude-infra-screen.txt"
+        );
+        FakeAgent::claude()
+            .fixture("claude/marot-spotter/short.jsonl")
+            .start_lines(9)
+            .env("AGENTPANE_FAKE_DECIDE", "1")
+            .env("AGENTPANE_FAKE_SCREEN", screen)
     }
 
     fn new(name: &'static str) -> FakeAgent {
