@@ -75,3 +75,43 @@ fn allow_answers_a_command_of_several_lines_whose_first_line_is_short() {
         "{out:#}"
     );
 }
+
+/// Two hands answer one dialog at the same moment (the page's Allow and a notification's
+/// Deny, say): the first types its key, the second looks only once the first is done, finds
+/// the dialog answered and types nothing.
+#[test]
+fn two_answers_at_once_type_into_one_dialog_once() {
+    let server = TmuxServer::start();
+    let pane = server.spawn(&FakeAgent::asking());
+    common::wait_until(common::DEADLINE, "the dialog painted", || {
+        server
+            .tmux(&["capture-pane", "-p", "-t", &pane])
+            .contains("Do you want to proceed?")
+    });
+    let started: Vec<_> = ["allow", "deny"]
+        .iter()
+        .map(|choice| {
+            server
+                .agentpane_command(&["answer", &pane, choice, "--json"])
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start agentpane answer")
+        })
+        .collect();
+    let outs: Vec<serde_json::Value> = started
+        .into_iter()
+        .map(|child| {
+            let out = child.wait_with_output().expect("agentpane answer ran");
+            serde_json::from_slice(&out.stdout)
+                .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)))
+        })
+        .collect();
+    let typed: Vec<_> = outs
+        .iter()
+        .filter(|o| o["keys"].as_array().is_some_and(|k| !k.is_empty()))
+        .collect();
+    assert_eq!(typed.len(), 1, "exactly one answer types: {outs:#?}");
+    let refused: Vec<_> = outs.iter().filter(|o| o["outcome"] == "refused").collect();
+    assert_eq!(refused.len(), 1, "the other is refused: {outs:#?}");
+}

@@ -24,6 +24,8 @@ use crate::tmux::Tmux;
 /// How long the dialog is watched for closing after the keys.
 const CLOSE_WAIT: Duration = Duration::from_secs(3);
 const POLL: Duration = Duration::from_millis(50);
+/// How long an answer waits for another one on the same tmux server to finish.
+const TAKE_TURN: Duration = Duration::from_secs(15);
 /// Pause between the two looks before any key (see [`answer`]).
 const SETTLE: Duration = Duration::from_millis(300);
 /// How long a look before a key waits for a dialog the agent is redrawing.
@@ -59,6 +61,9 @@ pub fn answer(
     shown: Option<&str>,
     caller: Option<&str>,
 ) -> anyhow::Result<Answered> {
+    // Held until the dialog is seen to close: a second answer from any hand (the page, a
+    // notification, the picker, the command) looks only after this one is done.
+    let _turn = one_at_a_time(tmux)?;
     let reports = [looked_at(tmux, target)?];
     let pane = reports[0].resolved.pane.pane_id.clone();
     let mut done = Answered {
@@ -115,6 +120,19 @@ pub fn answer(
     }
     done.closed = dialog_closes(tmux, &pane, to.kind, &facts);
     Ok(done)
+}
+
+/// The turn of one answer among those on `tmux`'s server, across processes: an exclusive lock
+/// on `answer.lock` in the server's folder, waited for at most [`TAKE_TURN`].
+fn one_at_a_time(tmux: &Tmux) -> anyhow::Result<crate::paths::FileLock> {
+    let dir = crate::paths::server_dir(&crate::paths::trusted_state_dir()?, &tmux.socket_path()?);
+    crate::paths::ensure_private_dir(&dir)?;
+    crate::paths::FileLock::acquire_within(&dir.join("answer.lock"), TAKE_TURN)?.ok_or_else(|| {
+        anyhow::anyhow!(
+            "another answer on this tmux server has not finished in {} s; nothing typed",
+            TAKE_TURN.as_secs()
+        )
+    })
 }
 
 /// What `target` asks now, as [`answer`] would see it (its log's pending request, else the
