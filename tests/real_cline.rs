@@ -24,6 +24,9 @@ use real::{alerts_now, press, type_prompt, wait_alerts, wait_for, wait_screen, C
 const CLAUDE_WITH_ANSWER: &str =
     "claude/d-kimuson-claude-code-viewer/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl";
 
+/// The notices Cline 3.0.65 opens at its first starts in a HOME, one a start.
+const CLINE_NOTICES: usize = 2;
+
 /// How long Cline 3.0.65 retries a 429 by itself (6 attempts, growing waits: about a minute).
 const RETRIES: Duration = Duration::from_secs(150);
 
@@ -80,22 +83,55 @@ impl World {
         pane
     }
 
-    /// Waits for Cline's input box in `pane`, closing the "Try ClinePass" notice it opens
-    /// over it at the first starts in a HOME (any key but Enter closes it).
+    /// Waits for Cline's input box in `pane`, ready to be typed into. Cline 3.0.65 opens a
+    /// notice over the box at the first two starts in a HOME ("Try ClinePass", then
+    /// "Introducing Cline Desktop"; any key but Enter closes it) a moment after it drew the
+    /// box, and records it as seen once closed: a box on screen is not yet a box that takes
+    /// keys while a notice is still to come.
     fn ready(&self, pane: &str) {
         const NOTICE: &str = "Press Enter to open, any other key to close";
         let box_shown = |s: &str| {
             s.contains("What can I do for you?") && s.contains("Auto-approve all disabled")
         };
-        let s = wait_screen(&self.server, pane, real::START, "Cline to start", |s| {
-            s.contains(NOTICE) || box_shown(s)
-        });
-        if s.contains(NOTICE) {
-            press(&self.server, pane, "Escape");
+        let seen = self.notices_seen();
+        if seen < CLINE_NOTICES {
+            wait_screen(&self.server, pane, real::START, "Cline's notice", |s| {
+                s.contains(NOTICE)
+            });
+            // It takes keys only a moment after it is drawn (a key before that is lost);
+            // `Right` closes it and does nothing in the empty box behind it, so it is
+            // pressed while the notice is on screen.
+            wait_for(STEP, "Cline's notice to close", || {
+                let open = real::screen(&self.server, pane).contains(NOTICE);
+                if open {
+                    press(&self.server, pane, "Right");
+                }
+                (!open).then_some(())
+            });
+            wait_for(STEP, "Cline to record its notice as seen", || {
+                (self.notices_seen() > seen).then_some(())
+            });
         }
-        wait_screen(&self.server, pane, STEP, "Cline's input box", |s| {
+        wait_screen(&self.server, pane, real::START, "Cline's input box", |s| {
             !s.contains(NOTICE) && box_shown(s)
         });
+    }
+
+    /// How many of its start notices Cline records as seen in this world's HOME.
+    fn notices_seen(&self) -> usize {
+        let file = self
+            .server
+            .home()
+            .join(".cline/data/settings/cli-notices.json");
+        std::fs::read(file)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| {
+                v["shown"]
+                    .as_object()
+                    .map(|m| m.values().filter(|v| **v == true).count())
+            })
+            .unwrap_or(0)
     }
 
     fn resolve(&self, pane: &str) -> Value {

@@ -140,7 +140,7 @@ pub struct Options {
 }
 
 impl Options {
-    /// Defaults for a destination running `agent` (3 s to see the paste arrive).
+    /// Defaults for a destination running `agent` (3 s from the paste for it to show).
     pub fn for_agent(agent: Option<AgentKind>, submit: bool) -> Options {
         Options {
             submit,
@@ -217,7 +217,12 @@ pub fn paste(
         tmux.delete_buffer(&buffer);
         return Err(e);
     }
+    // The agent's time to draw the paste starts now, not before our own work above.
+    let deadline = Instant::now() + opts.verify_timeout;
     loop {
+        // Judged by when the look began: a capture slowed by load still counts, and the
+        // paste is unverified only when a look begun after the deadline misses it.
+        let looked = Instant::now();
         let now = Seen::of(
             &tmux.capture(pane, VERIFY_LINES).map_err(AfterPaste)?,
             &tail,
@@ -225,13 +230,13 @@ pub fn paste(
         if now.arrived_since(&before) {
             break;
         }
-        if started.elapsed() >= opts.verify_timeout {
+        if looked >= deadline {
             return Err(DeliverError::Unverified {
                 pane: pane.to_string(),
                 waited: opts.verify_timeout,
             });
         }
-        std::thread::sleep(VERIFY_POLL);
+        std::thread::sleep(VERIFY_POLL.min(deadline.saturating_duration_since(Instant::now())));
     }
     if opts.submit {
         std::thread::sleep(opts.enter_delay);
@@ -604,12 +609,40 @@ mod tests {
     use crate::tmux::Runner;
     use std::sync::{Arc, Mutex};
 
-    /// A tmux that records every call; the pane shows the pasted text once it was pasted.
-    #[derive(Clone, Default)]
+    /// A tmux that records every call; the pane shows the pasted text once it was pasted
+    /// and looked at `draw_after` times since (an agent takes a while to draw it), never
+    /// with `draw_after: None`.
+    #[derive(Clone)]
     struct FakeTmux {
         calls: Arc<Mutex<Vec<String>>>,
         pasted: Arc<Mutex<Option<String>>>,
         fail: Option<&'static str>,
+        /// `display-message`'s view of the pane: pid, terminal, dead, command.
+        pane: String,
+        draw_after: Option<usize>,
+        /// How long a capture takes before the paste, and after it (a loaded machine).
+        before_paste_takes: Duration,
+        look_takes: Duration,
+    }
+
+    impl Default for FakeTmux {
+        fn default() -> FakeTmux {
+            FakeTmux {
+                calls: Arc::default(),
+                pasted: Arc::default(),
+                fail: None,
+                pane: "4242\x1f/dev/pts/99\x1f0\x1fclaude".into(),
+                draw_after: Some(0),
+                before_paste_takes: Duration::ZERO,
+                look_takes: Duration::ZERO,
+            }
+        }
+    }
+
+    impl FakeTmux {
+        fn calls(&self) -> Vec<String> {
+            self.calls.lock().unwrap().clone()
+        }
     }
 
     impl Runner for FakeTmux {
@@ -624,11 +657,21 @@ mod tests {
                         stdin.map(|b| String::from_utf8_lossy(b).into_owned());
                     Ok(Vec::new())
                 }
-                "display-message" => Ok(b"4242\x1f/dev/pts/99\x1f0\x1fclaude\n".to_vec()),
+                "display-message" => Ok(format!("{}\n", self.pane).into_bytes()),
                 "capture-pane" => {
-                    let calls = self.calls.lock().unwrap();
-                    let pasted = calls.iter().any(|c| c.starts_with("paste-buffer"));
-                    let text = if pasted {
+                    let looks = self
+                        .calls()
+                        .iter()
+                        .skip_while(|c| !c.contains(" paste-buffer "))
+                        .filter(|c| c.starts_with("capture-pane"))
+                        .count();
+                    std::thread::sleep(if looks == 0 {
+                        self.before_paste_takes
+                    } else {
+                        self.look_takes
+                    });
+                    let drawn = self.draw_after.is_some_and(|n| looks > n);
+                    let text = if drawn {
                         self.pasted.lock().unwrap().clone()
                     } else {
                         None
@@ -664,6 +707,177 @@ mod tests {
         let pid = child.id();
         child.wait().unwrap();
         pid
+    }
+
+    /// A process of ours in the foreground of a terminal of its own, as an agent is in its
+    /// pane: `sleep` leading a new session on a new pseudo-terminal. Ended by its pid.
+    struct OnTerminal {
+        child: std::process::Child,
+        tty: std::path::PathBuf,
+        _master: std::fs::File,
+    }
+
+    impl OnTerminal {
+        fn start() -> OnTerminal {
+            use std::os::fd::{AsRawFd, FromRawFd};
+            use std::os::unix::process::CommandExt;
+            let (mut master, mut slave) = (0, 0);
+            // SAFETY: valid out-pointers; no name buffer, no termios, no size.
+            let rc = unsafe {
+                libc::openpty(
+                    &mut master,
+                    &mut slave,
+                    std::ptr::null_mut(),
+                    std::ptr::null(),
+                    std::ptr::null(),
+                )
+            };
+            assert_eq!(rc, 0, "openpty: {}", std::io::Error::last_os_error());
+            // SAFETY: openpty returned two fresh descriptors that we now own.
+            let (master, slave) = unsafe {
+                (
+                    std::fs::File::from_raw_fd(master),
+                    std::fs::File::from_raw_fd(slave),
+                )
+            };
+            let tty = std::fs::read_link(format!("/proc/self/fd/{}", slave.as_raw_fd())).unwrap();
+            let mut cmd = std::process::Command::new("sleep");
+            cmd.arg("60")
+                .stdin(slave.try_clone().unwrap())
+                .stdout(slave.try_clone().unwrap())
+                .stderr(slave.try_clone().unwrap());
+            let fd = slave.as_raw_fd();
+            // SAFETY: only async-signal-safe calls between fork and exec.
+            unsafe {
+                cmd.pre_exec(move || {
+                    libc::setsid();
+                    libc::ioctl(fd, libc::TIOCSCTTY, 0);
+                    Ok(())
+                });
+            }
+            let child = cmd.spawn().expect("start sleep on a terminal");
+            OnTerminal {
+                child,
+                tty,
+                _master: master,
+            }
+        }
+
+        fn recipient(&self) -> Recipient {
+            let pid = self.child.id();
+            Recipient {
+                kind: AgentKind::Codex,
+                pid,
+                start_ticks: crate::proctree::procfs::start_ticks(pid).unwrap(),
+                session: None,
+            }
+        }
+
+        /// The pane as tmux shows it with this process in it.
+        fn pane(&self) -> String {
+            format!(
+                "{}\x1f{}\x1f0\x1fsleep",
+                self.child.id(),
+                self.tty.display()
+            )
+        }
+    }
+
+    impl Drop for OnTerminal {
+        fn drop(&mut self) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+
+    /// Pastes "line one\nthe end" into `fake`'s pane to the process on `term`, within
+    /// `verify` of the paste, then Enter.
+    fn paste_to(
+        fake: &FakeTmux,
+        term: &OnTerminal,
+        verify: Duration,
+    ) -> Result<Pasted, DeliverError> {
+        let tmux = Tmux::with_runner(Box::new(fake.clone()));
+        let opts = Options {
+            submit: true,
+            enter_delay: Duration::ZERO,
+            verify_timeout: verify,
+            resubmit: false,
+        };
+        paste(
+            &tmux,
+            "%2",
+            "t1",
+            "line one\nthe end",
+            opts,
+            &term.recipient(),
+            &[],
+        )
+    }
+
+    #[test]
+    fn the_wait_for_the_paste_on_screen_starts_at_the_paste() {
+        // Our work before the paste (here a capture as slow as the whole wait, on a loaded
+        // machine) does not use up the agent's time to draw it: drawn at the second look.
+        let term = OnTerminal::start();
+        let verify = Duration::from_secs(1);
+        let fake = FakeTmux {
+            pane: term.pane(),
+            draw_after: Some(1),
+            before_paste_takes: verify,
+            ..FakeTmux::default()
+        };
+        let pasted = paste_to(&fake, &term, verify);
+        assert!(pasted.is_ok(), "{pasted:?}");
+        let calls = fake.calls();
+        assert_eq!(
+            calls
+                .last()
+                .unwrap()
+                .matches("send-keys -t %2 Enter")
+                .count(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_look_begun_before_the_deadline_that_missed_the_paste_is_followed_by_another() {
+        // Each capture outlasts the wait (load): the first look began in time and missed it;
+        // the text is on screen at the next one.
+        let term = OnTerminal::start();
+        let verify = Duration::from_millis(800);
+        let fake = FakeTmux {
+            pane: term.pane(),
+            draw_after: Some(1),
+            look_takes: verify + Duration::from_millis(100),
+            ..FakeTmux::default()
+        };
+        let pasted = paste_to(&fake, &term, verify);
+        assert!(pasted.is_ok(), "{pasted:?}");
+    }
+
+    #[test]
+    fn a_paste_never_seen_is_unverified_and_enter_is_not_pressed() {
+        let term = OnTerminal::start();
+        let fake = FakeTmux {
+            pane: term.pane(),
+            draw_after: None,
+            ..FakeTmux::default()
+        };
+        let started = Instant::now();
+        let verify = Duration::from_millis(200);
+        let pasted = paste_to(&fake, &term, verify);
+        assert!(
+            matches!(pasted, Err(DeliverError::Unverified { .. })),
+            "{pasted:?}"
+        );
+        assert!(started.elapsed() >= verify);
+        let calls = fake.calls();
+        assert!(
+            calls.iter().any(|c| c.contains(" paste-buffer ")),
+            "{calls:?}"
+        );
+        assert!(calls.iter().all(|c| !c.contains("Enter")), "{calls:?}");
     }
 
     #[test]
