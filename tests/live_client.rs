@@ -415,3 +415,23 @@ fn menu_and_picker_never_type_into_a_suspended_agents_shell() {
     );
     live.assert_clean();
 }
+
+/// `prefix + W` shows the page `agentpane web` serves: its URL with the secret and a QR code,
+/// in a popup on this client only, which Enter closes; nothing of it reaches a tmux option.
+#[test]
+fn prefix_w_shows_the_phone_pages_url_and_qr_code_in_a_popup() {
+    let live = Live::start(&[]);
+    let web = common::web::WebServer::start(&live.server, &[]);
+    live.keys(&["C-b", "W"]);
+    live.wait_screen("the URL and its QR code", |s| {
+        s.contains(&web.url) && s.contains(['▀', '▄', '█']) && s.contains("(Enter closes)")
+    });
+    let options = live.server.tmux(&["show-options", "-g"]);
+    assert!(
+        !options.contains(&web.token),
+        "the secret in a tmux option:\n{options}"
+    );
+    live.keys(&["Enter"]);
+    live.wait_screen("the popup closed", |s| !s.contains(&web.url));
+    live.assert_clean();
+}

@@ -45,6 +45,8 @@
 #                             where y allows it once and n denies it (default off)
 #   @agentpane-doctor-key     key running `agentpane doctor` on this server, its report in the
 #                             pane (q closes); before there is a binary, what to do (default H)
+#   @agentpane-web-key        key showing the phone page's URL and QR code in a popup (the page
+#                             `agentpane web` or `@agentpane-web` serves; default W)
 #
 # Each key option accepts `off` to leave that key alone. Every key but the doctor key runs
 # agentpane through `run-shell -b` (which expands #{pane_id} and #{client_name}; display-popup's
@@ -362,6 +364,12 @@ main() {
 	key="$(get_option @agentpane-answer-key off)"
 	if [ -n "$key" ] && [ "$key" != "off" ]; then
 		tmux bind-key "$key" run-shell -b "$base pick --popup $here --decide >/dev/null 2>&1 || true"
+	fi
+	# The phone page's URL, secret included, and its QR code, on this client only (never in a
+	# tmux option or message); Enter closes.
+	key="$(get_option @agentpane-web-key W)"
+	if [ -n "$key" ] && [ "$key" != "off" ]; then
+		tmux bind-key "$key" display-popup -E -w 80 -h 32 "$base web --url --qr; printf '(Enter closes)'; read -r _"
 	fi
 	# `agentpane doctor` on this server, its report in the pane's view mode (q closes): the
 	# plugin's binary need not be on the shell's PATH.
