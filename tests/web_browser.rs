@@ -110,7 +110,13 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
 
     // The busy Codex ends its turn: the row follows within a second of the watcher's
     // snapshot, without a reload.
+    // The row is updated in place: its node survives (a tap spanning the update lands).
     page.eval("window.__same_page = true");
+    let mark = format!(
+        "document.querySelector({}).__kept = true",
+        js_str(&Page::row(&busy))
+    );
+    page.eval(&mark);
     server.codex_completes(&busy, CODEX_TURN, "Done.");
     let shown = "document.querySelector(ROW)?.dataset.state === 'your-turn'"
         .replace("ROW", &js_str(&Page::row(&busy)));
@@ -151,6 +157,13 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
     );
     assert_eq!(page.eval("window.__same_page ?? false"), true, "no reload");
     assert_eq!(rows(&page)[0].0, asking, "the waiting pane still first");
+    let row = Page::row(&busy);
+    assert_eq!(
+        page.eval(&format!("document.querySelector({}).__kept ?? false", js_str(&row))),
+        true,
+        "the row's node was replaced, not updated"
+    );
+    assert!(page.text(&format!("{row} .state")).contains("your-turn"));
 }
 
 #[test]
