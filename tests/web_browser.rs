@@ -346,7 +346,10 @@ fn the_page_without_its_secret_shows_the_error_and_no_pane() {
 /// to write it; otherwise it goes to a temporary folder, and the test checks what it shows.
 #[test]
 fn the_readme_picture_shows_the_list_and_a_waiting_panes_request_with_its_buttons() {
-    let (server, _watch, web) = world();
+    // The agents' folders are the world's `work/…`; the page shows them from a HOME there.
+    let server = TmuxServer::start();
+    let _watch = Watch::start(&server, &[]);
+    let web = WebServer::start_env(&server, &[], &[("HOME", server.path())]);
     let asking = claude_asking(&server, "infra");
     let busy = server.spawn(&FakeAgent::codex().fixture(CODEX_BUSY).in_dir("web"));
     let idle = [
@@ -366,6 +369,11 @@ fn the_readme_picture_shows_the_list_and_a_waiting_panes_request_with_its_button
         page.wait_row(pane, "your-turn");
     }
     page.wait_text("#live", "live");
+    assert_eq!(
+        page.text(&format!("{} .folder", Page::row(&asking))),
+        "~/work/infra",
+        "a folder under HOME as ~/…"
+    );
     let list = dir.path().join("list.png");
     page.screenshot(&list);
 
