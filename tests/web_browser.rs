@@ -159,7 +159,10 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
     assert_eq!(rows(&page)[0].0, asking, "the waiting pane still first");
     let row = Page::row(&busy);
     assert_eq!(
-        page.eval(&format!("document.querySelector({}).__kept ?? false", js_str(&row))),
+        page.eval(&format!(
+            "document.querySelector({}).__kept ?? false",
+            js_str(&row)
+        )),
         true,
         "the row's node was replaced, not updated"
     );

@@ -290,13 +290,19 @@ mod tests {
     fn folders_under_home_are_shown_as_tilde() {
         let home = Path::new("/home/me");
         let shown = |cwd: &str| folder(cwd, home);
-        assert_eq!(shown("/home/me/work/infra").as_deref(), Some("~/work/infra"));
+        assert_eq!(
+            shown("/home/me/work/infra").as_deref(),
+            Some("~/work/infra")
+        );
         assert_eq!(shown("/home/me").as_deref(), Some("~"));
         assert_eq!(shown("/home/me/").as_deref(), Some("~"));
         assert_eq!(shown("/home/meg/x").as_deref(), Some("/home/meg/x"));
         assert_eq!(shown("/srv/app").as_deref(), Some("/srv/app"));
         assert_eq!(shown(""), None);
-        assert_eq!(folder("/srv/app", Path::new("/")).as_deref(), Some("/srv/app"));
+        assert_eq!(
+            folder("/srv/app", Path::new("/")).as_deref(),
+            Some("/srv/app")
+        );
         let mut p = pane("%1", State::Idle, 0);
         p.cwd = "/home/me/work/infra".into();
         let snap = Snap {
