@@ -110,7 +110,13 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
 
     // The busy Codex ends its turn: the row follows within a second of the watcher's
     // snapshot, without a reload.
+    // The row is updated in place: its node survives (a tap spanning the update lands).
     page.eval("window.__same_page = true");
+    let mark = format!(
+        "document.querySelector({}).__kept = true",
+        js_str(&Page::row(&busy))
+    );
+    page.eval(&mark);
     server.codex_completes(&busy, CODEX_TURN, "Done.");
     let shown = "document.querySelector(ROW)?.dataset.state === 'your-turn'"
         .replace("ROW", &js_str(&Page::row(&busy)));
@@ -151,6 +157,16 @@ fn the_page_lists_every_pane_most_urgent_first_and_follows_a_change_live() {
     );
     assert_eq!(page.eval("window.__same_page ?? false"), true, "no reload");
     assert_eq!(rows(&page)[0].0, asking, "the waiting pane still first");
+    let row = Page::row(&busy);
+    assert_eq!(
+        page.eval(&format!(
+            "document.querySelector({}).__kept ?? false",
+            js_str(&row)
+        )),
+        true,
+        "the row's node was replaced, not updated"
+    );
+    assert!(page.text(&format!("{row} .state")).contains("your-turn"));
 }
 
 #[test]
@@ -333,7 +349,10 @@ fn the_page_without_its_secret_shows_the_error_and_no_pane() {
 /// to write it; otherwise it goes to a temporary folder, and the test checks what it shows.
 #[test]
 fn the_readme_picture_shows_the_list_and_a_waiting_panes_request_with_its_buttons() {
-    let (server, _watch, web) = world();
+    // The agents' folders are the world's `work/…`; the page shows them from a HOME there.
+    let server = TmuxServer::start();
+    let _watch = Watch::start(&server, &[]);
+    let web = WebServer::start_env(&server, &[], &[("HOME", server.path())]);
     let asking = claude_asking(&server, "infra");
     let busy = server.spawn(&FakeAgent::codex().fixture(CODEX_BUSY).in_dir("web"));
     let idle = [
@@ -353,6 +372,11 @@ fn the_readme_picture_shows_the_list_and_a_waiting_panes_request_with_its_button
         page.wait_row(pane, "your-turn");
     }
     page.wait_text("#live", "live");
+    assert_eq!(
+        page.text(&format!("{} .folder", Page::row(&asking))),
+        "~/work/infra",
+        "a folder under HOME as ~/…"
+    );
     let list = dir.path().join("list.png");
     page.screenshot(&list);
 

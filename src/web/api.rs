@@ -18,7 +18,7 @@ pub const MAX_BODY: usize = 64 * 1024;
 /// The list as JSON (`GET /api/panes`, each `panes` event); `watcher: false` when no watcher
 /// serves the tmux server (the list is then empty, and the page says why).
 pub fn list_json(snap: &Snap, watched: bool) -> String {
-    let list = view::list(snap, Utc::now());
+    let list = view::list(snap, Utc::now(), &crate::paths::home_dir());
     let mut v = serde_json::to_value(&list).unwrap_or_else(|_| json!({}));
     v["watcher"] = json!(watched);
     v.to_string()
@@ -193,7 +193,7 @@ fn detail(shared: &Shared, req: tiny_http::Request, host: Option<&str>, pane: &s
     });
     let body = json!({
         "id": pane, "host": null, "target": p.target, "agent": p.agent,
-        "state": p.state, "reason": p.reason, "folder": p.cwd,
+        "state": p.state, "reason": p.reason, "folder": view::folder(&p.cwd, &crate::paths::home_dir()),
         "answer": answer.as_ref().map(|a| super::blocks::blocks(&a.text)).unwrap_or_default(),
         "answer_at": answer.as_ref().and_then(|a| a.at),
         "answer_partial": false,

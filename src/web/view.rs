@@ -1,7 +1,7 @@
 //! What the page shows, from the watcher's snapshot (`state.json`), pure: the rows of
 //! `GET /api/panes`, most urgent first, local panes and every remote host's.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -105,8 +105,9 @@ pub struct Down {
 }
 
 /// The rows of `snap` at `now`: panes without an agent left out, most urgent first (then the
-/// newest evidence, then the target), as `panes` and the picker order them.
-pub fn list(snap: &Snap, now: Time) -> List {
+/// newest evidence, then the target), as `panes` and the picker order them; folders under
+/// `home` shown as `~/…`.
+pub fn list(snap: &Snap, now: Time, home: &Path) -> List {
     let icons = crate::segment::Icons::default();
     let age = |at: Option<Time>| at.map(|t| (now - t).num_seconds().max(0));
     let mut panes: Vec<Row> = snap
@@ -126,7 +127,7 @@ pub fn list(snap: &Snap, now: Time) -> List {
             seen: p.seen,
             reason: p.reason.clone(),
             target: p.target.clone(),
-            folder: (!p.cwd.is_empty()).then(|| p.cwd.clone()),
+            folder: folder(&p.cwd, home),
             at: p.at,
             age_secs: age(p.at),
             context_percent: p.usage.as_ref().and_then(|u| u.context_percent),
@@ -183,6 +184,22 @@ pub fn list(snap: &Snap, now: Time) -> List {
     }
 }
 
+/// The folder `cwd` as the page shows it: `~` for `home` and `~/…` under it, any other
+/// folder as it is; none when empty. A `home` of `/` (no real home) abbreviates nothing.
+pub fn folder(cwd: &str, home: &Path) -> Option<String> {
+    if cwd.is_empty() {
+        return None;
+    }
+    let under = (home.parent().is_some())
+        .then(|| Path::new(cwd).strip_prefix(home).ok())
+        .flatten();
+    Some(match under {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_string(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => cwd.to_string(),
+    })
+}
+
 /// A pane id from the page: `%3` (local) or `host:%3`; anything else is `None`.
 pub fn parse_id(id: &str) -> Option<(Option<&str>, &str)> {
     let (host, pane) = match id.rsplit_once(':') {
@@ -233,7 +250,7 @@ mod tests {
             ],
             ..Snap::default()
         };
-        let l = list(&snap, crate::scan::testkit::t(100));
+        let l = list(&snap, crate::scan::testkit::t(100), Path::new("/home/me"));
         let ids: Vec<&str> = l.panes.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids, ["%2", "%5", "%3", "%1"]);
         assert_eq!(l.panes[0].age_secs, Some(90));
@@ -263,9 +280,37 @@ mod tests {
                 ..Snap::default()
             },
             crate::scan::testkit::t(1),
+            Path::new("/home/me"),
         );
         assert_eq!(l.panes[0].request.as_ref().unwrap().fingerprint, "fp1");
         assert_eq!(l.panes[1].request, None);
+    }
+
+    #[test]
+    fn folders_under_home_are_shown_as_tilde() {
+        let home = Path::new("/home/me");
+        let shown = |cwd: &str| folder(cwd, home);
+        assert_eq!(
+            shown("/home/me/work/infra").as_deref(),
+            Some("~/work/infra")
+        );
+        assert_eq!(shown("/home/me").as_deref(), Some("~"));
+        assert_eq!(shown("/home/me/").as_deref(), Some("~"));
+        assert_eq!(shown("/home/meg/x").as_deref(), Some("/home/meg/x"));
+        assert_eq!(shown("/srv/app").as_deref(), Some("/srv/app"));
+        assert_eq!(shown(""), None);
+        assert_eq!(
+            folder("/srv/app", Path::new("/")).as_deref(),
+            Some("/srv/app")
+        );
+        let mut p = pane("%1", State::Idle, 0);
+        p.cwd = "/home/me/work/infra".into();
+        let snap = Snap {
+            panes: vec![p],
+            ..Snap::default()
+        };
+        let l = list(&snap, crate::scan::testkit::t(1), home);
+        assert_eq!(l.panes[0].folder.as_deref(), Some("~/work/infra"));
     }
 
     #[test]

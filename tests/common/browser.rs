@@ -225,8 +225,7 @@ impl Page {
     }
 
     /// Taps the element `selector`: a real mouse click at its middle (scrolled into view),
-    /// once it is there and nothing covers it. The point is taken and checked in one step, so a
-    /// list the page redraws meanwhile (it does on every update) gets its new row tapped.
+    /// once it is there and nothing covers it (the point is taken and checked in one step).
     pub fn click(&self, selector: &str) {
         let sel = js_str(selector);
         let find = format!(
@@ -305,26 +304,14 @@ impl Page {
         );
     }
 
-    /// Taps `pane`'s row and waits for its detail (its answer drawn). A tap the list's redraw
-    /// swallowed (the row replaced between press and release: no click) is tapped again; one
-    /// that took shows the detail at once (the page opens it before it fetches the answer).
+    /// Taps `pane`'s row and waits for its detail (its answer drawn). The page updates its
+    /// rows in place, so a tap spanning an update still lands on the row.
     pub fn tap_pane(&self, pane: &str) {
-        let shown = "!document.querySelector('#detail').hidden";
-        wait_until_else(
-            DEADLINE,
-            &format!("{pane}'s detail open"),
-            || {
-                if self.eval(shown) == true {
-                    return true;
-                }
-                self.click(&Page::row(pane));
-                false
-            },
-            || format!("the page's text:\n{}", self.text("body")),
-        );
+        self.click(&Page::row(pane));
         self.wait_js(
             "the detail",
-            "document.querySelector('#answer').children.length > 0",
+            "!document.querySelector('#detail').hidden \
+             && document.querySelector('#answer').children.length > 0",
         );
     }
 }

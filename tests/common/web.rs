@@ -44,8 +44,18 @@ pub fn client() -> ureq::Agent {
 impl WebServer {
     /// `agentpane -L NAME web --listen 127.0.0.1:0 EXTRA…` once it printed its URL.
     pub fn start(server: &TmuxServer, extra: &[&str]) -> WebServer {
+        WebServer::start_env(server, extra, &[])
+    }
+
+    /// [`start`](Self::start) with `env` over the server's environment.
+    pub fn start_env(
+        server: &TmuxServer,
+        extra: &[&str],
+        env: &[(&str, &std::path::Path)],
+    ) -> WebServer {
         let mut cmd = server.agentpane_command(&["web", "--listen", "127.0.0.1:0"]);
-        cmd.args(extra)
+        cmd.envs(env.iter().copied())
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

@@ -55,27 +55,56 @@ function age(secs) {
   return Math.floor(s / 86400) + 'd';
 }
 
+// A row's text parts, in order: [class, text].
+function rowParts(p) {
+  const meta = [age(p.age_secs)];
+  if (p.context_percent !== null && p.context_percent !== undefined) meta.push('ctx ' + Math.round(p.context_percent) + '%');
+  if (p.cost_usd !== null && p.cost_usd !== undefined) meta.push('$' + p.cost_usd.toFixed(2));
+  return [
+    ['glyph', p.glyph],
+    ['agent', (p.agent || '?') + (p.host ? ' @ ' + p.host : '')],
+    ['state', p.state + (p.seen && p.state === 'your-turn' ? ' (seen)' : '')],
+    ['target', p.target],
+    ['meta', meta.filter(Boolean).join(' · ')],
+    ['folder', p.folder || ''],
+    ['reason', [p.reason, p.request && p.request.summary].filter(Boolean).join(' · ')],
+  ];
+}
+
+function newRow(id) {
+  const li = el('li', 'pane');
+  li.dataset.id = id;
+  li.addEventListener('click', () => openDetail(id));
+  return li;
+}
+
+// Updates the list in place, keyed by `data-id`: a row keeps its node across updates (a tap
+// spanning one still lands on it), gone rows are removed, nodes move only when the order
+// changed, and only text that changed is written.
 function renderList() {
   const list = $('panes');
-  const items = state.rows.map((p) => {
-    const li = el('li', 'pane');
-    li.dataset.id = p.id;
-    li.dataset.state = p.state;
-    li.append(el('span', 'glyph', p.glyph));
-    li.append(el('span', 'agent', (p.agent || '?') + (p.host ? ' @ ' + p.host : '')));
-    li.append(el('span', 'state', p.state + (p.seen && p.state === 'your-turn' ? ' (seen)' : '')));
-    li.append(el('span', 'target', p.target));
-    const meta = [age(p.age_secs)];
-    if (p.context_percent !== null && p.context_percent !== undefined) meta.push('ctx ' + Math.round(p.context_percent) + '%');
-    if (p.cost_usd !== null && p.cost_usd !== undefined) meta.push('$' + p.cost_usd.toFixed(2));
-    li.append(el('span', 'meta', meta.filter(Boolean).join(' · ')));
-    li.append(el('span', 'folder', p.folder || ''));
-    const reason = [p.reason, p.request && p.request.summary].filter(Boolean).join(' · ');
-    li.append(el('span', 'reason', reason));
-    li.addEventListener('click', () => openDetail(p.id));
-    return li;
-  });
-  list.replaceChildren(...items);
+  const old = new Map();
+  for (const li of list.children) old.set(li.dataset.id, li);
+  const keep = new Set(state.rows.map((p) => p.id));
+  for (const [id, li] of old) if (!keep.has(id)) li.remove();
+  let at = list.firstElementChild;
+  for (const p of state.rows) {
+    let li = old.get(p.id);
+    if (!li) li = newRow(p.id);
+    if (li.dataset.state !== p.state) li.dataset.state = p.state;
+    const parts = rowParts(p);
+    parts.forEach(([cls, text], i) => {
+      let span = li.children[i];
+      if (!span || span.className !== cls) {
+        span = el('span', cls);
+        li.insertBefore(span, li.children[i] || null);
+      }
+      const t = text === undefined || text === null ? '' : String(text);
+      if (span.textContent !== t) span.textContent = t;
+    });
+    if (li !== at) list.insertBefore(li, at);
+    else at = at.nextElementSibling;
+  }
 }
 
 function onPanes(data) {
