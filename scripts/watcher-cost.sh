@@ -12,6 +12,7 @@
 #   scripts/watcher-cost.sh                  # the full run (~3 min)
 #   IDLE_SECS=10 SAMPLES=10 BIG=0 scripts/watcher-cost.sh   # a quick check
 #   NOTIFY='terminal ntfy' scripts/watcher-cost.sh            # with notification channels on
+#   WEB=2 scripts/watcher-cost.sh             # the watcher serving the web page, 2 pages open
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -42,6 +43,11 @@ if [[ -n ${NOTIFY:-} ]]; then
     "${T[@]}" set -g @agentpane-ntfy-url http://127.0.0.1:9/agentpane-bench
 fi
 
+if [[ -n ${WEB:-} ]]; then
+    # The page for a phone, served by the watcher on a free port (README, Watch from your phone).
+    "${T[@]}" set -g @agentpane-web 127.0.0.1:0
+fi
+
 # The watcher, as the plugin starts it (default 5 s safety poll), without desktop side effects.
 "$BIN" -L "$SERVER" watch --no-bell --no-notify --no-message &
 WATCHER=$!
@@ -54,6 +60,24 @@ done
     echo "watcher-cost: the watcher never published @agentpane_status" >&2
     exit 1
 }
+
+if [[ -n ${WEB:-} ]]; then
+    bench_need curl curl
+    url=""
+    for _ in $(seq 1 100); do
+        url=$("$BIN" -L "$SERVER" web --url 2>/dev/null | head -1) && [[ -n $url ]] && break
+        sleep 0.1
+    done
+    [[ -n $url ]] || {
+        echo "watcher-cost: the watcher never served the page" >&2
+        exit 1
+    }
+    # WEB open pages: each one event stream, as a phone's browser holds it.
+    for i in $(seq 1 "$WEB"); do
+        curl -sN -H "Authorization: Bearer ${url##*#t=}" "${url%%/#*}/api/events" >"$OUT/events-$i.txt" &
+        BENCH_PIDS="$BENCH_PIDS $!"
+    done
+fi
 
 # Fields 14-17 of /proc/PID/stat: utime stime cutime cstime (clock ticks). The command name
 # (field 2) has no spaces here.

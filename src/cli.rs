@@ -167,6 +167,9 @@ pub enum Command {
     Man,
     /// Stream this host's agent panes as JSON documents (what a remote watcher runs over ssh).
     Serve(On<ServeArgs>),
+    /// A page for a phone's browser: every agent pane live, its last answer, Allow/Deny and a
+    /// reply box. Prints the page's URL (with its secret) first.
+    Web(On<WebArgs>),
     /// Deliver text read on stdin into PANE's agent, with every delivery rule (what `route`
     /// runs over ssh for a pane on this host).
     #[command(hide = true)]
@@ -215,6 +218,7 @@ impl Command {
             | Command::Doctor(On { server, .. })
             | Command::Notify(On { server, .. })
             | Command::Serve(On { server, .. })
+            | Command::Web(On { server, .. })
             | Command::DeliverStdin(On { server, .. })
             | Command::Focus { server, .. } => ServerUse::Talks(server),
             Command::Classify(_)
@@ -227,6 +231,29 @@ impl Command {
             Command::Demo(_) => ServerUse::Own,
         }
     }
+}
+
+/// `web [--listen ADDR:PORT] [--qr] [--new-secret] [--allow-host NAME]... | --url`.
+#[derive(Debug, Args)]
+pub struct WebArgs {
+    /// Where to listen (port 0: any free port, printed). Another address than loopback
+    /// reaches the page from the network: prefer an SSH tunnel or `tailscale serve`.
+    #[arg(long, value_name = "ADDR:PORT", default_value = crate::web::DEFAULT_LISTEN)]
+    pub listen: std::net::SocketAddr,
+    /// Print the URL as a QR code too, for a phone's camera.
+    #[arg(long)]
+    pub qr: bool,
+    /// Replace the secret: every page opened with the old URL stops working.
+    #[arg(long)]
+    pub new_secret: bool,
+    /// Another name the page may be reached by (a `tailscale serve` name such as
+    /// `box.tail1234.ts.net`, a LAN address); repeatable.
+    #[arg(long, value_name = "NAME")]
+    pub allow_host: Vec<String>,
+    /// Print the URL of the page already served for this tmux server (by `agentpane web` or
+    /// the watcher), and exit.
+    #[arg(long, conflicts_with_all = ["listen", "allow_host"])]
+    pub url: bool,
 }
 
 /// `serve [--once]`.

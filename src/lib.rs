@@ -31,6 +31,7 @@ pub mod tmux;
 pub mod transcript;
 pub mod usage;
 pub mod watch;
+pub mod web;
 
 use std::ffi::OsString;
 

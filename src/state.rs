@@ -170,6 +170,18 @@ pub fn urgency(state: State, seen: bool) -> u8 {
     }
 }
 
+/// Most urgent first, then the newest evidence, then the target: the order of the picker and
+/// the web page. Each side is `(state, seen, at, target)`.
+pub fn urgent_first(
+    a: (State, bool, Option<Time>, &str),
+    b: (State, bool, Option<Time>, &str),
+) -> std::cmp::Ordering {
+    urgency(b.0, b.1)
+        .cmp(&urgency(a.0, a.1))
+        .then(b.2.cmp(&a.2))
+        .then(a.3.cmp(b.3))
+}
+
 /// The decisive main-thread event, found walking backwards from the end.
 #[derive(Debug)]
 enum Decision {

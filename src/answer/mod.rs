@@ -59,13 +59,10 @@ pub fn answer(
     shown: Option<&str>,
     caller: Option<&str>,
 ) -> anyhow::Result<Answered> {
-    let now = Utc::now();
-    let Some(resolved) = crate::scan::resolve_target(tmux, target, now)? else {
-        anyhow::bail!("no pane matches the tmux target `{target}`");
-    };
-    let pane = resolved.pane.pane_id.clone();
+    let reports = [looked_at(tmux, target)?];
+    let pane = reports[0].resolved.pane.pane_id.clone();
     let mut done = Answered {
-        target: resolved.pane.target(),
+        target: reports[0].resolved.pane.target(),
         pane: pane.clone(),
         choice,
         always,
@@ -74,13 +71,6 @@ pub fn answer(
         refused: None,
         closed: false,
     };
-    let report = crate::scan::with_evidence(
-        crate::scan::report(resolved, now),
-        tmux,
-        &crate::paths::state_dir(),
-        now,
-    );
-    let reports = [report];
     let (facts, _) = observe(tmux, &pane, &reports, caller);
     let mut plan = decide::decide(&pane, shown, choice, always, &facts);
     let (mut facts, mut seen) = (facts, None);
@@ -125,6 +115,37 @@ pub fn answer(
     }
     done.closed = dialog_closes(tmux, &pane, to.kind, &facts);
     Ok(done)
+}
+
+/// What `target` asks now, as [`answer`] would see it (its log's pending request, else the
+/// dialog on its screen), and whether the dialog offers "don't ask again"; `None` when it
+/// asks nothing. For a page that shows the request before the person decides.
+pub fn offered(tmux: &Tmux, target: &str) -> anyhow::Result<Option<(Request, bool)>> {
+    let reports = [looked_at(tmux, target)?];
+    let pane = reports[0].resolved.pane.pane_id.clone();
+    let (facts, _) = observe(tmux, &pane, &reports, None);
+    let always = facts
+        .screen
+        .as_ref()
+        .is_some_and(|d| d.choices.always.is_some());
+    Ok(facts
+        .logged
+        .or_else(|| facts.screen.map(|d| d.request))
+        .map(|r| (r, always)))
+}
+
+/// The report of the pane `target` names, with its evidence, now.
+fn looked_at(tmux: &Tmux, target: &str) -> anyhow::Result<PaneReport> {
+    let now = Utc::now();
+    let Some(resolved) = crate::scan::resolve_target(tmux, target, now)? else {
+        anyhow::bail!("no pane matches the tmux target `{target}`");
+    };
+    Ok(crate::scan::with_evidence(
+        crate::scan::report(resolved, now),
+        tmux,
+        &crate::paths::state_dir(),
+        now,
+    ))
 }
 
 /// The pane an answer types into, looked at through tmux.

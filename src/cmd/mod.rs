@@ -25,6 +25,7 @@ mod statusline;
 mod usage;
 mod wait;
 mod watch;
+mod web;
 
 use anyhow::Result;
 
@@ -111,6 +112,7 @@ pub fn dispatch(cli: Cli) -> Result<i32> {
         Command::Completions(a) => completions::completions(a),
         Command::Man => completions::man(),
         Command::Serve(On { args, .. }) => serve::run(args, &ctx),
+        Command::Web(On { args, .. }) => web::run(args, &ctx),
         Command::DeliverStdin(On { args, .. }) => route::deliver_stdin(args, &ctx),
         Command::Focus { pane, .. } => remote::focus(&pane, &ctx.tmux()),
     }

@@ -17,10 +17,10 @@ use crate::extract::capture;
 use crate::remote::call;
 use crate::remote::ssh::Ssh;
 use crate::remote::{split_target, Host, Target};
-use crate::route::deliver::{self, checked_state_of, deliver_one, is_free};
+use crate::route::deliver::{self, deliver_one, is_free};
 use crate::route::outbox;
 use crate::route::queue::{new_id, Damaged, Outcome, Queued, Store};
-use crate::route::recipient::{self, Recipient, Refusal as Unsafe};
+use crate::route::recipient::{self, Refusal as Unsafe};
 use crate::route::relays::outcome_name;
 use crate::route::sanitize::sanitize;
 use crate::route::source::{not_an_agent, pane_answer, pane_screen, report_of, AnswerSource};
@@ -134,23 +134,6 @@ fn refused_with(
         println!("{}", serde_json::to_string(&out)?);
     }
     Ok((code, message))
-}
-
-/// Whether `to` can take text in `dst` now: `Ok(None)` free, `Ok(Some(why))` busy (inside a
-/// turn, or something else has its terminal for now), `Err` gone for good.
-fn readiness(
-    tmux: &Tmux,
-    reports: &[PaneReport],
-    dst: &str,
-    to: &Recipient,
-) -> Result<Option<String>, Unsafe> {
-    match recipient::check(tmux, dst, to, reports) {
-        Err(r) if r.is_final() => return Err(r),
-        Err(r) => return Ok(Some(r.to_string())),
-        Ok(_) => {}
-    }
-    let (state, _) = checked_state_of(tmux, reports, dst);
-    Ok((!is_free(state)).then(|| state.to_string()))
 }
 
 /// Resolves two targets to distinct pane ids; `labels` name them in errors, `verb` says what
@@ -296,7 +279,7 @@ pub fn deliver_stdin(args: DeliverStdinArgs, ctx: &Context) -> Result<i32> {
             .with_context(|| format!("destination pane `{}`", args.dst))?;
         let reports = scan::scan(&tmux, Utc::now())?;
         let refused = recipient::of_pane(&tmux, &reports, &dst)
-            .and_then(|to| readiness(&tmux, &reports, &dst, &to));
+            .and_then(|to| deliver::readiness(&tmux, &reports, &dst, &to));
         if let Err(why) = refused {
             eprintln!("agentpane: not delivered: {why}");
             return Ok(exit::REFUSED);
@@ -414,7 +397,7 @@ fn route_inner(
         Ok(to) => to,
         Err(why) => return unsafe_destination(args, &src, &dst, &why),
     };
-    let mut busy = match readiness(tmux, &reports, &dst, &to) {
+    let mut busy = match deliver::readiness(tmux, &reports, &dst, &to) {
         Ok(busy) => busy,
         Err(why) => return unsafe_destination(args, &src, &dst, &why),
     };
@@ -475,7 +458,7 @@ fn route_inner(
             wait.watch(&reports);
             loop {
                 reports = wait.scan(tmux)?;
-                busy = match readiness(tmux, &reports, &dst, &to) {
+                busy = match deliver::readiness(tmux, &reports, &dst, &to) {
                     Ok(busy) => busy,
                     Err(why) => return unsafe_destination(args, &src, &dst, &why),
                 };
@@ -986,7 +969,7 @@ fn requeue(store: &Store, ctx: &Context, id: &str, to: Option<&str>, json: bool)
         recipient: Some(recipient.clone()),
         ..old
     };
-    let ready = readiness(&tmux, &reports, &dst, &recipient);
+    let ready = deliver::readiness(&tmux, &reports, &dst, &recipient);
     // The old message goes once its replacement exists: never both, never neither.
     let retire = |store: &Store| {
         if held {

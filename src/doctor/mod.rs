@@ -60,6 +60,8 @@ pub enum Topic {
     Host,
     /// A notification channel of `@agentpane-notify`.
     Notify,
+    /// The page for a phone (`@agentpane-web`).
+    Web,
 }
 
 /// One line of the report.

@@ -84,6 +84,23 @@ pub fn checked_state_of(
     (state, agent)
 }
 
+/// Whether `to` can take text in `dst` now: `Ok(None)` free, `Ok(Some(why))` busy (inside a
+/// turn, or something else has its terminal for now), `Err` gone for good.
+pub fn readiness(
+    tmux: &Tmux,
+    reports: &[PaneReport],
+    dst: &str,
+    to: &Recipient,
+) -> Result<Option<String>, Refusal> {
+    match recipient::check(tmux, dst, to, reports) {
+        Err(r) if r.is_final() => return Err(r),
+        Err(r) => return Ok(Some(r.to_string())),
+        Ok(_) => {}
+    }
+    let (state, _) = checked_state_of(tmux, reports, dst);
+    Ok((!is_free(state)).then(|| state.to_string()))
+}
+
 /// True when the bottom of a screen shows an agent's running-turn status line.
 pub fn screen_busy(screen: &str) -> bool {
     let lines: Vec<&str> = screen.lines().filter(|l| !l.trim().is_empty()).collect();

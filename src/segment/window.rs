@@ -35,6 +35,12 @@ pub struct PaneDetail {
     /// The plan windows the session revealed.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub limits: Vec<crate::usage::Limit>,
+    /// The pane's working folder.
+    pub cwd: String,
+    /// While `waiting`: what the agent asks (the web page shows it and answers it by its
+    /// fingerprint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub request: Option<crate::read::request::Request>,
 }
 
 /// One window: its most urgent agent state and its agent panes.
@@ -76,6 +82,8 @@ pub fn pane_detail(r: &PaneReport, icons: &Icons) -> PaneDetail {
             .as_ref()
             .map(|m| m.limits.clone())
             .unwrap_or_default(),
+        cwd: r.resolved.pane.cwd.clone(),
+        request: s.request.clone(),
     }
 }
 

@@ -102,6 +102,14 @@ pub fn run(opts: WatchOptions) -> Result<i32> {
         lock.path.display()
     ));
 
+    // The page for a phone, when `@agentpane-web` asks for it: it follows the snapshot this
+    // loop writes, on threads of its own, and lives as long as the watcher.
+    let _web = crate::web::start_for_watcher(
+        &tmux,
+        &dir,
+        &socket_path,
+        std::sync::Arc::new(|l: &str| log::line(l)),
+    );
     let mut w = Watcher {
         sinks: Sinks::start(opts.sinks.clone()),
         notify: Dispatcher::start(opts.sinks.socket.clone(), log::line),

@@ -18,6 +18,7 @@ pub mod install;
 pub mod notify;
 pub mod readme;
 pub mod sshd;
+pub mod web;
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};

@@ -7,7 +7,7 @@ use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
 use crate::events::Time;
 use crate::scan::PaneReport;
 use crate::segment::Icons;
-use crate::state::{urgency, State};
+use crate::state::State;
 use crate::text::{terminal_line, terminal_safe};
 
 /// One agent pane as the picker lists it.
@@ -96,10 +96,10 @@ impl Row {
 /// Most urgent first; among equals the newest evidence, then tmux order.
 pub fn order(rows: &mut [Row]) {
     rows.sort_by(|a, b| {
-        urgency(b.state, b.seen)
-            .cmp(&urgency(a.state, a.seen))
-            .then(b.at.cmp(&a.at))
-            .then(a.target.cmp(&b.target))
+        crate::state::urgent_first(
+            (a.state, a.seen, a.at, &a.target),
+            (b.state, b.seen, b.at, &b.target),
+        )
     });
 }
 
