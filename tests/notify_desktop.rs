@@ -14,22 +14,11 @@ mod common;
 use common::desktop::{Desktop, Shown};
 use common::{wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
 
-const ASKING: &str = "claude/marot-spotter/short.jsonl";
 const ASKED: &str = "Bash: mix phx.server 2&gt;&amp;1 | head -80";
 
 /// The fake Claude Code waiting for a decision, in a new window; its pane.
 fn claude_asking(server: &TmuxServer) -> String {
-    let screen = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/demo/claude-infra-screen.txt"
-    );
-    server.spawn(
-        &FakeAgent::claude()
-            .fixture(ASKING)
-            .start_lines(9)
-            .env("AGENTPANE_FAKE_DECIDE", "1")
-            .env("AGENTPANE_FAKE_SCREEN", screen),
-    )
+    server.spawn(&FakeAgent::claude_asking())
 }
 
 /// `pane`'s `session:window.pane`.

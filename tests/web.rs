@@ -13,24 +13,9 @@ use common::web::{client, WebServer};
 use common::{wait_until, FakeAgent, TmuxServer, Watch, DEADLINE};
 use serde_json::{json, Value};
 
-/// A recorded Claude Code session that ends asking to run a command.
-const ASKING: &str = "claude/marot-spotter/short.jsonl";
-
-/// The fake Claude Code waiting for a decision, its dialog on screen, decided by a key
-/// (`AGENTPANE_FAKE_DECIDE`); its pane.
+/// The fake Claude Code waiting for a decision, in its own folder; its pane.
 fn claude_asking(server: &TmuxServer) -> String {
-    let screen = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/fixtures/demo/claude-infra-screen.txt"
-    );
-    server.spawn(
-        &FakeAgent::claude()
-            .fixture(ASKING)
-            .start_lines(9)
-            .in_dir("asking")
-            .env("AGENTPANE_FAKE_DECIDE", "1")
-            .env("AGENTPANE_FAKE_SCREEN", screen),
-    )
+    server.spawn(&FakeAgent::claude_asking().in_dir("asking"))
 }
 
 /// A server with its watcher, and `agentpane web` on it.

@@ -164,6 +164,20 @@ impl FakeAgent {
         FakeAgent::new("claude")
     }
 
+    /// A fake Claude Code waiting for a decision (a recorded session that ends asking to run
+    /// `mix phx.server …`), its dialog on screen, decided by a key (`AGENTPANE_FAKE_DECIDE`).
+    pub fn claude_asking() -> FakeAgent {
+        let screen = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/fixtures/demo/claude-infra-screen.txt"
+        );
+        FakeAgent::claude()
+            .fixture("claude/marot-spotter/short.jsonl")
+            .start_lines(9)
+            .env("AGENTPANE_FAKE_DECIDE", "1")
+            .env("AGENTPANE_FAKE_SCREEN", screen)
+    }
+
     /// A fake Codex with no fixture (a rollout with only `session_meta`).
     pub fn codex() -> FakeAgent {
         FakeAgent::new("codex")
