@@ -971,3 +971,104 @@ fn a_remote_waiting_pane_is_answered_once_by_its_fingerprint_and_no_model_text_c
         "model text on a remote command line: {commands}"
     );
 }
+
+/// The page (`agentpane web` on the local server) on a remote pane: its row carries the
+/// request and fingerprint, its detail the request in full and the whole last answer asked of
+/// the host; Allow held to the fingerprint answers once through the host, a stale or hostile
+/// one types nothing (a hostile one never reaches ssh); a reply reaches the remote agent's
+/// input on ssh's stdin, never on a command line.
+#[test]
+fn the_page_decides_and_replies_to_a_remote_pane_through_its_host() {
+    use common::web::WebServer;
+    use serde_json::json;
+    let remote = TmuxServer::start();
+    let asking = remote.spawn(&FakeAgent::claude_asking().in_dir("asking"));
+    let answered = remote.claude_answering("rc", "Remote head line\nthe second line, in full");
+    let (r_inbox, r_inbox_file) = remote.inbox_agent("rinbox");
+    let (sshd, local) = local_with_devbox(&remote);
+    let _watch = Watch::start(&local, &[]);
+    let web = WebServer::start(&local, &[]);
+
+    let id = format!("devbox:{asking}");
+    let mut row = None;
+    wait_until(DEADLINE, "the remote waiting row with its request", || {
+        row = web
+            .row(&id)
+            .filter(|r| r["state"] == "waiting" && r["request"]["fingerprint"].is_string());
+        row.is_some()
+    });
+    let fp = row.unwrap()["request"]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(asks_there(&remote, &asking), ("waiting".into(), fp.clone()));
+    let d = web.get_json(&WebServer::pane_path(&id));
+    assert_eq!(d["request"]["fingerprint"], fp.as_str(), "{d:#}");
+    assert!(
+        d["request"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("mix phx.server"),
+        "{d:#}"
+    );
+
+    // The whole last answer, not only its head.
+    let rc = format!("devbox:{answered}");
+    wait_until(DEADLINE, "the remote answered pane listed", || {
+        web.row(&rc).is_some()
+    });
+    let d = web.get_json(&WebServer::pane_path(&rc));
+    assert_eq!(d["answer_partial"], false, "{d:#}");
+    assert!(
+        d["answer"].to_string().contains("the second line, in full"),
+        "{d:#}"
+    );
+
+    let path = format!("{}/answer", WebServer::pane_path(&id));
+    let before = sshd.commands();
+    let (status, bad) = web.post(
+        &path,
+        &json!({"decision": "allow", "fingerprint": "$(touch /tmp/x)"}),
+    );
+    assert_eq!(status, 400, "{bad:#}");
+    assert_eq!(
+        sshd.commands(),
+        before,
+        "a hostile fingerprint never reaches ssh"
+    );
+
+    let (status, stale) = web.post(
+        &path,
+        &json!({"decision": "allow", "fingerprint": "0000000000000000"}),
+    );
+    assert_eq!(status, 409, "{stale:#}");
+    assert_eq!(stale["keys"], json!([]), "nothing typed: {stale:#}");
+    assert_eq!(asks_there(&remote, &asking), ("waiting".into(), fp.clone()));
+
+    let (status, done) = web.post(&path, &json!({"decision": "allow", "fingerprint": fp}));
+    assert_eq!(status, 200, "{done:#}");
+    assert_eq!(done["keys"], json!(["1"]), "{done:#}");
+    wait_until(DEADLINE, "the remote turn past the dialog", || {
+        asks_there(&remote, &asking).0 != "waiting"
+    });
+    let (status, again) = web.post(&path, &json!({"decision": "allow", "fingerprint": fp}));
+    assert_eq!(status, 409, "answered once only: {again:#}");
+
+    let inbox = format!("devbox:{r_inbox}");
+    wait_until(DEADLINE, "the remote inbox listed", || {
+        web.row(&inbox).is_some()
+    });
+    let (status, sent) = web.post(
+        &format!("{}/reply", WebServer::pane_path(&inbox)),
+        &json!({"text": "please also run the remote tests"}),
+    );
+    assert!(status == 200 || status == 202, "{status} {sent:#}");
+    wait_until(DEADLINE, "the reply in the remote agent's input", || {
+        read(&r_inbox_file).contains("please also run the remote tests")
+    });
+    let commands = sshd.commands();
+    assert!(
+        !commands.contains("mix") && !commands.contains("remote tests"),
+        "model or typed text on a remote command line: {commands}"
+    );
+}

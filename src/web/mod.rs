@@ -8,6 +8,7 @@ mod api;
 pub mod blocks;
 pub mod feed;
 pub mod guard;
+mod remote;
 pub mod secret;
 mod stream;
 pub mod view;
