@@ -73,7 +73,7 @@ fn run_remote(args: &AnswerArgs, host: &Host, pane: &str) -> Result<i32> {
         &Ssh::from_env(),
         host,
         pane,
-        args.choice,
+        args.choice == answer::Choice::Allow,
         args.always,
         args.request.as_deref(),
     )?;
@@ -108,13 +108,19 @@ pub fn decide_line(
     client: Option<&str>,
 ) -> String {
     let told = match split_target(pane, hosts) {
-        Target::Remote(host, id) => {
-            call::answer(&Ssh::from_env(), &host, id, choice, false, Some(shown)).map(|a| {
-                let target = format!("{host}:{}", a.target);
-                let why = a.refused.map(|(_, why)| why);
-                (target, why, words_for(choice, false, a.closed))
-            })
-        }
+        Target::Remote(host, id) => call::answer(
+            &Ssh::from_env(),
+            &host,
+            id,
+            choice == answer::Choice::Allow,
+            false,
+            Some(shown),
+        )
+        .map(|a| {
+            let target = format!("{host}:{}", a.target);
+            let why = a.refused.map(|(_, why)| why);
+            (target, why, words_for(choice, false, a.closed))
+        }),
         Target::Local(_) => {
             answer::answer(tmux, pane, choice, false, Some(shown), client).map(|a| {
                 let why = a.refused.as_ref().map(ToString::to_string);

@@ -12,7 +12,6 @@ use serde::Deserialize;
 use super::doc::{self, clean_text, RemoteRequest, RequestSeen};
 use super::ssh::{explain, Ssh, CONNECT_TIMEOUT_SECS};
 use super::{remote_pane_arg, Host};
-use crate::answer::Choice;
 use crate::exit as code;
 use crate::read::request::Request;
 
@@ -101,7 +100,7 @@ struct AnswerJson {
     reason: Option<String>,
 }
 
-/// `answer PANE allow|deny [--always] [--request FP] --json` on `host`: the host applies every
+/// `answer PANE allow|deny [--always] [--request FP] --json` on `host` (`allow`: else deny): the host applies every
 /// rule of a local answer itself. The remote command line holds fixed words, the checked pane
 /// and a fingerprint of the shape agentpane writes; anything else is refused before ssh runs.
 /// `Err` for bad input there (no such pane), a host too old for it, or a failed connection.
@@ -109,7 +108,7 @@ pub fn answer(
     ssh: &Ssh,
     host: &Host,
     pane: &str,
-    choice: Choice,
+    allow: bool,
     always: bool,
     shown: Option<&str>,
 ) -> Result<RemoteAnswered> {
@@ -120,14 +119,7 @@ pub fn answer(
             crate::text::terminal_line(&crate::text::chars(fp, 40))
         );
     }
-    let mut words = vec![
-        "answer",
-        pane,
-        match choice {
-            Choice::Allow => "allow",
-            Choice::Deny => "deny",
-        },
-    ];
+    let mut words = vec!["answer", pane, if allow { "allow" } else { "deny" }];
     if always {
         words.push("--always");
     }

@@ -6,6 +6,7 @@
 
 mod api;
 pub mod blocks;
+mod body;
 pub mod feed;
 pub mod guard;
 mod remote;

@@ -5,7 +5,7 @@
 
 use serde_json::json;
 
-use super::api::{answer_body, reply_body};
+use super::body::{answer_body, reply_body};
 use super::{error, reply, Shared};
 use crate::remote::call::{self, Delivery};
 use crate::remote::doc::RemotePane;
@@ -63,7 +63,7 @@ pub(super) fn answer(
         &Ssh::from_env(),
         host,
         pane,
-        choice,
+        choice == crate::answer::Choice::Allow,
         b.always,
         Some(&b.fingerprint),
     );
