@@ -367,7 +367,8 @@ pub struct LastArgs {
 
 #[derive(Debug, Args)]
 pub struct AnswerArgs {
-    /// A tmux pane target (`%3`, `work:2.1`).
+    /// A tmux pane target (`%3`, `work:2.1`), or `HOST:%3` for a pane on a remote host (that
+    /// host answers, with its own rules).
     pub pane: String,
     /// Allow once, or deny.
     #[arg(value_enum)]

@@ -797,11 +797,16 @@ fn a_review_of_a_remote_answer_names_the_remote_folder() {
 
 /// The `answer_head` of `pane` in a `panes --json` run (a remote row when `host` is given).
 fn head_in(rows: &serde_json::Value, host: Option<&str>, pane: &str) -> serde_json::Value {
+    row_of(rows, host, pane)["answer_head"].clone()
+}
+
+/// The row of `pane` in a `panes --json` run (a remote row when `host` is given).
+fn row_of(rows: &serde_json::Value, host: Option<&str>, pane: &str) -> serde_json::Value {
     rows.as_array()
         .expect("rows")
         .iter()
         .find(|r| r["host"].as_str() == host && r["pane_id"] == pane)
-        .unwrap_or_else(|| panic!("no row {host:?} {pane} in {rows}"))["answer_head"]
+        .unwrap_or_else(|| panic!("no row {host:?} {pane} in {rows}"))
         .clone()
 }
 
@@ -869,4 +874,201 @@ fn a_remote_row_shows_its_last_answer_head() {
             .any(|l| l.contains("devbox:") && l.contains("Remote head: the build"))
     });
     assert_eq!(watch.stop(), 0);
+}
+
+/// `pane`'s state and request fingerprint on its own host.
+fn asks_there(remote: &TmuxServer, pane: &str) -> (String, String) {
+    let row = row_of(&remote.agentpane(&["panes", "--json"]).json(), None, pane);
+    let fp = row["request"]["fingerprint"].as_str().unwrap_or("");
+    (
+        row["state"].as_str().unwrap_or("").to_string(),
+        fp.to_string(),
+    )
+}
+
+/// A remote pane waiting on a decision: its request shows in `panes` with its fingerprint;
+/// `answer devbox:%N allow --request FP` has the host answer it once; a stale fingerprint is
+/// refused there with nothing typed; a hostile fingerprint or pane id is refused before ssh
+/// runs; and no remote command line ever holds the request's text.
+#[test]
+fn a_remote_waiting_pane_is_answered_once_by_its_fingerprint_and_no_model_text_crosses() {
+    let remote = TmuxServer::start();
+    let asking = remote.spawn(&FakeAgent::asking().in_dir("asking"));
+    let (sshd, local) = local_with_devbox(&remote);
+    let mut fp = String::new();
+    wait_until(DEADLINE, "the request on its own host", || {
+        let (state, f) = asks_there(&remote, &asking);
+        fp = f;
+        state == "waiting" && !fp.is_empty()
+    });
+
+    let run = local.agentpane(&["panes", "--json"]);
+    let row = row_of(&run.json(), Some("devbox"), &asking);
+    assert_eq!(row["state"], "waiting", "{row:#}");
+    assert_eq!(row["request"]["fingerprint"], fp.as_str(), "{row:#}");
+    assert_eq!(row["request"]["tool"], "Bash", "{row:#}");
+    assert!(
+        row["request"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("mix phx.server"),
+        "{row:#}"
+    );
+    let run = local.agentpane(&["panes"]);
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.starts_with("devbox:") && l.contains("· mix phx.server")),
+        "{run:?}"
+    );
+
+    // Hostile values never reach ssh.
+    let target = format!("devbox:{asking}");
+    let before = sshd.commands();
+    for (pane, shown) in [
+        (target.as_str(), "0123456789abcdef;id"),
+        (target.as_str(), "$(touch /tmp/x)"),
+        (target.as_str(), "01234567 89abcdef"),
+        ("devbox:%1;id", fp.as_str()),
+        ("devbox:$(id)", fp.as_str()),
+        ("devbox:%1 x", fp.as_str()),
+    ] {
+        let run = local.agentpane(&["answer", pane, "allow", "--request", shown]);
+        assert_eq!(run.code, 2, "{pane} {shown}: {run:?}");
+    }
+    assert_eq!(sshd.commands(), before, "nothing went to the host");
+
+    // A stale fingerprint: refused there, nothing typed, the pane still asks.
+    let stale = "0000000000000000";
+    let run = local.agentpane(&["answer", &target, "allow", "--request", stale, "--json"]);
+    assert_eq!(run.code, 1, "{run:?}");
+    let out = run.json();
+    assert_eq!(out["outcome"], "refused", "{out:#}");
+    assert_eq!(out["host"], "devbox", "{out:#}");
+    assert_eq!(out["keys"], serde_json::json!([]), "{out:#}");
+    assert_eq!(asks_there(&remote, &asking), ("waiting".into(), fp.clone()));
+
+    // The fingerprint shown: answered once.
+    let run = local.agentpane(&["answer", &target, "allow", "--request", &fp, "--json"]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let out = run.json();
+    assert_eq!(out["outcome"], "answered", "{out:#}");
+    assert_eq!(out["keys"], serde_json::json!(["1"]), "{out:#}");
+    wait_until(DEADLINE, "the remote turn past the dialog", || {
+        asks_there(&remote, &asking).0 != "waiting"
+    });
+    let run = local.agentpane(&["answer", &target, "allow", "--request", &fp]);
+    assert_eq!(run.code, 1, "answered once only: {run:?}");
+    assert!(run.stderr.contains("refused, nothing typed"), "{run:?}");
+
+    let commands = sshd.commands();
+    assert!(
+        commands.contains(&format!("answer {asking} allow --request {fp} --json")),
+        "{commands}"
+    );
+    assert!(
+        !commands.contains("mix") && !commands.contains("phx"),
+        "model text on a remote command line: {commands}"
+    );
+}
+
+/// The page (`agentpane web` on the local server) on a remote pane: its row carries the
+/// request and fingerprint, its detail the request in full and the whole last answer asked of
+/// the host; Allow held to the fingerprint answers once through the host, a stale or hostile
+/// one types nothing (a hostile one never reaches ssh); a reply reaches the remote agent's
+/// input on ssh's stdin, never on a command line.
+#[test]
+fn the_page_decides_and_replies_to_a_remote_pane_through_its_host() {
+    use common::web::WebServer;
+    use serde_json::json;
+    let remote = TmuxServer::start();
+    let asking = remote.spawn(&FakeAgent::asking().in_dir("asking"));
+    let answered = remote.claude_answering("rc", "Remote head line\nthe second line, in full");
+    let (r_inbox, r_inbox_file) = remote.inbox_agent("rinbox");
+    let (sshd, local) = local_with_devbox(&remote);
+    let _watch = Watch::start(&local, &[]);
+    let web = WebServer::start(&local, &[]);
+
+    let id = format!("devbox:{asking}");
+    let mut row = None;
+    wait_until(DEADLINE, "the remote waiting row with its request", || {
+        row = web
+            .row(&id)
+            .filter(|r| r["state"] == "waiting" && r["request"]["fingerprint"].is_string());
+        row.is_some()
+    });
+    let fp = row.unwrap()["request"]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert_eq!(asks_there(&remote, &asking), ("waiting".into(), fp.clone()));
+    let d = web.get_json(&WebServer::pane_path(&id));
+    assert_eq!(d["request"]["fingerprint"], fp.as_str(), "{d:#}");
+    assert!(
+        d["request"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("mix phx.server"),
+        "{d:#}"
+    );
+
+    // The whole last answer, not only its head.
+    let rc = format!("devbox:{answered}");
+    wait_until(DEADLINE, "the remote answered pane listed", || {
+        web.row(&rc).is_some()
+    });
+    let d = web.get_json(&WebServer::pane_path(&rc));
+    assert_eq!(d["answer_partial"], false, "{d:#}");
+    assert!(
+        d["answer"].to_string().contains("the second line, in full"),
+        "{d:#}"
+    );
+
+    let path = format!("{}/answer", WebServer::pane_path(&id));
+    let before = sshd.commands();
+    let (status, bad) = web.post(
+        &path,
+        &json!({"decision": "allow", "fingerprint": "$(touch /tmp/x)"}),
+    );
+    assert_eq!(status, 400, "{bad:#}");
+    assert_eq!(
+        sshd.commands(),
+        before,
+        "a hostile fingerprint never reaches ssh"
+    );
+
+    let (status, stale) = web.post(
+        &path,
+        &json!({"decision": "allow", "fingerprint": "0000000000000000"}),
+    );
+    assert_eq!(status, 409, "{stale:#}");
+    assert_eq!(stale["keys"], json!([]), "nothing typed: {stale:#}");
+    assert_eq!(asks_there(&remote, &asking), ("waiting".into(), fp.clone()));
+
+    let (status, done) = web.post(&path, &json!({"decision": "allow", "fingerprint": fp}));
+    assert_eq!(status, 200, "{done:#}");
+    assert_eq!(done["keys"], json!(["1"]), "{done:#}");
+    wait_until(DEADLINE, "the remote turn past the dialog", || {
+        asks_there(&remote, &asking).0 != "waiting"
+    });
+    let (status, again) = web.post(&path, &json!({"decision": "allow", "fingerprint": fp}));
+    assert_eq!(status, 409, "answered once only: {again:#}");
+
+    let inbox = format!("devbox:{r_inbox}");
+    wait_until(DEADLINE, "the remote inbox listed", || {
+        web.row(&inbox).is_some()
+    });
+    let (status, sent) = web.post(
+        &format!("{}/reply", WebServer::pane_path(&inbox)),
+        &json!({"text": "please also run the remote tests"}),
+    );
+    assert!(status == 200 || status == 202, "{status} {sent:#}");
+    wait_until(DEADLINE, "the reply in the remote agent's input", || {
+        read(&r_inbox_file).contains("please also run the remote tests")
+    });
+    let commands = sshd.commands();
+    assert!(
+        !commands.contains("mix") && !commands.contains("remote tests"),
+        "model or typed text on a remote command line: {commands}"
+    );
 }

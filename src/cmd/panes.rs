@@ -254,14 +254,13 @@ pub fn panes(args: PanesArgs, ctx: &Context) -> Result<i32> {
 }
 
 /// The reason, and while waiting what is asked (`permission: Bash · rm -rf build`).
-fn reason_cell(status: &crate::state::Status) -> String {
-    let reason = status.reason.clone().unwrap_or_else(|| "-".into());
-    match &status.request {
-        Some(r) if !r.summary.is_empty() => format!(
-            "{reason} · {}",
-            crate::text::chars(&terminal_line(&r.summary), 50)
-        ),
-        _ => reason,
+fn reason_cell(reason: Option<&str>, summary: Option<&str>) -> String {
+    let reason = reason.unwrap_or("-");
+    match summary {
+        Some(s) if !s.is_empty() => {
+            format!("{reason} · {}", crate::text::chars(&terminal_line(s), 50))
+        }
+        _ => reason.to_string(),
     }
 }
 /// The context and cost cells of a pane's row (`-` when unknown).
@@ -336,7 +335,10 @@ fn table(
             r.pane.target(),
             r.agent.as_ref().map_or("-".into(), |a| a.kind.to_string()),
             state,
-            reason_cell(&rep.status),
+            reason_cell(
+                rep.status.reason.as_deref(),
+                rep.status.request.as_ref().map(|r| r.summary.as_str()),
+            ),
             rep.status
                 .at
                 .or(rep.status.last_activity)
@@ -356,7 +358,10 @@ fn table(
             format!("{host}:{}", p.target),
             p.agent.clone().unwrap_or_else(|| "-".into()),
             state,
-            p.reason.clone().unwrap_or_else(|| "-".into()),
+            reason_cell(
+                p.reason.as_deref(),
+                p.request.as_ref().map(|r| r.summary.as_str()),
+            ),
             p.at.map_or("-".into(), |at| age(now, at)),
             usage_cells(p.usage.as_ref()).0,
             usage_cells(p.usage.as_ref()).1,

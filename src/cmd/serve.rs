@@ -18,7 +18,7 @@ use crate::cli::ServeArgs;
 use crate::events::AgentKind;
 use crate::exit;
 use crate::extract::cache::AnswerCache;
-use crate::remote::doc::{Document, RemotePane, HEAD_CHARS};
+use crate::remote::doc::{Document, RemotePane, RemoteRequest, RequestSeen, HEAD_CHARS};
 use crate::segment::{pane_detail, PaneDetail};
 use crate::state::{State, Windows};
 use crate::tmux::Tmux;
@@ -58,6 +58,8 @@ struct PaneDetailView {
     usage: Option<crate::usage::Usage>,
     #[serde(default)]
     limits: Vec<crate::usage::Limit>,
+    #[serde(default)]
+    request: Option<RequestSeen>,
 }
 
 pub fn run(args: ServeArgs, ctx: &Context) -> Result<i32> {
@@ -210,6 +212,7 @@ fn read_snapshot(
                 resets_at: p.resets_at,
                 usage: p.usage,
                 limits: p.limits,
+                request: p.request.map(RemoteRequest::from),
             })
             .collect(),
     )

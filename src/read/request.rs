@@ -5,10 +5,10 @@
 
 use std::hash::Hasher;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// What kind of decision the dialog asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PromptKind {
     /// Run a tool / command / edit?
@@ -79,6 +79,12 @@ impl Request {
         };
         r.fingerprint = r.fingerprint_of();
         r
+    }
+
+    /// Whether `s` has the shape of a fingerprint (16 lowercase hex digits), so it may go on
+    /// a remote command line.
+    pub fn is_fingerprint(s: &str) -> bool {
+        s.len() == 16 && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
     }
 
     /// The same request, with what its dialog must show.

@@ -9,9 +9,11 @@ use std::time::Duration;
 use anyhow::{bail, Result};
 use serde::Deserialize;
 
+use super::doc::{self, clean_text, RemoteRequest, RequestSeen};
 use super::ssh::{explain, Ssh, CONNECT_TIMEOUT_SECS};
 use super::{remote_pane_arg, Host};
 use crate::exit as code;
+use crate::read::request::Request;
 
 /// How long a one-shot remote command may take beyond connecting.
 const REMOTE_WORK: Duration = Duration::from_secs(20);
@@ -64,6 +66,103 @@ pub fn fetch_answer(ssh: &Ssh, host: &Host, pane: &str) -> Result<Option<RemoteA
             explain(host, Some(c), &first_line(&out.stderr))
         ),
     }
+}
+
+/// What a host's `answer --json` printed.
+#[derive(Debug, Clone)]
+pub struct RemoteAnswered {
+    /// Its JSON object, as that host printed it (checked to be one).
+    pub json: serde_json::Value,
+    /// `session:window.pane` there.
+    pub target: String,
+    /// What the pane asked (cleaned as the host document's requests are).
+    pub request: Option<RemoteRequest>,
+    pub keys: Vec<String>,
+    pub closed: bool,
+    /// Why nothing was typed (`refusal`, `reason`), when refused.
+    pub refused: Option<(String, String)>,
+}
+
+/// The fields of `answer --json` read here.
+#[derive(Deserialize)]
+struct AnswerJson {
+    outcome: String,
+    target: String,
+    #[serde(default)]
+    request: Option<RequestSeen>,
+    #[serde(default)]
+    keys: Vec<String>,
+    #[serde(default)]
+    closed: bool,
+    #[serde(default)]
+    refusal: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
+}
+
+/// `answer PANE allow|deny [--always] [--request FP] --json` on `host` (`allow`: else deny): the host applies every
+/// rule of a local answer itself. The remote command line holds fixed words, the checked pane
+/// and a fingerprint of the shape agentpane writes; anything else is refused before ssh runs.
+/// `Err` for bad input there (no such pane), a host too old for it, or a failed connection.
+pub fn answer(
+    ssh: &Ssh,
+    host: &Host,
+    pane: &str,
+    allow: bool,
+    always: bool,
+    shown: Option<&str>,
+) -> Result<RemoteAnswered> {
+    let pane = remote_pane_arg(pane)?;
+    if let Some(fp) = shown.filter(|fp| !Request::is_fingerprint(fp)) {
+        bail!(
+            "--request `{}` is not a request fingerprint (16 hex digits, as `panes --json` shows)",
+            crate::text::terminal_line(&crate::text::chars(fp, 40))
+        );
+    }
+    let mut words = vec!["answer", pane, if allow { "allow" } else { "deny" }];
+    if always {
+        words.push("--always");
+    }
+    if let Some(fp) = shown {
+        words.extend(["--request", fp]);
+    }
+    words.push("--json");
+    let (code, out) = ssh.run(host, &words, None, one_shot_timeout())?;
+    if !matches!(code, code::OK | code::NOTHING) {
+        let line = first_line(&out.stderr);
+        if line.contains("no pane") {
+            bail!("no pane `{pane}` on {host}");
+        }
+        bail!(
+            "{host}:{pane}: {} (exit {code})",
+            explain(host, Some(code), &line)
+        );
+    }
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).map_err(|e| {
+        anyhow::anyhow!(
+            "{host} answered `answer` with something agentpane cannot read ({e}): install the \
+             same agentpane on both hosts"
+        )
+    })?;
+    let a: AnswerJson = serde_json::from_value(json.clone()).map_err(|e| {
+        anyhow::anyhow!(
+            "{host} runs another agentpane ({e}): install the same agentpane on both hosts"
+        )
+    })?;
+    let refused = (a.outcome != "answered").then(|| {
+        (
+            clean_text(a.refusal.as_deref().unwrap_or("refused")),
+            clean_text(a.reason.as_deref().unwrap_or("refused on the host")),
+        )
+    });
+    Ok(RemoteAnswered {
+        json,
+        target: clean_text(&a.target),
+        request: a.request.map(RemoteRequest::from).map(doc::clean_seen),
+        keys: a.keys.iter().map(|k| clean_text(k)).collect(),
+        closed: a.closed,
+        refused,
+    })
 }
 
 /// How text is handed to a remote pane.

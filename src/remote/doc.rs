@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::events::Time;
+use crate::read::request::{PromptKind, Request, RequestSource};
 use crate::segment::PaneDetail;
 use crate::state::State;
 use crate::usage::{Limit, Usage};
@@ -15,13 +16,16 @@ use crate::usage::{Limit, Usage};
 /// The version of this document's shape; bumped when a field changes meaning, goes away or
 /// comes (an older reader refuses a field it does not know, so it says "install the same
 /// agentpane" rather than "not valid"). (2: each pane's `turn_key`, which relays across hosts
-/// follow; 3: each pane's `answer_head`, `usage` and `limits`.)
-pub const SCHEMA: u32 = 3;
+/// follow; 3: each pane's `answer_head`, `usage` and `limits`; 4: a waiting pane's `request`,
+/// which `answer HOST:%N` is held to.)
+pub const SCHEMA: u32 = 4;
 /// The oldest schema still read: its documents lack only fields that are optional here.
 pub const OLDEST_SCHEMA: u32 = 2;
 /// Longest answer head a remote sends, in characters (what the picker shows; `panes` shows
 /// fewer).
 pub const HEAD_CHARS: usize = 200;
+/// Longest request text a remote sends, in characters (lines kept).
+pub const REQUEST_CHARS: usize = 4_000;
 /// Longest document (one line) read from a remote.
 pub const MAX_DOC_BYTES: usize = 1 << 20;
 /// Most panes one remote may report.
@@ -78,6 +82,72 @@ pub struct RemotePane {
         deserialize_with = "readable_limits"
     )]
     pub limits: Vec<Limit>,
+    /// While `waiting`: what the agent asks (absent from an older remote's document).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request: Option<RemoteRequest>,
+}
+
+/// What a remote waiting pane asks: shown as a local pane's request is, and answered there by
+/// its fingerprint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RemoteRequest {
+    pub kind: PromptKind,
+    pub tool: String,
+    pub summary: String,
+    /// Everything asked with, its lines kept (at most [`REQUEST_CHARS`]).
+    pub text: String,
+    /// 16 hex digits ([`Request::is_fingerprint`]): it goes back on the host's command line.
+    pub fingerprint: String,
+}
+
+/// A request as another agentpane prints it (its snapshot, `answer --json`): the fields a
+/// remote is told, the others (that host's own) ignored.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RequestSeen {
+    pub kind: PromptKind,
+    pub tool: String,
+    pub summary: String,
+    pub text: String,
+    pub fingerprint: String,
+}
+
+impl From<RequestSeen> for RemoteRequest {
+    fn from(r: RequestSeen) -> RemoteRequest {
+        RemoteRequest {
+            kind: r.kind,
+            tool: r.tool,
+            summary: r.summary,
+            text: r.text,
+            fingerprint: r.fingerprint,
+        }
+    }
+}
+
+impl RemoteRequest {
+    pub fn from_request(r: &Request) -> RemoteRequest {
+        RemoteRequest {
+            kind: r.kind,
+            tool: r.tool.clone(),
+            summary: r.summary.clone(),
+            text: r.text.clone(),
+            fingerprint: r.fingerprint.clone(),
+        }
+    }
+
+    /// As a local request, for what shows one (its fingerprint the host's; never recomputed).
+    pub fn to_request(&self) -> Request {
+        Request {
+            kind: self.kind,
+            tool: self.tool.clone(),
+            summary: self.summary.clone(),
+            text: self.text.clone(),
+            call_id: None,
+            from: RequestSource::Log,
+            key: String::new(),
+            fingerprint: self.fingerprint.clone(),
+        }
+    }
 }
 
 /// The plan windows of a remote pane that this agentpane can read, at most [`MAX_LIMITS`].
@@ -107,6 +177,7 @@ impl RemotePane {
             answer_head,
             usage: d.usage.clone(),
             limits: d.limits.clone(),
+            request: d.request.as_ref().map(RemoteRequest::from_request),
         }
     }
 }
@@ -199,6 +270,12 @@ fn check(mut doc: Document) -> Result<Document, DocError> {
             for l in &mut p.limits {
                 l.name = clean_text(&l.name);
             }
+            if let Some(r) = p.request.take() {
+                match clean_request(r) {
+                    Ok(r) => p.request = Some(r),
+                    Err(why) => dropped.push(format!("{}'s request ({why})", p.pane_id)),
+                }
+            }
             true
         }
     });
@@ -211,6 +288,35 @@ fn check(mut doc: Document) -> Result<Document, DocError> {
         .join("; ");
     doc.note = (!note.is_empty()).then(|| clean_text(&note));
     Ok(doc)
+}
+
+/// A request a host printed, cleaned as a document's is; one whose fingerprint agentpane
+/// could not have written keeps none (nothing can be held to it).
+pub fn clean_seen(r: RemoteRequest) -> RemoteRequest {
+    let mut r = clean_fields(r);
+    if !Request::is_fingerprint(&r.fingerprint) {
+        r.fingerprint.clear();
+    }
+    r
+}
+
+/// A document's request: `Err` when its fingerprint is not one agentpane writes (it would go
+/// back on the host's command line).
+fn clean_request(r: RemoteRequest) -> Result<RemoteRequest, String> {
+    if !Request::is_fingerprint(&r.fingerprint) {
+        return Err(format!("fingerprint {:?}", clip(&r.fingerprint, 20)));
+    }
+    Ok(clean_fields(r))
+}
+
+/// A request's text cleaned as the rest is: its lines kept, each cleaned ([`clean_text`]),
+/// at most [`REQUEST_CHARS`].
+fn clean_fields(mut r: RemoteRequest) -> RemoteRequest {
+    r.tool = crate::text::chars(&clean_text(&r.tool), 64);
+    r.summary = crate::text::chars(&clean_text(&r.summary), HEAD_CHARS);
+    let lines: Vec<String> = r.text.lines().map(clean_text).collect();
+    r.text = crate::text::chars(&lines.join("\n"), REQUEST_CHARS);
+    r
 }
 
 /// Why a pane cannot be shown at all: an id that is no tmux pane id (it is handed back to
@@ -290,6 +396,7 @@ mod tests {
             answer_head: Some("Done: the tests pass.".into()),
             usage: None,
             limits: Vec::new(),
+            request: None,
         }
     }
 
@@ -434,6 +541,41 @@ mod tests {
         assert!(head.starts_with("All done[2J éé"), "{head}");
         assert_eq!(head.chars().count(), HEAD_CHARS);
         assert!(head.ends_with('…'), "{head}");
+    }
+
+    #[test]
+    fn a_waiting_pane_s_request_travels_cleaned_and_a_hostile_fingerprint_never_does() {
+        let asked = Request::new(
+            PromptKind::Permission,
+            "Bash",
+            "rm -rf build",
+            "rm -rf build\u{1b}[2J\n\u{202e}# clean",
+            Some("t1".into()),
+            RequestSource::Log,
+        );
+        let mut p = pane();
+        p.state = State::Waiting;
+        p.request = Some(RemoteRequest::from_request(&asked));
+        let doc = parse(Document::new(vec![p.clone()], None).to_line().as_bytes()).unwrap();
+        let r = doc.panes[0].request.as_ref().expect("the request travels");
+        assert_eq!(r.fingerprint, asked.fingerprint);
+        assert_eq!(
+            r.text, "rm -rf build[2J\n# clean",
+            "lines kept, each cleaned"
+        );
+        assert_eq!(r.to_request().fingerprint, asked.fingerprint);
+
+        for bad in ["$(reboot)", "00000000 0000000", "0123456789abcdef;x", ""] {
+            let mut odd = p.clone();
+            odd.request.as_mut().unwrap().fingerprint = bad.into();
+            let doc = parse(Document::new(vec![odd], None).to_line().as_bytes()).unwrap();
+            assert_eq!(doc.panes.len(), 1, "the pane is kept");
+            assert_eq!(doc.panes[0].request, None, "{bad:?}");
+            assert!(doc.note.unwrap().contains("%3's request (fingerprint"));
+        }
+        // A schema-3 remote sends no request; its documents still read.
+        let old = r#"{"schema":3,"agentpane":"0.9","panes":[{"pane_id":"%1","target":"a","agent":"claude","state":"waiting","seen":false,"reason":"permission","at":null,"resets_at":null}]}"#;
+        assert_eq!(parse(old.as_bytes()).unwrap().panes[0].request, None);
     }
 
     proptest! {

@@ -237,6 +237,7 @@ mod tests {
             answer_head: None,
             usage: None,
             limits: Vec::new(),
+            request: None,
         };
         let view = |host: &str, link| link::HostView {
             host: host.into(),

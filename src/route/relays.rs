@@ -486,6 +486,7 @@ mod tests {
             answer_head: None,
             usage: None,
             limits: Vec::new(),
+            request: None,
         }
     }
 

@@ -4,9 +4,9 @@
 use std::io::Read;
 
 use chrono::Utc;
-use serde::Deserialize;
 use serde_json::json;
 
+use super::body::{answer_body, reply_body};
 use super::view::{self, Asked, Snap};
 use super::{error, reply, Shared};
 use crate::events::AgentKind;
@@ -61,11 +61,14 @@ pub(super) fn handle(shared: &Shared, mut req: tiny_http::Request, path: &str) {
                 Err((status, why)) => return error(req, status, &why),
             };
             if let Some(host) = host {
-                let why = format!(
-                    "{host}:{pane} is on another host: answer it there (`agentpane answer` on \
-                     {host}); this page acts on this host's panes only"
-                );
-                return error(req, 409, &why);
+                let Some(host) = known_host(shared, host) else {
+                    return error(req, 404, &format!("{host} is no host the watcher keeps"));
+                };
+                return if action == Some("answer") {
+                    super::remote::answer(shared, req, &host, &pane, body)
+                } else {
+                    super::remote::reply_text(shared, req, &host, &pane, body)
+                };
             }
             if action == Some("answer") {
                 answer(shared, req, &pane, body)
@@ -149,20 +152,10 @@ fn detail(shared: &Shared, req: tiny_http::Request, host: Option<&str>, pane: &s
             .filter(|h| h.host == host)
             .flat_map(|h| h.panes())
             .find(|p| p.pane_id == pane);
-        let Some(p) = found else {
+        let (Some(p), Some(host)) = (found, known_host(shared, host)) else {
             return error(req, 404, "no such pane in the watcher's last look");
         };
-        let blocks = p
-            .answer_head
-            .as_deref()
-            .map(super::blocks::blocks)
-            .unwrap_or_default();
-        let body = json!({
-            "id": format!("{host}:{pane}"), "host": host, "target": p.target,
-            "agent": p.agent, "state": p.state, "reason": p.reason,
-            "answer": blocks, "answer_partial": true, "request": null,
-            "can_reply": false,
-        });
+        let body = super::remote::detail(&host, p);
         return reply(req, 200, "application/json", body.to_string().into());
     }
     let Some(p) = snap.panes.iter().find(|p| p.pane_id == pane) else {
@@ -203,39 +196,23 @@ fn detail(shared: &Shared, req: tiny_http::Request, host: Option<&str>, pane: &s
     reply(req, 200, "application/json", body.to_string().into())
 }
 
-/// The body of `POST …/answer`.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct AnswerBody {
-    decision: String,
-    #[serde(default)]
-    always: bool,
-    #[serde(default)]
-    confirm: bool,
-    fingerprint: String,
+/// `host` when the watcher keeps a link to it (the page shows only those hosts).
+fn known_host(shared: &Shared, host: &str) -> Option<crate::remote::Host> {
+    let (_, snap, _) = shared.feed.snap();
+    snap.hosts
+        .iter()
+        .any(|h| h.host == host)
+        .then(|| crate::remote::Host::parse(host).ok())
+        .flatten()
 }
 
 /// `POST /api/pane/<id>/answer`: [`crate::answer::answer`] held to the fingerprint the page
 /// showed; refused (409, nothing typed) with the reason it gives.
 fn answer(shared: &Shared, req: tiny_http::Request, pane: &str, body: serde_json::Value) {
-    let b: AnswerBody = match serde_json::from_value(body) {
+    let (b, choice) = match answer_body(body) {
         Ok(b) => b,
-        Err(e) => return error(req, 400, &format!("bad answer: {e}")),
+        Err((status, why)) => return error(req, status, &why),
     };
-    let choice = match b.decision.as_str() {
-        "allow" => crate::answer::Choice::Allow,
-        "deny" => crate::answer::Choice::Deny,
-        _ => return error(req, 400, "decision must be \"allow\" or \"deny\""),
-    };
-    if b.fingerprint.trim().is_empty() {
-        return error(req, 400, "the fingerprint of the request shown is needed");
-    }
-    if b.always && !b.confirm {
-        return error(req, 400, "\"always\" needs \"confirm\": true");
-    }
-    if b.always && choice == crate::answer::Choice::Deny {
-        return error(req, 400, "\"always\" goes with allow only");
-    }
     match crate::answer::answer(
         &shared.tmux,
         pane,
@@ -266,24 +243,14 @@ fn answer(shared: &Shared, req: tiny_http::Request, pane: &str, body: serde_json
     }
 }
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct ReplyBody {
-    text: String,
-}
-
 /// `POST /api/pane/<id>/reply`: the text into the agent's input box through the routing
 /// gate, as `agentpane route` delivers: refused for a pane without an agent (a shell), queued
 /// while the agent is busy (the watcher delivers it once it is free).
 fn reply_text(shared: &Shared, req: tiny_http::Request, pane: &str, body: serde_json::Value) {
-    let b: ReplyBody = match serde_json::from_value(body) {
-        Ok(b) => b,
-        Err(e) => return error(req, 400, &format!("bad reply: {e}")),
+    let text = match reply_body(body) {
+        Ok(t) => t,
+        Err((status, why)) => return error(req, status, &why),
     };
-    let text = crate::route::sanitize::sanitize(&b.text);
-    if text.trim().is_empty() {
-        return error(req, 400, "nothing to send");
-    }
     match deliver(shared, pane, text) {
         Ok((status, body)) => reply(req, status, "application/json", body.to_string().into()),
         Err(e) => error(req, 500, &format!("{e:#}")),

@@ -6,8 +6,10 @@
 
 mod api;
 pub mod blocks;
+mod body;
 pub mod feed;
 pub mod guard;
+mod remote;
 pub mod secret;
 mod stream;
 pub mod view;

@@ -167,7 +167,14 @@ pub fn list(snap: &Snap, now: Time, home: &Path) -> List {
                 age_secs: age(p.at),
                 context_percent: p.usage.as_ref().and_then(|u| u.context_percent),
                 cost_usd: p.usage.as_ref().and_then(|u| u.cost_usd),
-                request: None,
+                request: p
+                    .request
+                    .as_ref()
+                    .filter(|_| p.state == State::Waiting)
+                    .map(|r| AskedShort {
+                        summary: r.summary.clone(),
+                        fingerprint: r.fingerprint.clone(),
+                    }),
             });
         }
     }

@@ -160,6 +160,12 @@ impl Sshd {
             world_exports(remote, &d.join("tmux"))
         ));
         script.push_str(&format!("export PATH='{}':\"$PATH\"\n", bin.display()));
+        // Every remote command line as sshd received it, for the tests that check what
+        // crosses ([`Sshd::commands`]).
+        script.push_str(&format!(
+            "printf '%s\\n' \"$SSH_ORIGINAL_COMMAND\" >> '{}/commands.log'\n",
+            d.display()
+        ));
         script.push_str("exec sh -c \"$SSH_ORIGINAL_COMMAND\"\n");
         let wrapper = d.join("remote.sh");
         std::fs::write(&wrapper, script).expect("wrapper");
@@ -268,6 +274,11 @@ impl Sshd {
             ("AGENTPANE_SSH_CONFIG", &config),
             ("XDG_RUNTIME_DIR", runtime.to_str().expect("utf-8 path")),
         ])
+    }
+
+    /// Every remote command line sshd received so far, one a line.
+    pub fn commands(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("commands.log")).unwrap_or_default()
     }
 
     pub fn config(&self) -> PathBuf {

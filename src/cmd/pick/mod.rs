@@ -99,22 +99,14 @@ pub fn run(args: PickArgs, ctx: &Context) -> Result<i32> {
                 choice,
                 fingerprint,
             } => {
-                picker.message = Some(
-                    match crate::answer::answer(
-                        &data.tmux,
-                        &pane,
-                        choice,
-                        false,
-                        Some(&fingerprint),
-                        args.client.as_deref(),
-                    ) {
-                        Ok(a) => match &a.refused {
-                            Some(why) => format!("refused, nothing typed: {why}"),
-                            None => format!("{}: {}", a.target, super::answer::done_words(&a)),
-                        },
-                        Err(e) => format!("{e:#}"),
-                    },
-                );
+                picker.message = Some(super::answer::decide_line(
+                    &data.tmux,
+                    &data.hosts,
+                    &pane,
+                    choice,
+                    &fingerprint,
+                    args.client.as_deref(),
+                ));
                 next_refresh = Instant::now();
             }
             Action::ShowAnswer(pane) => {

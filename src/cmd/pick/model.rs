@@ -86,8 +86,12 @@ impl Row {
             at: p.at,
             head: p.answer_head.clone(),
             unread: 0,
-            // Deciding runs on the host where the dialog is, from its own picker.
-            request: None,
+            // y/n answer it there (`answer HOST:%N`), held to this fingerprint.
+            request: p
+                .request
+                .as_ref()
+                .filter(|_| p.state == State::Waiting)
+                .map(crate::remote::doc::RemoteRequest::to_request),
             usage: usage_cell(p.usage.as_ref()),
         }
     }
