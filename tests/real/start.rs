@@ -21,7 +21,8 @@ use crate::common::TmuxServer;
 // Claude Code.
 
 /// Writes Claude Code's config before it starts (it rewrites `.claude.json` while it runs):
-/// onboarding done, `work/<folder>` trusted for each of `folders`, tools that ask.
+/// onboarding done, the auto-mode offer seen, `work/<folder>` trusted for each of `folders`,
+/// tools that ask.
 pub fn claude_config(tmux: &TmuxServer, folders: &[&str]) {
     let projects: serde_json::Map<String, Value> = folders
         .iter()
@@ -30,7 +31,13 @@ pub fn claude_config(tmux: &TmuxServer, folders: &[&str]) {
             (dir, json!({"hasTrustDialogAccepted": true}))
         })
         .collect();
-    let config = json!({"hasCompletedOnboarding": true, "projects": projects});
+    // 2.1.332 may offer to make auto mode the default ("Make auto mode your default
+    // permission mode?") over the prompt at any moment, once per user: as seen already.
+    let config = json!({
+        "hasCompletedOnboarding": true,
+        "hasSeenAutoDefaultNudge": true,
+        "projects": projects,
+    });
     let claude = tmux.claude_dir();
     std::fs::write(claude.join(".claude.json"), config.to_string()).expect("write config");
     std::fs::write(
