@@ -164,8 +164,11 @@ fn droid_turns_read_right_alert_once_and_route_in_and_out() {
         let watch = Watch::start(&w.server, &[]);
         let pane = w.droid(&client, "proj");
 
-        // Fresh: droid begins its log at start (a header only). Idle, no alert.
-        let fresh = w.wait_state(&pane, "idle", None);
+        // Fresh: droid begins its log at start (a header only), though it may draw its input
+        // box a moment before the file exists: idle all along, then read from that log. No alert.
+        let fresh = real::wait_resolved(&w.server, &pane, STEP, "idle from its log", |r| {
+            r["state"] == "idle" && r["reason"].is_null() && r["via"] == "cwd"
+        });
         assert_eq!(fresh["agent"], "droid", "{label}: {fresh:#}");
         assert_eq!(fresh["via"], "cwd", "{label}: {fresh:#}");
         let transcript = fresh["transcript"].as_str().unwrap_or_default().to_string();
