@@ -157,6 +157,14 @@ impl Skeleton {
     /// Reads every process's pid, ppid, name and start time.
     pub fn take() -> Skeleton {
         use sysinfo::{ProcessRefreshKind, ProcessesToUpdate, System};
+        // sysinfo keeps each process's `stat` file open for its next refresh, but this
+        // `System` is dropped at once: a scan of 300 processes would push the descriptors
+        // past 256, and growing a threaded process's descriptor table waits for an RCU grace
+        // period (10–20 ms, most of a scan's wall time).
+        static NO_KEPT_FILES: std::sync::Once = std::sync::Once::new();
+        NO_KEPT_FILES.call_once(|| {
+            sysinfo::set_open_files_limit(0);
+        });
         let mut sys = System::new();
         sys.refresh_processes_specifics(
             ProcessesToUpdate::All,
