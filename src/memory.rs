@@ -242,7 +242,10 @@ pub fn remembered_scan(
     now: Time,
     windows: &Windows,
 ) -> Result<Vec<PaneReport>, TmuxError> {
-    remembered_scan_in(&server_dir(tmux)?, tmux, now, windows)
+    // Scanned first: its listing tells the socket path, so the folder costs no tmux call.
+    let mut reports = crate::scan::scan(tmux, now)?;
+    remember_in(&server_dir(tmux)?, &mut reports, now, windows);
+    Ok(reports)
 }
 
 /// [`remembered_scan`] for a caller that knows the server's folder `dir` already.

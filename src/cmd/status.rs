@@ -45,16 +45,21 @@ pub fn status(args: StatusArgs, ctx: &Context) -> Result<i32> {
     if crate::paths::distrusted_folder(&dir).is_some() {
         return Ok(exit::OK);
     }
+    // `--scan` lists the panes first: that call tells the server's socket path too.
+    let scanned = args
+        .scan
+        .then(|| remembered_scan(&tmux, now, &Windows::default()));
     // Only the snapshot of the watcher serving this very server: another server's panes and
     // hosts are not this one's. No server: nothing.
     let Ok(socket) = tmux.socket_path() else {
         return Ok(exit::OK);
     };
     let watched = watched(&dir, &socket);
-    let mut counts = match watched.as_ref().filter(|_| !args.scan) {
-        Some((w, _)) => w.counts(now),
-        None => {
-            // No agents, a failing scan: all render as nothing, exit 0.
+    let mut counts = match (scanned, &watched) {
+        (Some(reports), _) => Counts::of(&reports.unwrap_or_default(), now),
+        (None, Some((w, _))) => w.counts(now),
+        // No agents, a failing scan: all render as nothing, exit 0.
+        (None, None) => {
             let server = crate::paths::server_dir(&dir, &socket);
             let reports =
                 remembered_scan_in(&server, &tmux, now, &Windows::default()).unwrap_or_default();

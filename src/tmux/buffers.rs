@@ -138,11 +138,19 @@ impl Tmux {
 
     /// The server's socket path: identifies the server so a queued `%3` is never delivered
     /// into another server's `%3`.
+    /// Asked once per handle (a `list-panes` may have told it already).
     pub fn socket_path(&self) -> Result<String, TmuxError> {
-        Ok(self
+        if let Some(socket) = self.socket.get() {
+            return Ok(socket.clone());
+        }
+        let socket = self
             .cmd(&["display-message", "-p", "#{socket_path}"])?
             .trim()
-            .to_string())
+            .to_string();
+        if !socket.is_empty() {
+            let _ = self.socket.set(socket.clone());
+        }
+        Ok(socket)
     }
 
     /// Shows `text` in the status line of the clients viewing `target` (or all, when `None`).

@@ -15,6 +15,7 @@ pub use panes::{Pane, PANE_FORMAT};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use crate::exec::{self, ExecError};
@@ -84,6 +85,20 @@ impl Runner for ProcessRunner {
     }
 }
 
+/// A combined listing's panes and the socket path of its last line (only the last: a pane's
+/// title is the server's to print, and may look like anything).
+fn split_socket(out: &str) -> (&str, Option<&str>) {
+    let body = out.strip_suffix('\n').unwrap_or(out);
+    let (head, last) = match body.rfind('\n') {
+        Some(i) => (&body[..=i], &body[i + 1..]),
+        None => ("", body),
+    };
+    match last.strip_prefix(SOCKET_MARK) {
+        Some(socket) if !socket.is_empty() => (head, Some(socket)),
+        _ => (out, None),
+    }
+}
+
 /// The captures in `out`, each ended by its pane's line of `marks`.
 fn split_captures(out: &str, ids: &[&str], marks: &[String]) -> HashMap<String, String> {
     let mut found = HashMap::new();
@@ -123,7 +138,13 @@ fn classify_failure(socket: &Socket, stderr: String) -> TmuxError {
 /// A handle on one tmux server.
 pub struct Tmux {
     runner: Box<dyn Runner>,
+    /// The server's socket path once a call told it: it names the server for as long as
+    /// this handle lives (the path follows from how the server was chosen).
+    socket: OnceLock<String>,
 }
+
+/// What the socket-path line of a combined `list-panes` call begins with.
+const SOCKET_MARK: &str = "agentpane-socket:";
 
 impl Tmux {
     /// The real server selected by `socket`, with a 2 s timeout per call.
@@ -136,7 +157,10 @@ impl Tmux {
 
     /// Any runner (tests pass a fake).
     pub fn with_runner(runner: Box<dyn Runner>) -> Tmux {
-        Tmux { runner }
+        Tmux {
+            runner,
+            socket: OnceLock::new(),
+        }
     }
 
     /// Runs a raw tmux command and returns stdout as (lossy) text.
@@ -153,10 +177,26 @@ impl Tmux {
         Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
-    /// Every pane on the server: one `list-panes -a` call.
+    /// Every pane on the server: one `list-panes -a` call, which also asks the server's
+    /// socket path the first time (most callers want it next, and a tmux call costs a
+    /// process).
     pub fn list_panes(&self) -> Result<Vec<Pane>, TmuxError> {
-        let out = self.cmd(&["list-panes", "-a", "-F", PANE_FORMAT])?;
-        Ok(panes::parse_list(&out))
+        let mut args = vec!["list-panes", "-a", "-F", PANE_FORMAT];
+        let ask = self.socket.get().is_none();
+        let mark = format!("{SOCKET_MARK}#{{socket_path}}");
+        if ask {
+            args.extend([";", "display-message", "-p", &mark]);
+        }
+        let out = self.cmd(&args)?;
+        let (listing, socket) = if ask {
+            split_socket(&out)
+        } else {
+            (out.as_str(), None)
+        };
+        if let Some(socket) = socket {
+            let _ = self.socket.set(socket.to_string());
+        }
+        Ok(panes::parse_list(listing))
     }
 
     /// The visible part of each pane (`capture-pane -p -J`), all in one tmux call: each
@@ -240,6 +280,66 @@ mod tests {
         assert_eq!(got["%2"], "");
         let cut = split_captures("one\nm-1-0\ntwo\n", &["%1", "%2"], &marks);
         assert_eq!(cut.len(), 1, "a capture without its mark is missing");
+    }
+
+    #[test]
+    fn the_socket_path_is_only_the_last_lines() {
+        let pane = "%1\u{1f}42\u{1f}title agentpane-socket:/tmp/evil";
+        let out = format!("{pane}\n%2\u{1f}43\u{1f}x\n{SOCKET_MARK}/tmp/tmux-0/default\n");
+        let (listing, socket) = split_socket(&out);
+        assert_eq!(socket, Some("/tmp/tmux-0/default"));
+        assert_eq!(listing, format!("{pane}\n%2\u{1f}43\u{1f}x\n"));
+        // A runner that printed the listing alone: all of it is panes, no socket.
+        let plain = format!("{pane}\n");
+        assert_eq!(split_socket(&plain), (plain.as_str(), None));
+        let evil = format!("{SOCKET_MARK}/tmp/a\n%1\u{1f}42\u{1f}t\n");
+        assert_eq!(split_socket(&evil), (evil.as_str(), None));
+        assert_eq!(split_socket(""), ("", None));
+    }
+
+    /// A server that lists one pane and says its socket path when asked; every call it got.
+    struct OnePane(std::sync::Arc<std::sync::Mutex<Vec<String>>>);
+
+    impl Runner for OnePane {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            self.0.lock().unwrap().push(args.join(" "));
+            let mut out = String::new();
+            if args.first().map(String::as_str) == Some("list-panes") {
+                out.push_str(
+                    "%1\u{1f}42\u{1f}s\u{1f}0\u{1f}w\u{1f}0\u{1f}/tmp\u{1f}1\u{1f}1\u{1f}1",
+                );
+                out.push_str("\u{1f}0\u{1f}@1\u{1f}sh\u{1f}/dev/pts/1\u{1f}1\u{1f}t\n");
+            }
+            if let Some(mark) = args.iter().find(|a| a.contains("#{socket_path}")) {
+                out.push_str(&mark.replace("#{socket_path}", "/tmp/tmux-1/work"));
+                out.push('\n');
+            }
+            Ok(out.into_bytes())
+        }
+    }
+
+    #[test]
+    fn the_listing_tells_the_socket_path_so_asking_it_next_costs_no_call() {
+        let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let tmux = Tmux::with_runner(Box::new(OnePane(calls.clone())));
+        let panes = tmux.list_panes().unwrap();
+        assert_eq!((panes.len(), panes[0].title.as_str()), (1, "t"));
+        assert_eq!(tmux.socket_path().unwrap(), "/tmp/tmux-1/work");
+        assert_eq!(
+            calls.lock().unwrap().len(),
+            1,
+            "{:?}",
+            calls.lock().unwrap()
+        );
+        // Known once, never asked again.
+        tmux.list_panes().unwrap();
+        assert!(!calls.lock().unwrap()[1].contains("socket_path"));
+        // Asked first on its own, it is not asked in the listing either.
+        let calls = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let tmux = Tmux::with_runner(Box::new(OnePane(calls.clone())));
+        assert_eq!(tmux.socket_path().unwrap(), "/tmp/tmux-1/work");
+        assert_eq!(tmux.list_panes().unwrap().len(), 1);
+        assert!(!calls.lock().unwrap()[1].contains("socket_path"));
     }
 
     #[test]
