@@ -114,6 +114,65 @@ impl Resolver {
         &self.table
     }
 
+    /// Every pane's chain, in `panes`' order. With agents of several kinds, the panes of some
+    /// kinds resolve on a second thread (a locator mostly waits on `/proc` and the disk, and
+    /// the panes of one kind share what they learn, so a kind is never split): the kinds
+    /// that keep a store stay on this thread, with the connections lent to it, and the
+    /// others go to whichever thread has less to do.
+    pub fn resolve_all(&mut self, panes: &[Pane]) -> Vec<Resolved> {
+        let kinds: Vec<Option<AgentKind>> = panes.iter().map(|p| self.agent_kind(p)).collect();
+        let aside = kinds_aside(&kinds);
+        if aside.is_empty() {
+            return panes.iter().map(|p| self.resolve(p)).collect();
+        }
+        let mut fork = Resolver {
+            table: self.table.clone(),
+            matcher: self.matcher.clone(),
+            home: self.home.clone(),
+            now: self.now,
+            cache: self.cache.fork(),
+            shared: Shared::default(),
+        };
+        let there: Vec<usize> = (0..panes.len())
+            .filter(|&i| kinds[i].is_some_and(|k| aside.contains(&k)))
+            .collect();
+        let (mut out, theirs) = std::thread::scope(|s| {
+            let theirs = s.spawn(|| {
+                let got: Vec<(usize, Resolved)> = there
+                    .iter()
+                    .map(|&i| (i, fork.resolve(&panes[i])))
+                    .collect();
+                (got, fork)
+            });
+            let here: Vec<(usize, Resolved)> = (0..panes.len())
+                .filter(|i| !there.contains(i))
+                .map(|i| (i, self.resolve(&panes[i])))
+                .collect();
+            (here, theirs.join())
+        });
+        match theirs {
+            Ok((got, fork)) => {
+                out.extend(got);
+                self.cache.absorb(fork.cache);
+                self.shared.absorb(fork.shared);
+            }
+            // A locator that panicked there is asked again here, where its panic is its own.
+            Err(_) => out.extend(there.iter().map(|&i| (i, self.resolve(&panes[i])))),
+        }
+        out.sort_by_key(|(i, _)| *i);
+        out.into_iter().map(|(_, r)| r).collect()
+    }
+
+    /// The kind of agent running in `pane`, from the process snapshot alone.
+    pub fn agent_kind(&self, pane: &Pane) -> Option<AgentKind> {
+        if pane.dead {
+            return None;
+        }
+        self.table
+            .find_agent(pane.pane_pid, &self.matcher)
+            .map(|m| m.kind)
+    }
+
     /// Saves what was learnt (the transcript cache); hands back what the panes shared.
     pub fn finish(mut self) -> Shared {
         self.cache.save();
@@ -241,6 +300,54 @@ impl Resolver {
         out.record = found.record;
         out
     }
+}
+
+/// The agent kinds whose panes resolve on a second thread, given each pane's kind: none
+/// when there are too few agent panes to be worth a thread, or a single kind (or only kinds
+/// that keep a store). The rest stay: the kinds that keep a store (the reader's connections
+/// are lent to this thread) and panes with no agent (nothing to locate).
+fn kinds_aside(kinds: &[Option<AgentKind>]) -> Vec<AgentKind> {
+    /// Fewer agent panes than this resolve on one thread.
+    const MIN_PANES: usize = 8;
+    if kinds.iter().flatten().count() < MIN_PANES {
+        return Vec::new();
+    }
+    // What a pane costs to locate, roughly: one read from its screen costs next to nothing,
+    // a database the most.
+    let weight = |k: AgentKind| {
+        if agents::keeps_a_store(k) {
+            4
+        } else if agents::reads_log(k) {
+            2
+        } else {
+            0
+        }
+    };
+    let mut per_kind: Vec<(AgentKind, usize)> = Vec::new();
+    for k in kinds.iter().flatten() {
+        match per_kind.iter_mut().find(|(kind, _)| kind == k) {
+            Some((_, w)) => *w += weight(*k),
+            None => per_kind.push((*k, weight(*k))),
+        }
+    }
+    let (stay, movable): (Vec<_>, Vec<_>) = per_kind
+        .into_iter()
+        .partition(|(k, w)| agents::keeps_a_store(*k) || *w == 0);
+    let mut movable = movable;
+    // Heaviest first, each to the lighter side; ties by name, so a scan splits alike.
+    movable.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.name().cmp(b.0.name())));
+    let mut here: usize = stay.iter().map(|(_, w)| w).sum();
+    let mut there = 0;
+    let mut aside = Vec::new();
+    for (k, w) in movable {
+        if there < here {
+            there += w;
+            aside.push(k);
+        } else {
+            here += w;
+        }
+    }
+    aside
 }
 
 #[cfg(test)]

@@ -148,6 +148,28 @@ impl TranscriptCache {
         self.dirty = true;
     }
 
+    /// A copy for another thread of the same resolution: the same locations, never saved
+    /// itself ([`TranscriptCache::absorb`] takes back what it learnt).
+    pub fn fork(&self) -> TranscriptCache {
+        TranscriptCache {
+            file: None,
+            map: self.map.clone(),
+            dirty: false,
+        }
+    }
+
+    /// Takes in the locations a [`TranscriptCache::fork`] learnt.
+    pub fn absorb(&mut self, fork: TranscriptCache) {
+        if !fork.dirty {
+            return;
+        }
+        for (key, path) in fork.map {
+            if self.map.get(&key) != Some(&path) {
+                self.put(key, path);
+            }
+        }
+    }
+
     /// Writes the cache back when it changed. Failures are ignored: the cache only saves work.
     pub fn save(&mut self) {
         let Some(file) = &self.file else { return };

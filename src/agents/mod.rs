@@ -31,8 +31,8 @@ pub mod testkit;
 pub use agent::{Agent, AnswerReader, AnswerStep, HookFile, LookBack, Lookup};
 pub use registry::stores::{self, Depth, Stores};
 pub use registry::{
-    all, announced_in, detect_line, folders, never_news, of, own_reader, owner_of_path, packages,
-    parse_fragments, parse_line, reads_log, reads_title, request_of, retrying, shows_retries,
-    sources, UNTOLD,
+    all, announced_in, detect_line, folders, keeps_a_store, never_news, of, own_reader,
+    owner_of_path, packages, parse_fragments, parse_line, reads_log, reads_title, request_of,
+    retrying, shows_retries, sources, UNTOLD,
 };
 pub use shared::Shared;

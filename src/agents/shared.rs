@@ -27,6 +27,14 @@ impl Shared {
         self.by_type.insert(TypeId::of::<T>(), Box::new(value));
     }
 
+    /// Takes in the states of `other` of the types this one holds none of (the state of
+    /// panes resolved on another thread).
+    pub fn absorb(&mut self, other: Shared) {
+        for (kind, value) in other.by_type {
+            self.by_type.entry(kind).or_insert(value);
+        }
+    }
+
     /// Takes out the state of type `T`, if there is one.
     pub fn take<T: Any + Send>(&mut self) -> Option<T> {
         let value = self.by_type.remove(&TypeId::of::<T>())?;
@@ -61,5 +69,17 @@ mod tests {
         assert_eq!(shared.take::<Mine>(), Some(Mine(vec![1, 2])));
         assert_eq!(shared.take::<Mine>(), None);
         assert_eq!(shared.of::<Theirs>(), &Theirs(vec![7]));
+    }
+
+    #[test]
+    fn absorbing_keeps_what_is_held_and_adds_what_is_not() {
+        let mut shared = Shared::default();
+        shared.put(Mine(vec![1]));
+        let mut other = Shared::default();
+        other.put(Mine(vec![2]));
+        other.put(Theirs(vec![3]));
+        shared.absorb(other);
+        assert_eq!(shared.take::<Mine>(), Some(Mine(vec![1])));
+        assert_eq!(shared.take::<Theirs>(), Some(Theirs(vec![3])));
     }
 }

@@ -440,3 +440,76 @@ fn cwd_matching_ignores_trailing_slashes() {
     assert!(!cwd_matches("/a", &cwds));
     assert!(!cwd_matches("", &cwds));
 }
+
+#[test]
+fn panes_resolved_on_two_threads_read_as_one_by_one_and_in_order() {
+    let home = tempfile::tempdir().unwrap();
+    let kinds = [
+        "claude", "codex", "gemini", "qwen", "pi", "copilot", "opencode", "aider",
+    ];
+    let mut procs = Vec::new();
+    let mut panes = Vec::new();
+    for i in 0..24u32 {
+        let shell = 3_999_990_000 + 2 * i;
+        procs.push(proc(shell, 1, &["bash"]));
+        procs.push(proc(shell + 1, shell, &[kinds[i as usize % kinds.len()]]));
+        panes.push(pane(&format!("%{i}"), shell, false));
+    }
+    let resolver = || {
+        let mut r = Resolver::new(
+            ProcTable::from_procs(procs.clone()),
+            Matcher::default(),
+            TranscriptCache::in_memory(),
+            Utc::now(),
+        );
+        r.home = home.path().to_path_buf();
+        r
+    };
+    let mut split = resolver();
+    assert!(
+        !kinds_aside(
+            &panes
+                .iter()
+                .map(|p| split.agent_kind(p))
+                .collect::<Vec<_>>()
+        )
+        .is_empty(),
+        "these panes are worth a second thread"
+    );
+    let together = split.resolve_all(&panes);
+    let mut alone = resolver();
+    let one_by_one: Vec<Resolved> = panes.iter().map(|p| alone.resolve(p)).collect();
+    assert_eq!(together, one_by_one);
+    assert_eq!(together[9].pane.pane_id, "%9");
+    assert_eq!(together[9].agent.as_ref().unwrap().kind, AgentKind::Codex);
+}
+
+#[test]
+fn a_kind_is_never_split_and_stores_stay_on_the_first_thread() {
+    use AgentKind::*;
+    let many = |k: AgentKind, n: usize| std::iter::repeat_n(Some(k), n);
+    // Too few agent panes, or one kind only: one thread.
+    assert!(kinds_aside(&many(Claude, 7).collect::<Vec<_>>()).is_empty());
+    assert!(kinds_aside(&many(Claude, 30).collect::<Vec<_>>()).is_empty());
+    // The kinds that keep a store and the screen-only ones stay; the others balance them.
+    let mixed: Vec<Option<AgentKind>> = many(Opencode, 10)
+        .chain(many(Kilo, 10))
+        .chain(many(Claude, 10))
+        .chain(many(Codex, 10))
+        .chain(many(Aider, 10))
+        .chain([None, None])
+        .collect();
+    let aside = kinds_aside(&mixed);
+    assert!(
+        aside.contains(&Claude) && aside.contains(&Codex),
+        "{aside:?}"
+    );
+    assert!(!aside.iter().any(|k| matches!(k, Opencode | Kilo | Aider)));
+    // Alone beside a store, the log kinds go to the second thread until it has as much.
+    let beside: Vec<Option<AgentKind>> = many(Opencode, 4)
+        .chain(many(Claude, 4))
+        .chain(many(Gemini, 4))
+        .chain(many(Pi, 4))
+        .collect();
+    assert_eq!(kinds_aside(&beside).len(), 2, "{:?}", kinds_aside(&beside));
+}

@@ -54,13 +54,38 @@ pub fn scan(tmux: &Tmux, now: Time) -> Result<Vec<PaneReport>, TmuxError> {
     let panes = panes?;
     let skeleton = skeleton.unwrap_or_else(|_| Skeleton::take());
     let mut reader = Reader::default();
-    let resolved = resolve_with(&panes, Some(skeleton), now, &mut reader);
+    let resolver = Resolver::from_skeleton(&panes, skeleton, now);
+    // An agent read from its screen alone is sure to have it looked at: those screens are
+    // captured (one tmux call, waited for on another thread) while the panes resolve.
+    let screen_only: Vec<&Pane> = panes
+        .iter()
+        .filter(|p| {
+            resolver
+                .agent_kind(p)
+                .is_some_and(|k| !crate::agents::reads_log(k))
+        })
+        .collect();
+    let mut screens = Screens::default();
+    let resolved = std::thread::scope(|s| {
+        let ahead = (!screen_only.is_empty()).then(|| {
+            s.spawn(|| {
+                let mut screens = Screens::default();
+                screens.ahead(tmux, &screen_only);
+                screens
+            })
+        });
+        let resolved = resolve_by(resolver, &panes, &mut reader);
+        if let Some(Ok(taken)) = ahead.map(|h| h.join()) {
+            screens = taken;
+        }
+        resolved
+    });
     Ok(reports_of(
         resolved.into_iter().map(Arc::new),
         tmux,
         now,
         &mut reader,
-        &mut Screens::default(),
+        &mut screens,
         Depth::Window,
     ))
 }
@@ -100,24 +125,19 @@ pub fn resolve_all(tmux: &Tmux, now: Time) -> Result<Vec<Resolved>, TmuxError> {
 
 /// Resolves the given panes against one fresh process snapshot.
 pub fn resolve_panes(panes: &[Pane], now: Time) -> Vec<Resolved> {
-    resolve_with(panes, None, now, &mut Reader::default())
+    resolve_with(panes, now, &mut Reader::default())
 }
 
-/// [`resolve_panes`] reading agents' databases through the reader's connections, and
-/// completing `skeleton` when one was taken already.
-fn resolve_with(
-    panes: &[Pane],
-    skeleton: Option<Skeleton>,
-    now: Time,
-    reader: &mut Reader,
-) -> Vec<Resolved> {
-    let shared = reader.stores().lend();
-    let resolver = match skeleton {
-        Some(s) => Resolver::from_skeleton(panes, s, now),
-        None => Resolver::for_panes(panes, now),
-    };
-    let mut resolver = resolver.with_shared(shared);
-    let out = panes.iter().map(|p| resolver.resolve(p)).collect();
+/// [`resolve_panes`] reading agents' databases through the reader's connections.
+fn resolve_with(panes: &[Pane], now: Time, reader: &mut Reader) -> Vec<Resolved> {
+    resolve_by(Resolver::for_panes(panes, now), panes, reader)
+}
+
+/// Resolves `panes` with `resolver`, reading agents' databases through the reader's
+/// connections.
+fn resolve_by(resolver: Resolver, panes: &[Pane], reader: &mut Reader) -> Vec<Resolved> {
+    let mut resolver = resolver.with_shared(reader.stores().lend());
+    let out = resolver.resolve_all(panes);
     reader.stores().give_back(resolver.finish());
     out
 }

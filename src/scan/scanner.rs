@@ -258,7 +258,7 @@ impl Scanner {
         let mut retitled = HashSet::new();
         let resolves = self.stale || !young || !alive || !same || awaited;
         if resolves {
-            self.resolved = resolve_with(&panes, None, now, &mut self.reader)
+            self.resolved = resolve_with(&panes, now, &mut self.reader)
                 .into_iter()
                 .map(Arc::new)
                 .collect();

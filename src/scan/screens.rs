@@ -15,6 +15,9 @@ pub struct Screens {
     /// A pending tool call's screen is wanted only once the call has been pending this long
     /// (a long-running caller that looks again then); `None`: at once.
     pub(super) tool_look: Option<chrono::Duration>,
+    /// Screens captured ahead for this scan ([`Screens::ahead`]), taken by the next
+    /// [`Screens::of`].
+    ahead: HashMap<String, Option<String>>,
 }
 
 #[derive(Debug)]
@@ -29,6 +32,28 @@ impl Screens {
     /// The screens of `panes`: kept ones that cannot have changed, the rest captured in one
     /// tmux call. A pane that vanished has none.
     pub(super) fn of(&mut self, tmux: &Tmux, panes: &[&Pane]) -> HashMap<String, Option<String>> {
+        let mut out = std::mem::take(&mut self.ahead);
+        out.retain(|id, _| panes.iter().any(|p| &p.pane_id == id));
+        let rest: Vec<&Pane> = panes
+            .iter()
+            .filter(|p| !out.contains_key(&p.pane_id))
+            .copied()
+            .collect();
+        out.extend(self.take(tmux, &rest));
+        self.kept.retain(|id, _| out.contains_key(id));
+        out
+    }
+
+    /// Captures the screens of `panes` now, for the scan's [`Screens::of`] to use: screens
+    /// surely wanted (an agent read from its screen alone) are taken while the rest of the
+    /// scan reads processes and logs.
+    pub(super) fn ahead(&mut self, tmux: &Tmux, panes: &[&Pane]) {
+        let got = self.take(tmux, panes);
+        self.ahead.extend(got);
+    }
+
+    /// [`Screens::of`] without forgetting the screens of other panes.
+    fn take(&mut self, tmux: &Tmux, panes: &[&Pane]) -> HashMap<String, Option<String>> {
         let started = chrono::Utc::now().timestamp();
         let (keep, capture): (Vec<&Pane>, Vec<&Pane>) = panes.iter().partition(|p| {
             self.kept
@@ -57,7 +82,71 @@ impl Screens {
             );
             out.insert(p.pane_id.clone(), text);
         }
-        self.kept.retain(|id, _| out.contains_key(id));
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scan::testkit;
+    use crate::tmux::{Runner, TmuxError};
+    use std::sync::{Arc, Mutex};
+
+    /// A tmux that answers every capture with the pane's id and records which panes it was
+    /// asked for.
+    struct Capturing(Arc<Mutex<Vec<String>>>);
+
+    impl Runner for Capturing {
+        fn run(&self, args: &[String], _stdin: Option<&[u8]>) -> Result<Vec<u8>, TmuxError> {
+            let mut out = String::new();
+            let mut it = args.iter();
+            while let Some(a) = it.next() {
+                match a.as_str() {
+                    "-t" => {
+                        let id = it.next().cloned().unwrap_or_default();
+                        self.0.lock().unwrap().push(id.clone());
+                        out.push_str(&format!("screen of {id}\n"));
+                    }
+                    "-p" => {}
+                    mark if mark.starts_with("agentpane-capture-") => {
+                        out.push_str(mark);
+                        out.push('\n');
+                    }
+                    _ => {}
+                }
+            }
+            Ok(out.into_bytes())
+        }
+    }
+
+    #[test]
+    fn screens_taken_ahead_are_not_captured_again_and_the_rest_are() {
+        let asked = Arc::new(Mutex::new(Vec::new()));
+        let tmux = Tmux::with_runner(Box::new(Capturing(Arc::clone(&asked))));
+        let panes: Vec<Pane> = (1..=3)
+            .map(|n| {
+                testkit::report(n, 1, crate::state::State::Idle, 0)
+                    .resolved
+                    .pane
+                    .clone()
+            })
+            .collect();
+        let mut screens = Screens::default();
+        screens.ahead(&tmux, &[&panes[0], &panes[1]]);
+        assert_eq!(*asked.lock().unwrap(), ["%1", "%2"]);
+        // The scan then wants %2 and %3: only %3 is captured now.
+        let got = screens.of(&tmux, &[&panes[1], &panes[2]]);
+        assert_eq!(*asked.lock().unwrap(), ["%1", "%2", "%3"]);
+        assert_eq!(got["%2"].as_deref(), Some("screen of %2\n"));
+        assert_eq!(got["%3"].as_deref(), Some("screen of %3\n"));
+        assert!(
+            !got.contains_key("%1"),
+            "a screen not wanted is not handed out"
+        );
+        // Nothing taken ahead lingers into the next scan.
+        let again = screens.of(&tmux, &[&panes[0]]);
+        assert_eq!(asked.lock().unwrap().last().map(String::as_str), Some("%1"));
+        assert_eq!(again["%1"].as_deref(), Some("screen of %1\n"));
     }
 }
