@@ -55,14 +55,38 @@ pub(super) fn evidence_all(
         .map(|g| &g.report.resolved.pane)
         .collect();
     let mut got = screens.of(tmux, &wanted);
-    gathered
+    let mut ready: Vec<(Gathered, Option<String>)> = gathered
         .into_iter()
         .map(|g| {
             let screen = got.remove(&g.report.resolved.pane.pane_id).flatten();
-            settle(g, screen, tmux, now)
+            (g, screen)
         })
-        .collect()
+        .collect();
+    // Settling reads each agent's `/proc/PID/stat` (and may ask tmux): many panes settle
+    // on two threads.
+    let settle_all = |part: Vec<(Gathered, Option<String>)>| -> Vec<PaneReport> {
+        part.into_iter()
+            .map(|(g, screen)| settle(g, screen, tmux, now))
+            .collect()
+    };
+    if ready.len() < SETTLE_APART {
+        return settle_all(ready);
+    }
+    let second = ready.split_off(ready.len() / 2);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| settle_all(second));
+        let mut out = settle_all(ready);
+        match other.join() {
+            Ok(more) => out.extend(more),
+            // As if settled here: a panic is this scan's.
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+        out
+    })
 }
+
+/// From this many panes on, settling is shared by two threads.
+const SETTLE_APART: usize = 16;
 
 /// When the screen of `status`'s pending tool call is to be looked at, `look` after the
 /// call's last write: `Some` while that is still to come. A call answered sooner (most are:
