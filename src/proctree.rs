@@ -192,10 +192,34 @@ impl Skeleton {
         } else {
             Skeleton::take().table
         };
-        for pid in table.descendants(roots) {
+        // Two threads share the reads (each one the kernel's work on another process).
+        let pids = table.descendants(roots);
+        let read = |pids: &[u32]| -> Vec<(u32, Vec<String>, Option<PathBuf>)> {
+            pids.iter()
+                .map(|&pid| {
+                    (
+                        pid,
+                        procfs::cmdline(pid).unwrap_or_default(),
+                        procfs::exe(pid),
+                    )
+                })
+                .collect()
+        };
+        let (first, second) = pids.split_at(pids.len() / 2);
+        let read_all = std::thread::scope(|s| {
+            let other = (!first.is_empty()).then(|| s.spawn(|| read(first)));
+            let mut got = read(second);
+            match other.map(|h| h.join()) {
+                Some(Ok(more)) => got.extend(more),
+                Some(Err(_)) => got.extend(read(first)),
+                None => {}
+            }
+            got
+        });
+        for (pid, argv, exe) in read_all {
             if let Some(info) = table.procs.get_mut(&pid) {
-                info.argv = procfs::cmdline(pid).unwrap_or_default();
-                info.exe = procfs::exe(pid);
+                info.argv = argv;
+                info.exe = exe;
             }
         }
         table
@@ -352,12 +376,35 @@ impl ProcTable {
 /// Readers of `/proc/PID/…` for one process. Each returns `None` (or nothing) when the
 /// process vanished or belongs to another user; callers fall back, never fail.
 pub mod procfs {
+    use std::io::Read;
     use std::os::unix::ffi::OsStrExt;
     use std::path::PathBuf;
 
+    /// Most bytes read of one `/proc` file (a command line or environment is at most a few
+    /// hundred KiB).
+    const MAX_READ: u64 = 4 << 20;
+
+    /// The bytes of a `/proc` file. Not `std::fs::read`: its size hint asks the file's size
+    /// and position first, two more system calls for a file whose size reads 0, at every one
+    /// of a scan's hundreds of reads.
+    fn read(path: &str) -> Option<Vec<u8>> {
+        let mut buf = Vec::with_capacity(1024);
+        std::fs::File::open(path)
+            .ok()?
+            .take(MAX_READ)
+            .read_to_end(&mut buf)
+            .ok()?;
+        Some(buf)
+    }
+
+    /// [`read`] as text (lossy: `/proc` text is the kernel's, a name may be any bytes).
+    fn read_text(path: &str) -> Option<String> {
+        read(path).map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
     /// The process's command line, when readable and not empty.
     pub fn cmdline(pid: u32) -> Option<Vec<String>> {
-        let raw = std::fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let raw = read(&format!("/proc/{pid}/cmdline"))?;
         let argv: Vec<String> = raw
             .split(|b| *b == 0)
             .filter(|a| !a.is_empty())
@@ -379,7 +426,7 @@ pub mod procfs {
 
     /// The process's environment, when readable.
     pub fn environ(pid: u32) -> Option<Environ> {
-        let raw = std::fs::read(format!("/proc/{pid}/environ")).ok()?;
+        let raw = read(&format!("/proc/{pid}/environ"))?;
         Some(parse_environ(raw))
     }
 
@@ -427,7 +474,7 @@ pub mod procfs {
     /// Start time in clock ticks since boot (field 22 of `/proc/PID/stat`), the value Claude
     /// Code records as `procStart` on Linux.
     pub fn start_ticks(pid: u32) -> Option<u64> {
-        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        let stat = read_text(&format!("/proc/{pid}/stat"))?;
         parse_start_ticks(&stat)
     }
 
@@ -481,7 +528,7 @@ pub mod procfs {
 
     /// The process's [`Stat`], when it exists.
     pub fn stat(pid: u32) -> Option<Stat> {
-        parse_stat(&std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?)
+        parse_stat(&read_text(&format!("/proc/{pid}/stat"))?)
     }
 
     /// Parses a `stat` line (fields 3, 5, 7, 8 and 22).
@@ -510,7 +557,7 @@ pub mod procfs {
 
     /// The command name (`comm`) of a process, e.g. `bash`.
     pub fn comm(pid: u32) -> Option<String> {
-        let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).ok()?;
+        let name = read_text(&format!("/proc/{pid}/comm"))?;
         Some(name.trim_end().to_string()).filter(|n| !n.is_empty())
     }
 
