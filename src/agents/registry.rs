@@ -76,8 +76,19 @@ pub fn own_reader(path: &Path, agent: Option<AgentKind>) -> Option<&'static dyn 
 /// Whether `agent` keeps its sessions in a store of opencode's form: it owns a session in a
 /// database named after it.
 pub fn keeps_a_store(agent: AgentKind) -> bool {
-    let example = format!("/{}.db#ses_0", agent.name());
-    of(agent).owns_path(Path::new(&example))
+    // Asked per pane and per log: worked out once per kind.
+    static STORES: std::sync::OnceLock<Vec<AgentKind>> = std::sync::OnceLock::new();
+    STORES
+        .get_or_init(|| {
+            AgentKind::ALL
+                .into_iter()
+                .filter(|k| {
+                    let example = format!("/{}.db#ses_0", k.name());
+                    of(*k).owns_path(Path::new(&example))
+                })
+                .collect()
+        })
+        .contains(&agent)
 }
 
 /// Every agent's script package paths (`Agent::packages`), for the process matcher.

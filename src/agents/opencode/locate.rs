@@ -183,7 +183,12 @@ fn peers(flavor: &Flavor, table: &ProcTable) -> Vec<Peer> {
         .iter()
         .filter(|p| flavor.comms.contains(&p.name.as_str()))
         .map(|p| {
-            let args = procfs::cmdline(p.pid).unwrap_or_default();
+            // The snapshot holds the command line of a pane's processes already.
+            let args = if p.argv.is_empty() {
+                procfs::cmdline(p.pid).unwrap_or_default()
+            } else {
+                p.argv.clone()
+            };
             Peer {
                 process: Process {
                     pid: p.pid,
@@ -227,7 +232,20 @@ pub fn locate(
     steps: &mut Vec<String>,
 ) -> Found {
     let mut found = Found::default();
-    let Some((db, db_via)) = database(flavor, t.pid, t.root) else {
+    // Every live process of the flavor is looked at once a scan; this one among them needs
+    // its open files read no second time.
+    let held = shared
+        .peers
+        .entry(flavor.name)
+        .or_insert_with(|| peers(flavor, table))
+        .iter()
+        .find(|p| p.process.pid == t.pid)
+        .and_then(|p| p.db.clone());
+    let located = match held {
+        Some(db) => Some((db, Via::OpenFile)),
+        None => database(flavor, t.pid, t.root),
+    };
+    let Some((db, db_via)) = located else {
         steps.push(format!(
             "database: none (no {name}*.db held open, no {}/{name}.db)",
             t.root.display(),
