@@ -7,11 +7,11 @@ use std::io::{IsTerminal, Read};
 use anyhow::{Context, Result};
 use chrono::Utc;
 
+use crate::agents::claude::settings;
 use crate::agents::HookFile;
 use crate::cli::{HookArgs, HooksCommand};
 use crate::events::AgentKind;
 use crate::evidence::hook::{self, HookInput};
-use crate::evidence::settings;
 use crate::exit;
 use crate::paths;
 

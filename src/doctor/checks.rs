@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use crate::agents::claude::settings::EVENTS;
 use crate::events::AgentKind;
-use crate::evidence::settings::EVENTS;
 use crate::resolve::Via;
 use crate::text::{age, tilde};
 use crate::tmux::version_at_least;

@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
+use crate::agents::claude::settings;
 use crate::events::{AgentKind, Time};
-use crate::evidence::settings;
 use crate::paths;
 use crate::proctree::procfs;
 use crate::resolve::{self, Resolved};

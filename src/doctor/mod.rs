@@ -12,8 +12,8 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use crate::agents::claude::settings::Installed;
 use crate::events::{AgentKind, Time};
-use crate::evidence::settings::Installed;
 use crate::resolve::Via;
 
 pub use checks::check;

@@ -11,8 +11,6 @@ pub mod hook;
 pub mod pane;
 pub mod reconcile;
 pub mod record;
-pub mod settings;
-pub mod status_line;
 
 pub use hook::{HookEvidence, HookInput, HookKind, HookRecord};
 pub use pane::{detect_prompt, PaneEvidence, Prompt, PromptKind};

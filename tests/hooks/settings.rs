@@ -90,7 +90,7 @@ fn install_keeps_user_hooks_and_uninstall_restores_the_file() {
     );
     let installed = fs::read_to_string(&settings).unwrap();
     let v: Value = serde_json::from_str(&installed).unwrap();
-    for event in agentpane::evidence::settings::EVENTS {
+    for event in agentpane::agents::claude::settings::EVENTS {
         assert_eq!(ours(&v, event), 1, "{event}");
     }
     // User hooks untouched, in place, first.

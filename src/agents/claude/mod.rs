@@ -6,6 +6,7 @@ pub mod locate;
 pub mod parse;
 pub mod request;
 pub mod screen;
+pub mod settings;
 pub mod statusline;
 pub mod usage;
 

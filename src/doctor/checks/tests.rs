@@ -3,8 +3,8 @@ use std::path::PathBuf;
 use chrono::{TimeZone, Utc};
 
 use super::*;
+use crate::agents::claude::settings::Installed;
 use crate::doctor::verified::Verified;
-use crate::evidence::settings::Installed;
 
 const HOME: &str = "/home/u";
 const STATE: &str = "/home/u/.local/state/agentpane";

@@ -8,6 +8,8 @@
 //! `<state>/hooks-install.json`, so `uninstall` removes empty containers only when install
 //! made them, and the file returns to its original JSON value.
 
+mod status_line;
+
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
@@ -273,7 +275,7 @@ pub fn install_file(
         .with_context(|| format!("cannot add hooks to {}", file.path.display()))?;
     let mut note = None;
     if let Some(program) = status_line {
-        match super::status_line::install(&mut value, program) {
+        match status_line::install(&mut value, program) {
             Ok(c) => changed |= c,
             Err(e) => note = Some(format!("status line not wrapped: {e:#}")),
         }
@@ -317,7 +319,7 @@ pub fn uninstall_file(path: &Path, state_dir: &Path, now: Time) -> Result<Outcom
     let mut value = file.value.clone();
     let changed = uninstall(&mut value, records.0.get(&key))
         .with_context(|| format!("cannot remove hooks from {}", file.path.display()))?;
-    let changed = super::status_line::uninstall(&mut value) | changed;
+    let changed = status_line::uninstall(&mut value) | changed;
     let backup = if changed {
         file.write(&value, now)?
     } else {
