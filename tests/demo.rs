@@ -137,6 +137,14 @@ fn demo_shows_states_and_an_alert_then_cleans_up() {
         .split_whitespace()
         .find(|w| w.starts_with("agentpane-demo-"))
         .expect("socket name");
+    // tmux leaves a killed server's socket file behind: the demo removes its own.
+    let dir = std::env::var("TMUX_TMPDIR").unwrap_or_else(|_| "/tmp".into());
+    // SAFETY: getuid has no preconditions.
+    let file = format!("{dir}/tmux-{}/{socket}", unsafe { libc::getuid() });
+    assert!(
+        !std::path::Path::new(&file).exists(),
+        "{file} is left behind"
+    );
     let gone = Command::new("tmux")
         .args(["-L", socket, "list-sessions"])
         .output()

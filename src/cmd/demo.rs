@@ -571,8 +571,16 @@ impl World {
             .lines()
             .filter_map(|l| l.trim().parse().ok())
             .collect();
+        let socket = self.tmux.socket_path().ok();
         let _ = self.tmux.cmd(&["kill-server"]);
         wait_gone(&pids);
+        // tmux leaves its socket file behind; this one is the demo's own (named after it).
+        if let Some(path) = socket.filter(|p| p.ends_with(&format!("/{}", self.socket))) {
+            use std::os::unix::fs::FileTypeExt;
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_socket()) {
+                let _ = std::fs::remove_file(&path);
+            }
+        }
         let _ = std::fs::remove_dir_all(&self.root);
     }
 }
