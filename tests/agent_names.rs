@@ -22,6 +22,11 @@ const ALLOWED: &[(&str, &str)] = &[
         "the fake agents the tests and the demo run, one per kind",
     ),
     (
+        "cmd/hooks.rs",
+        "`hooks install|uninstall` edits Claude Code's settings.json, the one agent with \
+         installable hooks",
+    ),
+    (
         "doctor/gather.rs",
         "checks the hooks `agentpane hooks install` puts in Claude Code's settings, the one \
          agent with installable hooks",

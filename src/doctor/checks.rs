@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::agents::claude::settings::EVENTS;
+use super::gather::EVENTS;
 use crate::events::AgentKind;
 use crate::resolve::Via;
 use crate::text::{age, tilde};

@@ -7,6 +7,8 @@ use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use crate::agents::claude::settings;
+/// What Claude Code's settings hold of agentpane's hooks, for the checks.
+pub(super) use crate::agents::claude::settings::{Installed, EVENTS};
 use crate::events::{AgentKind, Time};
 use crate::paths;
 use crate::proctree::procfs;

@@ -12,9 +12,9 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use crate::agents::claude::settings::Installed;
 use crate::events::{AgentKind, Time};
 use crate::resolve::Via;
+use gather::Installed;
 
 pub use checks::check;
 pub use gather::gather;
