@@ -40,11 +40,7 @@ pub fn run(args: AnswerArgs, ctx: &Context) -> Result<i32> {
         args.request.as_deref(),
         args.client.as_deref(),
     )?;
-    let code = if a.refused.is_some() {
-        exit::NOTHING
-    } else {
-        exit::OK
-    };
+    let code = exit_code(a.refused.is_some());
     if args.json {
         let out = Output {
             outcome: if a.refused.is_some() {
@@ -59,10 +55,7 @@ pub fn run(args: AnswerArgs, ctx: &Context) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&out)?);
         return Ok(code);
     }
-    match told(&a) {
-        Ok(line) => println!("{line}"),
-        Err(lines) => lines.iter().for_each(|l| eprintln!("agentpane: {l}")),
-    }
+    tell(told(&a));
     Ok(code)
 }
 
@@ -77,11 +70,7 @@ fn run_remote(args: &AnswerArgs, host: &Host, pane: &str) -> Result<i32> {
         args.always,
         args.request.as_deref(),
     )?;
-    let code = if a.refused.is_some() {
-        exit::NOTHING
-    } else {
-        exit::OK
-    };
+    let code = exit_code(a.refused.is_some());
     if args.json {
         let mut json = a.json.clone();
         if let Some(obj) = json.as_object_mut() {
@@ -90,11 +79,25 @@ fn run_remote(args: &AnswerArgs, host: &Host, pane: &str) -> Result<i32> {
         println!("{}", serde_json::to_string_pretty(&json)?);
         return Ok(code);
     }
-    match told_remote(host, args.choice, args.always, &a) {
+    tell(told_remote(host, args.choice, args.always, &a));
+    Ok(code)
+}
+
+/// An answer's exit code: refused is "nothing done".
+fn exit_code(refused: bool) -> i32 {
+    if refused {
+        exit::NOTHING
+    } else {
+        exit::OK
+    }
+}
+
+/// Prints what an answer tells: its line on stdout, or why it was refused on stderr.
+fn tell(told: Result<String, Vec<String>>) {
+    match told {
         Ok(line) => println!("{line}"),
         Err(lines) => lines.iter().for_each(|l| eprintln!("agentpane: {l}")),
     }
-    Ok(code)
 }
 
 /// The one line the picker tells after `y`/`n` on `pane` (a local pane or `HOST:PANE`), held

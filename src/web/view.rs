@@ -104,6 +104,14 @@ pub struct Down {
     pub reason: String,
 }
 
+/// A request as the list shows it: a waiting pane's only.
+fn listed(state: State, summary: &str, fingerprint: &str) -> Option<AskedShort> {
+    (state == State::Waiting).then(|| AskedShort {
+        summary: summary.to_string(),
+        fingerprint: fingerprint.to_string(),
+    })
+}
+
 /// The rows of `snap` at `now`: panes without an agent left out, most urgent first (then the
 /// newest evidence, then the target), as `panes` and the picker order them; folders under
 /// `home` shown as `~/…`.
@@ -135,11 +143,7 @@ pub fn list(snap: &Snap, now: Time, home: &Path) -> List {
             request: p
                 .request
                 .as_ref()
-                .filter(|_| p.state == State::Waiting)
-                .map(|r| AskedShort {
-                    summary: r.summary.clone(),
-                    fingerprint: r.fingerprint.clone(),
-                }),
+                .and_then(|r| listed(p.state, &r.summary, &r.fingerprint)),
         })
         .collect();
     let mut limits = snap.limits.clone();
@@ -170,11 +174,7 @@ pub fn list(snap: &Snap, now: Time, home: &Path) -> List {
                 request: p
                     .request
                     .as_ref()
-                    .filter(|_| p.state == State::Waiting)
-                    .map(|r| AskedShort {
-                        summary: r.summary.clone(),
-                        fingerprint: r.fingerprint.clone(),
-                    }),
+                    .and_then(|r| listed(p.state, &r.summary, &r.fingerprint)),
             });
         }
     }
